@@ -1,0 +1,1 @@
+"""Partner API kit: a client, a simulator (kit.sim) and notebook regression runs."""
