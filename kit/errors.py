@@ -1,0 +1,715 @@
+"""Every error the kit raises, named after the API's problem codes (DESIGN §3, §4).
+
+Users never catch httpx or joserfc exceptions: transport failures become
+:class:`TransportError`, answers with a problem body become an :class:`ApiError` subclass
+chosen in one function, :func:`error_from_response`, through :data:`by_code`. Each class has a
+``hint`` (what to do next); messages say what was wrong and what to do.
+
+The tree::
+
+    KitError
+    ├── ConfigError ─── NotAvailable (also AttributeError: api.sim outside the sim profile)
+    ├── DeprecatedEndpoint          client-side refusal; connect(..., allow_deprecated=True)
+    ├── TransportError              connection failures, time-outs (wraps httpx)
+    ├── CryptoError                 a server JWE failed the device's checks
+    ├── SensitiveDataError          (also TypeError) pickling a Sensitive value
+    ├── WebhookTimeout              (also TimeoutError) wait_for saw nothing in time
+    ├── WebhookVerificationError
+    │   ├── SignatureMissing  ├── SignatureMalformed  ├── SignatureInvalid
+    │   ├── EventMismatch     ├── SignatureExpired    └── DuplicateDelivery
+    └── ApiError(status, code, detail, request_id, problem)
+        ├── OAuthError (RFC 6749 bodies) ─── InvalidClient
+        ├── InvalidPartnerToken
+        ├── SessionError
+        │   ├── SessionRequired  ├── InvalidSession  ├── SessionExpired
+        │   ├── SessionSuperseded  ├── SessionTypeNotAllowed  ├── SessionNotBound
+        │   ├── DeviceNotRecognized  ├── InvalidSessionTransition
+        │   └── NonceInvalid  └── InvalidDeviceKey
+        ├── InvalidEncryptedData
+        ├── PiiMustBeEncrypted
+        ├── BadRequestBody ─── MalformedJson, PayloadTooLarge, UnsupportedMediaType
+        ├── ValidationError
+        │   ├── UnknownField  ├── InvalidAmount  ├── UnsupportedCurrency
+        │   ├── WebhookUrlNotAllowed
+        │   └── UnknownValue (has .allowed)
+        │       ├── UnknownSessionType  ├── UnknownExpirationStrategy  ├── UnknownPlatform
+        │       ├── UnknownProduct  ├── UnknownCardType  ├── UnknownCloseReason
+        │       └── UnknownEventType ─── EventRenamed (has .renamed)
+        ├── TransferRejected ─── SelfTransfer, RecipientNotEligible, InsufficientFunds
+        ├── Conflict ─── CardAlreadyClosed, CardNotActive, KycLocked, DocumentRequestNotOpen
+        ├── IdempotencyError
+        │   └── IdempotencyKeyRequired, IdempotencyKeyReused, IdempotencyKeyInUse
+        ├── NotFound ─── AccountNotFound, PersonNotFound, CardNotFound, TransferNotFound,
+        │                DocumentRequestNotFound, SubscriptionNotFound
+        ├── MethodNotAllowed
+        ├── EndpointRemoved
+        ├── EndpointDeprecated
+        ├── RateLimited
+        ├── ServiceUnavailable ─── InjectedFault
+        └── ServerError
+
+Example::
+
+    >>> from kit import errors
+    >>> errors.by_code["card-already-closed"].__name__
+    'CardAlreadyClosed'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "AccountNotFound",
+    "ApiError",
+    "BadRequestBody",
+    "CardAlreadyClosed",
+    "CardNotActive",
+    "CardNotFound",
+    "ConfigError",
+    "Conflict",
+    "CryptoError",
+    "DeprecatedEndpoint",
+    "DeviceNotRecognized",
+    "DocumentRequestNotFound",
+    "DocumentRequestNotOpen",
+    "DuplicateDelivery",
+    "EndpointDeprecated",
+    "EndpointRemoved",
+    "EventMismatch",
+    "EventRenamed",
+    "IdempotencyError",
+    "IdempotencyKeyInUse",
+    "IdempotencyKeyRequired",
+    "IdempotencyKeyReused",
+    "InjectedFault",
+    "InsufficientFunds",
+    "InvalidAmount",
+    "InvalidClient",
+    "InvalidDeviceKey",
+    "InvalidEncryptedData",
+    "InvalidPartnerToken",
+    "InvalidSession",
+    "InvalidSessionTransition",
+    "KitError",
+    "KycLocked",
+    "MalformedJson",
+    "MethodNotAllowed",
+    "NonceInvalid",
+    "NotAvailable",
+    "NotFound",
+    "OAuthError",
+    "PayloadTooLarge",
+    "PersonNotFound",
+    "PiiMustBeEncrypted",
+    "RateLimited",
+    "RecipientNotEligible",
+    "SelfTransfer",
+    "SensitiveDataError",
+    "ServerError",
+    "ServiceUnavailable",
+    "SessionError",
+    "SessionExpired",
+    "SessionNotBound",
+    "SessionRequired",
+    "SessionSuperseded",
+    "SessionTypeNotAllowed",
+    "SignatureExpired",
+    "SignatureInvalid",
+    "SignatureMalformed",
+    "SignatureMissing",
+    "SubscriptionNotFound",
+    "TransferNotFound",
+    "TransferRejected",
+    "TransportError",
+    "UnknownCardType",
+    "UnknownCloseReason",
+    "UnknownEventType",
+    "UnknownExpirationStrategy",
+    "UnknownField",
+    "UnknownPlatform",
+    "UnknownProduct",
+    "UnknownSessionType",
+    "UnknownValue",
+    "UnsupportedCurrency",
+    "UnsupportedMediaType",
+    "ValidationError",
+    "WebhookTimeout",
+    "WebhookUrlNotAllowed",
+    "WebhookVerificationError",
+    "by_code",
+    "error_from_response",
+]
+
+
+class KitError(Exception):
+    """Base of every error the kit raises."""
+
+    hint: ClassVar[str] = ""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+# --- client-side errors ---------------------------------------------------------------------
+
+
+class ConfigError(KitError):
+    """The client cannot be configured (a missing variable, an unknown option)."""
+
+    hint = "check kit.connect()'s arguments and the PARTNER_API_* environment variables"
+
+
+class NotAvailable(ConfigError, AttributeError):
+    """A feature that only exists in another profile (``api.sim`` outside ``sim``)."""
+
+    hint = "connect with kit.connect('sim') to use the simulator's control plane"
+
+
+class DeprecatedEndpoint(KitError):
+    """The caller asked for a deprecated endpoint without allowing it."""
+
+    hint = "use the successor (POST /oauth/accesstoken), or connect(..., allow_deprecated=True)"
+
+
+class TransportError(KitError):
+    """The server could not be reached or did not answer (after the retries)."""
+
+    hint = "check that the base URL is right and the server is running; the call was retried"
+
+
+class CryptoError(KitError):
+    """Encrypted data from the server failed the device's checks (algorithm, kid, tag)."""
+
+    hint = "the answer was not for this device's key; open a new session from this device"
+
+
+class SensitiveDataError(KitError, TypeError):
+    """A :class:`~kit.Sensitive` value was about to leave memory (pickle, JSON)."""
+
+    hint = "keep sensitive values in memory; call .reveal() only where the value is used"
+
+
+class WebhookTimeout(KitError, TimeoutError):
+    """No matching webhook delivery arrived in time."""
+
+    hint = "check api.webhooks.events and api.sim.deliveries(); deliveries retry on sim time"
+
+
+class WebhookVerificationError(KitError):
+    """A webhook delivery failed verification: reject it (answer 4xx, do not process)."""
+
+    hint = "reject the delivery; fetch GET /webhooks/jwks again if keys were rotated"
+
+
+class SignatureMissing(WebhookVerificationError):
+    """No ``svc-webhook-signature`` header."""
+
+
+class SignatureMalformed(WebhookVerificationError):
+    """The signature header is not a detached compact JWS (``header..signature``)."""
+
+
+class SignatureInvalid(WebhookVerificationError):
+    """Wrong algorithm, forbidden header, unknown ``kid``, or a signature that does not verify."""
+
+
+class EventMismatch(WebhookVerificationError):
+    """The signed ``svc_event_id`` is not the body's ``id`` (or the body is not an event)."""
+
+
+class SignatureExpired(WebhookVerificationError):
+    """The signature's ``iat`` is further than the allowed skew from now."""
+
+
+class DuplicateDelivery(WebhookVerificationError):
+    """An event id seen before: answer 2xx, but do not process it twice."""
+
+    hint = "acknowledge it (2xx) and skip processing: the event was handled already"
+
+
+# --- answers from the API -------------------------------------------------------------------
+
+
+class ApiError(KitError):
+    """The API answered with an error (RFC 9457 problem, or RFC 6749 for the token endpoint).
+
+    Attributes: ``status``, ``code`` (the stable slug), ``detail`` (the server's fixed text),
+    ``request_id`` (``svc-request-id``), ``problem`` (the whole body, a dict).
+    """
+
+    hint = "see the problem's detail; the request id identifies the call in the server's logs"
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        request_id: str | None = None,
+        problem: Mapping[str, Any] | None = None,
+        *,
+        submitted: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.request_id = request_id
+        self.problem: dict[str, Any] = dict(problem or {})
+        self.submitted = submitted
+        self.retry_after = retry_after
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        """What went wrong, in words (the server's detail unless a subclass knows better)."""
+        return self.detail or self.code
+
+    def __str__(self) -> str:
+        ref = f"{self.status} {self.code}"
+        if self.request_id:
+            ref += f", request {self.request_id}"
+        return f"{self.message} — {self.hint} [{ref}]"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild,
+            (type(self), self.status, self.code, self.detail, self.request_id, self.problem),
+        )
+
+
+def _rebuild(cls: type[ApiError], *args: Any) -> ApiError:
+    return cls(*args)
+
+
+class OAuthError(ApiError):
+    """An RFC 6749 §5.2 error from a token endpoint (``code`` is its ``error``)."""
+
+    hint = "check the client id and secret (PARTNER_API_CLIENT_ID / _SECRET)"
+
+
+class InvalidClient(OAuthError):
+    """401 ``invalid_client``: unknown client or wrong secret."""
+
+
+class InvalidPartnerToken(ApiError):
+    """401: the partner token is missing, unknown, revoked or expired."""
+
+    hint = "the client re-fetches the token once by itself; if this persists, check credentials"
+
+
+class SessionError(ApiError):
+    """A problem with the device session (``svc-session-id``)."""
+
+    hint = "open a session: api.sessions.create('anonymous') and promote it"
+
+
+class SessionRequired(SessionError):
+    hint = "this endpoint needs a session: api.sessions.create(...) or .open(...) first"
+
+
+class InvalidSession(SessionError):
+    hint = "the session is unknown or was ended; create a new one with api.sessions.create(...)"
+
+
+class SessionExpired(SessionError):
+    hint = "the session expired; open a new one (api.sessions.open(...) for a bound device)"
+
+
+class SessionSuperseded(SessionError):
+    hint = "the session was promoted; use the newer session (api.session shows it)"
+
+
+class SessionTypeNotAllowed(SessionError):
+    hint = "this endpoint needs another session type; promote with api.sessions.promote(...)"
+
+
+class SessionNotBound(SessionError):
+    hint = "the session belongs to another account or person; open one for this account/person"
+
+
+class DeviceNotRecognized(SessionError):
+    hint = (
+        "this device is not bound to that account or person; promote from an anonymous session "
+        "on the device that created it instead of opening one directly"
+    )
+
+
+class InvalidSessionTransition(SessionError):
+    hint = (
+        "promote one step at a time (anonymous → account → person) from the current session; "
+        "person needs established KYC"
+    )
+
+
+class NonceInvalid(SessionError):
+    hint = "fetch fresh init data (the client does this per session request) and try again"
+
+
+class InvalidDeviceKey(SessionError):
+    hint = "the device key must be a public EC P-256 JWK; reconnect to get a fresh device"
+
+
+class InvalidEncryptedData(ApiError):
+    hint = "encrypt to a key from fresh init data (kid set, RSA-OAEP-256 or ECDH-ES+A256KW, A256GCM)"
+
+
+class PiiMustBeEncrypted(ApiError):
+    hint = "send personal data only inside encrypted_* fields (the client's methods do this)"
+
+
+class BadRequestBody(ApiError):
+    hint = "send a JSON object body (Content-Type: application/json) under 64 KiB"
+
+
+class MalformedJson(BadRequestBody):
+    pass
+
+
+class PayloadTooLarge(BadRequestBody):
+    pass
+
+
+class UnsupportedMediaType(BadRequestBody):
+    pass
+
+
+class ValidationError(ApiError):
+    """422: the body does not match the schema; ``errors`` lists JSON Pointers."""
+
+    hint = "fix the fields named in .errors and send again"
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """``[{"field": "/reason", "message": …}]`` as the server reported them."""
+        return list(self.problem.get("errors") or [])
+
+    def describe(self) -> str:
+        fields = ", ".join(str(e.get("field", "?")) for e in self.errors)
+        return f"{self.detail} (fields: {fields})" if fields else self.detail
+
+
+class UnknownField(ValidationError):
+    hint = "remove the fields named in .errors; this endpoint does not accept them"
+
+
+class InvalidAmount(ValidationError):
+    hint = "amounts are positive decimal strings with at most two decimals, e.g. '12.50'"
+
+
+class UnsupportedCurrency(ValidationError):
+    hint = "only USD is supported"
+
+
+class WebhookUrlNotAllowed(ValidationError):
+    hint = "subscribe a loopback URL, or start the server allowing this host"
+
+
+class UnknownValue(ValidationError):
+    """An enumerated value outside its list; ``allowed`` lists the accepted ones."""
+
+    noun: ClassVar[str] = "value"
+    hint = "use one of the allowed values"
+
+    @property
+    def allowed(self) -> list[str]:
+        return [str(v) for v in self.problem.get("allowed") or []]
+
+    def describe(self) -> str:
+        what = f"{self.noun} {self.submitted!r}" if self.submitted is not None else self.noun
+        allowed = ", ".join(self.allowed) or "(not given)"
+        return f"{what} is not allowed; allowed: {allowed}"
+
+
+class UnknownSessionType(UnknownValue):
+    noun = "session type"
+
+
+class UnknownExpirationStrategy(UnknownValue):
+    noun = "expiration strategy"
+
+
+class UnknownPlatform(UnknownValue):
+    noun = "platform"
+
+
+class UnknownProduct(UnknownValue):
+    noun = "product"
+
+
+class UnknownCardType(UnknownValue):
+    noun = "card type"
+
+
+class UnknownCloseReason(UnknownValue):
+    noun = "close reason"
+
+
+class UnknownEventType(UnknownValue):
+    noun = "event type"
+
+
+class EventRenamed(UnknownEventType):
+    """A pre-1.2.0 webhook event name; ``renamed`` maps old names to new ones."""
+
+    hint = "use the 1.2.0 names (document_request.*)"
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in (self.problem.get("renamed") or {}).items()}
+
+    def describe(self) -> str:
+        pairs = ", ".join(f"{old!r} is now {new!r}" for old, new in self.renamed.items())
+        return f"event names were renamed in 1.2.0: {pairs or self.detail}"
+
+
+class TransferRejected(ApiError):
+    """422: a P2P business rule refused the transfer; no money moved."""
+
+    hint = "no money moved; fix the transfer and send it again with a new idempotency key"
+
+
+class SelfTransfer(TransferRejected):
+    hint = "the recipient's account is the source account; choose another recipient"
+
+
+class RecipientNotEligible(TransferRejected):
+    hint = "the recipient must be an established person (KYC done, not locked)"
+
+
+class InsufficientFunds(TransferRejected):
+    hint = "the balance is too low; lower the amount (in the sim: api.sim.fund(account_id, …))"
+
+
+class Conflict(ApiError):
+    """409: the resource's state does not allow this."""
+
+    hint = "read the resource again and check its status"
+
+
+class CardAlreadyClosed(Conflict):
+    hint = "the card is closed already; nothing to do"
+
+
+class CardNotActive(Conflict):
+    hint = "the card is expired; issue a new card with api.cards.create(...)"
+
+
+class KycLocked(Conflict):
+    hint = "three KYC attempts failed: the person is locked; onboard again or contact support"
+
+
+class DocumentRequestNotOpen(Conflict):
+    hint = "the document request was completed already; list open ones with document_requests.list"
+
+
+class IdempotencyError(ApiError):
+    hint = "use a new Idempotency-Key for a different request"
+
+
+class IdempotencyKeyRequired(IdempotencyError):
+    hint = "send an Idempotency-Key header (the client generates one for every POST)"
+
+
+class IdempotencyKeyReused(IdempotencyError):
+    hint = "this key was used for another request; use a new key for a different body or path"
+
+
+class IdempotencyKeyInUse(IdempotencyError):
+    hint = "the first request with this key is still in flight; wait and retry the same call"
+
+
+class NotFound(ApiError):
+    hint = "check the id (ids belong to the partner that created them)"
+
+
+class AccountNotFound(NotFound):
+    pass
+
+
+class PersonNotFound(NotFound):
+    pass
+
+
+class CardNotFound(NotFound):
+    pass
+
+
+class TransferNotFound(NotFound):
+    hint = "only the sender and the receiver can see a transfer; check the id and the session"
+
+
+class DocumentRequestNotFound(NotFound):
+    pass
+
+
+class SubscriptionNotFound(NotFound):
+    pass
+
+
+class MethodNotAllowed(ApiError):
+    hint = "this path does not take this method"
+
+
+class EndpointRemoved(ApiError):
+    hint = "this endpoint was removed in 1.2.0; there is no replacement to call"
+
+
+class EndpointDeprecated(ApiError):
+    hint = "the server refuses deprecated endpoints (strict mode); use POST /oauth/accesstoken"
+
+
+class RateLimited(ApiError):
+    hint = "too many requests; the client retried with backoff; slow down"
+
+
+class ServiceUnavailable(ApiError):
+    hint = "the service is unavailable; the client retried with backoff; try again later"
+
+
+class InjectedFault(ServiceUnavailable):
+    hint = "a fault injected in the simulator; api.sim.clear_faults() removes them"
+
+
+class ServerError(ApiError):
+    hint = "the server failed; report the request id"
+
+
+#: Problem code (or RFC 6749 ``error``) → the class raised for it.
+by_code: dict[str, type[ApiError]] = {
+    "invalid_client": InvalidClient,
+    "invalid_request": OAuthError,
+    "invalid_grant": OAuthError,
+    "unauthorized_client": OAuthError,
+    "unsupported_grant_type": OAuthError,
+    "invalid_scope": OAuthError,
+    "invalid-partner-token": InvalidPartnerToken,
+    "session-required": SessionRequired,
+    "invalid-session": InvalidSession,
+    "session-expired": SessionExpired,
+    "session-superseded": SessionSuperseded,
+    "session-type-not-allowed": SessionTypeNotAllowed,
+    "session-not-bound": SessionNotBound,
+    "device-not-recognized": DeviceNotRecognized,
+    "invalid-session-transition": InvalidSessionTransition,
+    "nonce-invalid": NonceInvalid,
+    "invalid-device-key": InvalidDeviceKey,
+    "invalid-encrypted-data": InvalidEncryptedData,
+    "pii-must-be-encrypted": PiiMustBeEncrypted,
+    "malformed-json": MalformedJson,
+    "payload-too-large": PayloadTooLarge,
+    "unsupported-media-type": UnsupportedMediaType,
+    "validation-error": ValidationError,
+    "unknown-field": UnknownField,
+    "invalid-amount": InvalidAmount,
+    "unsupported-currency": UnsupportedCurrency,
+    "webhook-url-not-allowed": WebhookUrlNotAllowed,
+    "unknown-session-type": UnknownSessionType,
+    "unknown-expiration-strategy": UnknownExpirationStrategy,
+    "unknown-platform": UnknownPlatform,
+    "unknown-product": UnknownProduct,
+    "unknown-card-type": UnknownCardType,
+    "unknown-close-reason": UnknownCloseReason,
+    "unknown-event-type": UnknownEventType,
+    "event-renamed": EventRenamed,
+    "self-transfer": SelfTransfer,
+    "recipient-not-eligible": RecipientNotEligible,
+    "insufficient-funds": InsufficientFunds,
+    "card-already-closed": CardAlreadyClosed,
+    "card-not-active": CardNotActive,
+    "kyc-locked": KycLocked,
+    "document-request-not-open": DocumentRequestNotOpen,
+    "idempotency-key-required": IdempotencyKeyRequired,
+    "idempotency-key-reused": IdempotencyKeyReused,
+    "idempotency-key-in-use": IdempotencyKeyInUse,
+    "not-found": NotFound,
+    "account-not-found": AccountNotFound,
+    "person-not-found": PersonNotFound,
+    "card-not-found": CardNotFound,
+    "transfer-not-found": TransferNotFound,
+    "document-request-not-found": DocumentRequestNotFound,
+    "subscription-not-found": SubscriptionNotFound,
+    "method-not-allowed": MethodNotAllowed,
+    "endpoint-removed": EndpointRemoved,
+    "endpoint-deprecated": EndpointDeprecated,
+    "rate-limited": RateLimited,
+    "service-unavailable": ServiceUnavailable,
+    "injected-fault": InjectedFault,
+    "internal-error": ServerError,
+}
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequestBody,
+    401: InvalidPartnerToken,
+    403: SessionError,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    410: EndpointDeprecated,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+    422: ValidationError,
+    429: RateLimited,
+    503: ServiceUnavailable,
+}
+
+
+def _class_for(status: int, code: str) -> type[ApiError]:
+    if code in by_code:
+        return by_code[code]
+    if code.endswith("-not-found"):
+        return NotFound
+    if code.startswith("unknown-"):
+        return UnknownValue
+    if status >= 500:
+        return ServiceUnavailable if status == 503 else ServerError
+    return _BY_STATUS.get(status, ApiError)
+
+
+def error_from_response(
+    status: int,
+    body: Any,
+    *,
+    request_id: str | None = None,
+    retry_after: float | None = None,
+    submitted: str | None = None,
+) -> ApiError:
+    """Build the error for an answer: the one place a class is chosen.
+
+    ``body`` is the parsed JSON (a problem, an RFC 6749 error, or anything else);
+    ``submitted`` is a non-sensitive value the caller sent (an enum value) for the message.
+
+    Example::
+
+        >>> e = error_from_response(409, {"code": "card-already-closed", "detail": "Closed."})
+        >>> type(e).__name__, e.status
+        ('CardAlreadyClosed', 409)
+    """
+    problem: dict[str, Any] = dict(body) if isinstance(body, Mapping) else {}
+    if "code" in problem:
+        code = str(problem["code"])
+        detail = str(problem.get("detail") or problem.get("title") or code)
+        cls = _class_for(status, code)
+    elif "error" in problem:  # RFC 6749 §5.2
+        code = str(problem["error"])
+        detail = str(problem.get("error_description") or code)
+        cls = by_code.get(code, OAuthError)
+        if not issubclass(cls, OAuthError):
+            cls = OAuthError
+    else:
+        code = f"http-{status}"
+        detail = f"the server answered {status} without a problem body"
+        cls = _class_for(status, code)
+    return cls(
+        status,
+        code,
+        detail,
+        request_id,
+        problem,
+        submitted=submitted,
+        retry_after=retry_after,
+    )

@@ -1,0 +1,179 @@
+"""The simulator's JOSE: the only simulator module importing joserfc (register A04, A24).
+
+Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
+``kid`` values) run after run. Every decrypt and verify allow-lists its algorithms, and the
+protected header is checked here before joserfc sees the token: joserfc, given a single key,
+ignores the token's ``kid`` and the key's ``alg`` (DESIGN §7).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from Crypto.PublicKey import RSA
+from cryptography.hazmat.primitives.asymmetric import ec
+from joserfc import jwe, jws
+from joserfc.jwk import ECKey, RSAKey
+
+CONTENT_ENCRYPTION = "A256GCM"
+RSA_ALG = "RSA-OAEP-256"
+EC_ALG = "ECDH-ES+A256KW"
+SIGNING_ALG = "ES256"
+# Header parameters a client JWE may carry; anything else (zip, jku, jwk, x5u, x5c, crit…)
+# is refused (DESIGN §3.2).
+_ALLOWED_JWE_HEADERS = frozenset({"alg", "enc", "kid", "epk", "apu", "apv", "typ", "cty"})
+_P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+class CryptoError(Exception):
+    """A JWE that must be refused. The message is for logs only, never the wire."""
+
+
+class DeviceKeyError(Exception):
+    """A device JWK set that is not exactly one public EC P-256 key."""
+
+
+def _b64decode(segment: str) -> bytes:
+    return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+
+
+def b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _seeded_ec(seed: int, purpose: str) -> ECKey:
+    digest = hashlib.sha256(f"kit-sim:{seed}:{purpose}".encode()).digest()
+    scalar = int.from_bytes(digest, "big") % (_P256_ORDER - 1) + 1
+    return ECKey.import_key(ec.derive_private_key(scalar, ec.SECP256R1()))
+
+
+@cache
+def _seeded_rsa_pem(seed: int) -> bytes:
+    # cryptography has no seeded key generation; pycryptodome takes a random source.
+    rng = random.Random(f"kit-sim:{seed}:rsa")
+    return RSA.generate(2048, randfunc=rng.randbytes).export_key("PEM")
+
+
+@dataclass(frozen=True)
+class ServerKeys:
+    """The server's encryption keys (published in init data) and webhook signing key."""
+
+    rsa: RSAKey
+    ec: ECKey
+    signing: ECKey
+
+    @classmethod
+    def from_seed(cls, seed: int) -> ServerKeys:
+        return cls(
+            rsa=RSAKey.import_key(_seeded_rsa_pem(seed)),
+            ec=_seeded_ec(seed, "enc"),
+            signing=_seeded_ec(seed, "sig"),
+        )
+
+    def __repr__(self) -> str:  # keys never appear in a repr
+        return f"ServerKeys(kids={[self.rsa_kid, self.ec_kid, self.signing_kid]})"
+
+    @property
+    def rsa_kid(self) -> str:
+        return "enc-rsa-" + self.rsa.thumbprint()[:16]
+
+    @property
+    def ec_kid(self) -> str:
+        return "enc-ec-" + self.ec.thumbprint()[:16]
+
+    @property
+    def signing_kid(self) -> str:
+        return "sig-ec-" + self.signing.thumbprint()[:16]
+
+    def encryption_jwks(self) -> dict[str, Any]:
+        """Public JWK set of init data: RSA-2048 (RSA-OAEP-256) and EC P-256 (ECDH-ES+A256KW)."""
+        return {
+            "keys": [
+                {**self.rsa.as_dict(private=False), "kid": self.rsa_kid, "use": "enc", "alg": RSA_ALG},
+                {**self.ec.as_dict(private=False), "kid": self.ec_kid, "use": "enc", "alg": EC_ALG},
+            ]
+        }
+
+    def signing_jwks(self) -> dict[str, Any]:
+        """Public JWK set for webhook signatures (``GET /webhooks/jwks``)."""
+        return {
+            "keys": [
+                {
+                    **self.signing.as_dict(private=False),
+                    "kid": self.signing_kid,
+                    "use": "sig",
+                    "alg": SIGNING_ALG,
+                }
+            ]
+        }
+
+    def decrypt(self, token: object) -> bytes:
+        """Decrypt a client JWE sent to one of our keys, or raise :class:`CryptoError`."""
+        if not isinstance(token, str):
+            raise CryptoError("not a string")
+        parts = token.split(".")
+        if len(parts) != 5:
+            raise CryptoError("not a compact JWE")
+        try:
+            header = json.loads(_b64decode(parts[0]))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CryptoError("unreadable protected header") from exc
+        if not isinstance(header, dict):
+            raise CryptoError("protected header is not an object")
+        extra = set(header) - _ALLOWED_JWE_HEADERS
+        if extra:
+            raise CryptoError(f"forbidden header parameters {sorted(extra)}")
+        if header.get("enc") != CONTENT_ENCRYPTION:
+            raise CryptoError("content encryption not allowed")
+        kid, alg = header.get("kid"), header.get("alg")
+        if kid == self.rsa_kid and alg == RSA_ALG:
+            key: RSAKey | ECKey = self.rsa
+        elif kid == self.ec_kid and alg == EC_ALG:
+            key = self.ec
+        else:
+            raise CryptoError("unknown kid or algorithm not allowed for it")
+        registry = jwe.JWERegistry(algorithms=[alg, CONTENT_ENCRYPTION])
+        try:
+            return jwe.decrypt_compact(token, key, registry=registry).plaintext or b""
+        except Exception as exc:  # joserfc raises JoseError, ValueError and others
+            raise CryptoError(type(exc).__name__) from exc
+
+    def sign_detached(self, payload: bytes, *, iat: int, event_id: str) -> str:
+        """An RFC 7515 Appendix F detached JWS (``header..signature``) over ``payload``."""
+        protected = {"alg": SIGNING_ALG, "kid": self.signing_kid, "iat": iat, "svc_event_id": event_id}
+        registry = jws.JWSRegistry(algorithms=[SIGNING_ALG], strict_check_header=False)
+        compact = jws.serialize_compact(protected, payload, self.signing, registry=registry)
+        header, _, signature = compact.split(".")
+        return f"{header}..{signature}"
+
+
+def device_key(jwks: object) -> tuple[ECKey, str]:
+    """The device's public EC P-256 key and its RFC 7638 thumbprint, or DeviceKeyError."""
+    if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list) or len(jwks["keys"]) != 1:
+        raise DeviceKeyError("device_jwks must hold exactly one key")
+    jwk = jwks["keys"][0]
+    if not isinstance(jwk, dict) or jwk.get("kty") != "EC" or jwk.get("crv") != "P-256":
+        raise DeviceKeyError("not an EC P-256 key")
+    if "d" in jwk:
+        raise DeviceKeyError("a private key was sent")
+    if jwk.get("use", "enc") != "enc":
+        raise DeviceKeyError("key use is not enc")
+    try:
+        key = ECKey.import_key({k: v for k, v in jwk.items() if k in ("kty", "crv", "x", "y")})
+        key.public_key  # noqa: B018 - forces the point onto the curve check
+    except Exception as exc:
+        raise DeviceKeyError(type(exc).__name__) from exc
+    return key, key.thumbprint()
+
+
+def encrypt_to_device(key: ECKey, payload: dict[str, Any]) -> str:
+    """A JWE (ECDH-ES+A256KW, A256GCM) of ``payload`` to the device's public key."""
+    protected = {"alg": EC_ALG, "enc": CONTENT_ENCRYPTION, "kid": key.thumbprint()}
+    registry = jwe.JWERegistry(algorithms=[EC_ALG, CONTENT_ENCRYPTION])
+    return jwe.encrypt_compact(protected, json.dumps(payload).encode(), key, registry=registry)

@@ -1,0 +1,153 @@
+"""Webhook delivery: signed, in the background, retried on the simulator clock (A24, A25).
+
+The first attempt goes out at once. A non-2xx answer, a connection error or no answer within
+the time-out is a failure; retries fall due at the first attempt plus each retry offset of
+simulator time, so they happen only when the clock is advanced. Every attempt is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from kit import register
+from kit.sim.clock import format_time
+from kit.sim.state import Attempt, Delivery
+
+if TYPE_CHECKING:
+    from kit.sim.runtime import Sim
+
+_RETRY = register.value("A25")
+RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
+TIMEOUT_S = float(_RETRY["timeout_seconds"])
+SIGNATURE_HEADER = register.value("A24")["header"]
+DEPRECATION = register.value("A03")["deprecation"]
+DEPRECATED_EVENTS = frozenset(register.spec()["deprecated_webhook_events"])
+
+
+class DeliveryEngine:
+    """Creates deliveries for events and runs their attempts."""
+
+    def __init__(self, sim: Sim) -> None:
+        self.sim = sim
+        self._client: httpx.AsyncClient | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
+        state = self.sim.state
+        event_id = state.ids.next("evt")
+        body = json.dumps(
+            {
+                "id": event_id,
+                "type": event_type,
+                "api_version": self.sim.version,
+                "created_at": format_time(state.now),
+                "data": data,
+            },
+            separators=(",", ":"),
+        ).encode()
+        for sub in state.subscriptions.values():
+            if sub.partner != partner or event_type not in sub.events:
+                continue
+            delivery = Delivery(
+                delivery_id=f"{event_id}:{sub.subscription_id}",
+                event_id=event_id,
+                event_type=event_type,
+                subscription_id=sub.subscription_id,
+                partner=partner,
+                url=sub.url,
+                body=body,
+                first_at=state.now,
+                deprecated=event_type in DEPRECATED_EVENTS,
+                next_at=state.now,
+            )
+            state.deliveries[delivery.delivery_id] = delivery
+            self._spawn(delivery)
+        return event_id
+
+    def _spawn(self, delivery: Delivery) -> None:
+        delivery.in_progress = True
+        task = asyncio.get_running_loop().create_task(self._attempt(delivery))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _attempt(self, delivery: Delivery) -> None:
+        delivery.in_progress = True
+        generation = self.sim.state.generation
+        at = delivery.next_at or self.sim.state.now
+        keys = self.sim.state.keys
+        headers = {
+            "content-type": "application/json",
+            SIGNATURE_HEADER: keys.sign_detached(
+                delivery.body, iat=int(at.timestamp()), event_id=delivery.event_id
+            ),
+        }
+        if delivery.deprecated:
+            headers["Deprecation"] = DEPRECATION
+        status: int | None = None
+        error: str | None = None
+        try:
+            response = await self.client.post(delivery.url, content=delivery.body, headers=headers)
+            status = response.status_code
+        except httpx.TimeoutException:
+            error = "timeout"
+        except httpx.HTTPError as exc:
+            error = type(exc).__name__
+        finally:
+            delivery.in_progress = False
+        if generation != self.sim.state.generation:
+            return  # the simulator was reset meanwhile
+        delivery.attempts.append(Attempt(at, status, error))
+        if status is not None and 200 <= status < 300:
+            delivery.status, delivery.next_at = "delivered", None
+        elif len(delivery.attempts) > len(RETRY_OFFSETS):
+            delivery.status, delivery.next_at = "failed", None
+        else:
+            offset = RETRY_OFFSETS[len(delivery.attempts) - 1]
+            delivery.next_at = delivery.first_at + timedelta(seconds=offset)
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # No redirects followed (DESIGN §3.10); no proxies from the environment.
+            self._client = httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False, trust_env=False)
+        return self._client
+
+    async def settle(self) -> None:
+        """Wait for attempts in flight (each bounded by the time-out)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def run_due(self) -> None:
+        """Run every retry that has fallen due on the simulator clock, in time order."""
+        await self.settle()
+        state = self.sim.state
+        while True:
+            due = [
+                d
+                for d in state.deliveries.values()
+                if d.status == "pending"
+                and not d.in_progress
+                and d.next_at is not None
+                and d.next_at <= state.now
+            ]
+            if not due:
+                return
+            first = min(d.next_at for d in due if d.next_at is not None)
+            batch = [d for d in due if d.next_at == first]
+            await asyncio.gather(*(self._attempt(d) for d in batch))
+
+    def cancel_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self._tasks.clear()
+
+    async def aclose(self) -> None:
+        self.cancel_all()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,130 @@
+"""RFC 9457 problem details with a stable ``code``, in one place (register A21).
+
+Every error the simulator answers is a :class:`Problem` raised anywhere in a route and turned
+into ``application/problem+json`` here; FastAPI's and Starlette's own error shapes are
+converted so they never leak. Details never echo submitted values (no PII in errors).
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+TYPE_PREFIX = "urn:partner-api-kit:problem:"
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+
+class Problem(Exception):
+    """An error answer: status, stable code, a fixed human detail and optional extras."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.title = title or HTTPStatus(status).phrase
+        self.headers = headers or {}
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "type": TYPE_PREFIX + self.code,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+            **self.extra,
+        }
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            self.body(), status_code=self.status, headers=self.headers, media_type=PROBLEM_MEDIA_TYPE
+        )
+
+
+def validation_problem(errors: list[dict[str, str]], code: str = "validation-error", **extra: Any) -> Problem:
+    """422 for a body that does not match its schema; ``errors`` hold JSON Pointers."""
+    if code == "validation-error":
+        detail = "The request body does not match the schema; see errors."
+    elif code == "unknown-field":
+        detail = "The request body has fields this endpoint does not accept; see errors."
+    else:
+        detail = errors[0]["message"] if errors else "The request body is not valid."
+    return Problem(422, code, detail, errors=errors, **extra)
+
+
+class OAuthError(Exception):
+    """An RFC 6749 §5.2 error (only the token endpoints answer in this shape)."""
+
+    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None):
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.description = description
+        self.headers = headers or {}
+
+    def response(self) -> JSONResponse:
+        headers = {"Cache-Control": "no-store", "Pragma": "no-cache", **self.headers}
+        return JSONResponse(
+            {"error": self.error, "error_description": self.description},
+            status_code=self.status,
+            headers=headers,
+        )
+
+
+_ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
+_ROUTE_DETAILS = {
+    404: "No endpoint at this path. See /openapi.json for the endpoints this API serves.",
+    405: "This path does not accept this method. See /openapi.json.",
+}
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into problem+json (or RFC 6749)."""
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(OAuthError)
+    async def _oauth(request: Request, exc: OAuthError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _ROUTE_CODES.get(exc.status_code, "http-error")
+        detail = _ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
+        return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"field": pointer(err.get("loc", ())[1:]), "message": str(err.get("msg", "invalid"))}
+            for err in exc.errors()
+        ]
+        return validation_problem(errors).response()
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Never a stack trace or a submitted value on the wire.
+        return Problem(500, "internal-error", "The simulator failed unexpectedly.").response()
+
+
+def pointer(path: tuple[Any, ...] | list[Any]) -> str:
+    """A JSON Pointer (RFC 6901) for a location such as ``("amount", "value")``."""
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "/" + "/".join(parts) if parts else ""

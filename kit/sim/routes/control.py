@@ -1,0 +1,184 @@
+"""The simulator's control plane, ``/_sim/…`` (DESIGN §3.11). Not part of the partner API.
+
+No partner token; a control token (``svc-control-token``) when one was set at start.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from kit import register
+from kit.sim.clock import format_time
+from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
+from kit.sim.pipeline import parse_model, read_json
+from kit.sim.problems import Problem
+from kit.sim.routes.cards import expire_cards
+from kit.sim.routes.common import document_request_out, money, not_found, transfer_out
+from kit.sim.routes.p2p import parse_amount
+from kit.sim.runtime import Sim
+from kit.sim.state import DocumentRequest, Fault
+
+CONTROL_TOKEN_HEADER = "svc-control-token"
+
+
+def _control_token(request: Request) -> None:
+    expected = request.app.state.sim.settings.control_token
+    if expected is None:
+        return
+    given = request.headers.get(CONTROL_TOKEN_HEADER, "")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise Problem(
+            401, "invalid-control-token", f"The control plane needs a valid {CONTROL_TOKEN_HEADER}."
+        )
+
+
+router = APIRouter(prefix="/_sim", tags=["simulator control plane"], dependencies=[Depends(_control_token)])
+
+
+def _sim(request: Request) -> Sim:
+    return request.app.state.sim
+
+
+async def _body(request: Request, model):
+    return parse_model(await read_json(request), model)
+
+
+@router.get("/health")
+async def health(request: Request) -> dict[str, str]:
+    return {"status": "ok", "api_version": _sim(request).version}
+
+
+@router.post("/reset")
+async def reset(request: Request) -> dict[str, Any]:
+    sim = _sim(request)
+    req = await _body(request, ResetIn)
+    sim.reset(sim.state.seed if req.seed is None else req.seed)
+    return {"seed": sim.state.seed, "now": format_time(sim.state.now)}
+
+
+@router.get("/clock")
+async def clock(request: Request) -> dict[str, str]:
+    return {"now": format_time(_sim(request).state.now)}
+
+
+@router.post("/clock/advance")
+async def advance(request: Request) -> dict[str, str]:
+    sim = _sim(request)
+    req = await _body(request, AdvanceIn)
+    await sim.delivery.settle()
+    sim.state.clock.advance(req.seconds)
+    expire_cards(sim)
+    await sim.delivery.run_due()
+    return {"now": format_time(sim.state.now)}
+
+
+@router.get("/personas")
+async def personas() -> dict[str, Any]:
+    return {"personas": register.personas()}
+
+
+@router.get("/persons/{person_id}/kyc_answers")
+async def kyc_answers(request: Request, person_id: str) -> dict[str, Any]:
+    person = _sim(request).state.persons.get(person_id)
+    if person is None:
+        raise not_found("person")
+    return {"answers": [{"question_id": q, "choice": c} for q, c in person.answers.items()]}
+
+
+@router.post("/persons/{person_id}/document_requests", status_code=201)
+async def create_document_request(request: Request, person_id: str) -> dict[str, Any]:
+    sim = _sim(request)
+    state = sim.state
+    person = state.persons.get(person_id)
+    if person is None:
+        raise not_found("person")
+    doc = DocumentRequest(
+        state.ids.next("doc"),
+        person.partner,
+        person.person_id,
+        person.account_id,
+        "proof_of_address",
+        state.now,
+    )
+    state.document_requests[doc.document_request_id] = doc
+    sim.emit(person.partner, "document_request.created", document_request_out(doc))
+    return document_request_out(doc)
+
+
+@router.post("/accounts/{account_id}/fund")
+async def fund(request: Request, account_id: str) -> dict[str, Any]:
+    state = _sim(request).state
+    account = state.accounts.get(account_id)
+    if account is None:
+        raise not_found("account")
+    amount, _ = parse_amount((await _body(request, FundIn)).amount)
+    account.balance += amount
+    return {"account_id": account.account_id, "balance": money(account.balance)}
+
+
+@router.post("/faults", status_code=201)
+async def add_fault(request: Request) -> dict[str, str]:
+    state = _sim(request).state
+    req = await _body(request, FaultIn)
+    fault = Fault(
+        state.ids.next("flt"),
+        req.method.upper(),
+        req.path,
+        req.status,
+        req.rate,
+        req.times,
+        req.when,
+        req.retry_after,
+        req.latency_ms,
+    )
+    state.faults[fault.fault_id] = fault
+    return {"fault_id": fault.fault_id}
+
+
+@router.get("/faults")
+async def list_faults(request: Request) -> dict[str, Any]:
+    return {"faults": [vars(f) for f in _sim(request).state.faults.values()]}
+
+
+@router.delete("/faults", status_code=204)
+async def clear_faults(request: Request) -> Response:
+    _sim(request).state.faults.clear()
+    return Response(status_code=204)
+
+
+@router.get("/webhooks/deliveries")
+async def deliveries(request: Request) -> dict[str, Any]:
+    state = _sim(request).state
+    return {
+        "deliveries": [
+            {
+                "event_id": d.event_id,
+                "type": d.event_type,
+                "subscription_id": d.subscription_id,
+                "status": d.status,
+                "next_attempt_at": format_time(d.next_at) if d.next_at and d.status == "pending" else None,
+                "attempts": [
+                    {"at": format_time(a.at), "status_code": a.status_code, "error": a.error}
+                    for a in d.attempts
+                ],
+            }
+            for d in state.deliveries.values()
+        ]
+    }
+
+
+@router.get("/ledger")
+async def ledger(request: Request) -> JSONResponse:
+    state = _sim(request).state
+    return JSONResponse(
+        {
+            "accounts": [
+                {"account_id": a.account_id, "balance": money(a.balance)} for a in state.accounts.values()
+            ],
+            "transfers": [transfer_out(t) for t in state.transfers.values()],
+        }
+    )

@@ -1,0 +1,59 @@
+"""Document requests: listed and submitted by the customer (DESIGN §3.10; A26).
+
+They are created through the control plane, standing in for the service's own follow-up.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
+from kit.sim.openapi import body, problems
+from kit.sim.pipeline import Call, Reply, run
+from kit.sim.problems import Problem
+from kit.sim.routes.common import document_request_out, find_account, find_person, not_found
+
+router = APIRouter(tags=["document requests"])
+
+
+@router.get(
+    "/persons/{person_id}/document_requests",
+    response_model=DocumentRequestList,
+    responses=problems(401, 403, 404),
+    summary="List a person's document requests",
+)
+async def list_document_requests(request: Request, person_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        call.require_session("account", "person")
+        person = find_person(call, person_id)
+        call.require_bound_to_account(find_account(call, person.account_id))
+        docs = [d for d in call.state.document_requests.values() if d.person_id == person.person_id]
+        return Reply(200, {"document_requests": [document_request_out(d) for d in docs]})
+
+    return await run(request, handle, assumptions=("A26",))
+
+
+@router.post(
+    "/document_requests/{document_request_id}/submit",
+    response_model=DocumentRequestOut,
+    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
+    openapi_extra=body(DocumentSubmit),
+    summary="Submit the requested document (encrypted); emits document_request.completed",
+)
+async def submit_document(request: Request, document_request_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        call.require_session("account", "person")
+        doc = call.state.document_requests.get(document_request_id)
+        if doc is None or doc.partner != call.partner:
+            raise not_found("document-request")
+        call.require_bound_to_account(find_account(call, doc.account_id))
+        call.reject_clear_pii()
+        req = call.parse(DocumentSubmit)
+        call.decrypt("encrypted_document", req.encrypted_document)  # content is not kept
+        if doc.status != "open":
+            raise Problem(409, "document-request-not-open", "This document request is already completed.")
+        doc.status, doc.completed_at = "completed", call.now
+        call.emit("document_request.completed", document_request_out(doc))
+        return Reply(200, document_request_out(doc))
+
+    return await run(request, handle, assumptions=("A26",))

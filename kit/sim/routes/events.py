@@ -1,0 +1,62 @@
+"""Inbound account events from the spec's allowed list (DESIGN §3.6)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from kit import register
+from kit.sim.clock import format_time, parse_time
+from kit.sim.models import EventCreate, EventOut
+from kit.sim.openapi import body, problems
+from kit.sim.pipeline import Call, Reply, run
+from kit.sim.problems import validation_problem
+from kit.sim.routes.common import find_account
+from kit.sim.state import InboundEvent
+
+router = APIRouter(tags=["inbound events"])
+EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
+
+
+@router.post(
+    "/accounts/{account_id}/events",
+    status_code=202,
+    response_model=EventOut,
+    responses=problems(400, 401, 403, 404, 413, 415, 422),
+    openapi_extra=body(EventCreate),
+    summary="Send an inbound account event (one of the eight allowed types)",
+)
+async def send_event(request: Request, account_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        account = find_account(call, account_id)
+        call.require_bound_to_account(account)
+        call.reject_clear_pii()
+        req = call.parse(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)})
+        occurred_at = None
+        if req.occurred_at is not None:
+            try:
+                occurred_at = format_time(parse_time(req.occurred_at))
+            except ValueError:
+                raise validation_problem(
+                    [{"field": "/occurred_at", "message": "must be an RFC 3339 time with a zone"}]
+                ) from None
+        event = InboundEvent(
+            call.state.ids.next("evt"),
+            call.partner,
+            account.account_id,
+            req.event_type,
+            occurred_at,
+            call.now,
+        )
+        call.state.inbound_events[event.event_id] = event
+        return Reply(
+            202,
+            {
+                "event_id": event.event_id,
+                "event_type": event.event_type,
+                "account_id": event.account_id,
+                "occurred_at": occurred_at,
+                "received_at": format_time(event.received_at),
+            },
+        )
+
+    return await run(request, handle, assumptions=("A17", "A31"))

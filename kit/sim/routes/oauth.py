@@ -1,0 +1,173 @@
+"""Partner level: ``POST /oauth/accesstoken`` and the deprecated token endpoints (DESIGN §3.1).
+
+The token endpoints answer errors as RFC 6749 §5.2 expects (``{"error", …}``), not as
+problems: OAuth clients read that shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import secrets
+from urllib.parse import parse_qsl, unquote_plus
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from kit import register
+from kit.sim.models import TokenResponse
+from kit.sim.openapi import form_body, oauth_errors, problems
+from kit.sim.pipeline import MAX_BODY, authenticate
+from kit.sim.problems import OAuthError, Problem
+from kit.sim.runtime import Sim
+from kit.sim.state import PartnerToken
+
+router = APIRouter(tags=["partner auth"])
+_TOKEN = register.value("A01")
+_LEGACY = register.value("A03")
+LEGACY_PATH = "/authorization/server_api/access_tokens"
+LEGACY_HEADERS = {
+    "Deprecation": _LEGACY["deprecation"],
+    "Link": f'<{_LEGACY["successor"]}>; rel="successor-version"',
+}
+
+
+def _invalid_request(description: str) -> OAuthError:
+    return OAuthError(400, "invalid_request", description)
+
+
+def _basic_credentials(header: str) -> tuple[str, str] | None:
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise _invalid_request("The Basic credentials are not valid base64.") from None
+    client_id, sep, secret = decoded.partition(":")
+    if not sep:
+        raise _invalid_request("The Basic credentials must be client_id:client_secret.")
+    # RFC 6749 §2.3.1: both parts are form-encoded before base64.
+    return unquote_plus(client_id), unquote_plus(secret)
+
+
+async def _issue(request: Request) -> JSONResponse:
+    sim: Sim = request.app.state.sim
+    request.state.assumptions.update({"A01", "A21"})
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/x-www-form-urlencoded":
+        raise _invalid_request("Send the token request as application/x-www-form-urlencoded.")
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise _invalid_request("The token request is too large.")
+    try:
+        pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(raw))
+    except (UnicodeDecodeError, ValueError):
+        raise _invalid_request("The token request body is not a valid form.") from None
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in form:
+            raise _invalid_request(f"The parameter {name} was sent more than once.")
+        form[name] = value
+    basic = _basic_credentials(request.headers.get("authorization", ""))
+    in_form = "client_id" in form or "client_secret" in form
+    if basic and in_form:
+        raise _invalid_request("Send client credentials either by HTTP Basic or in the form, not both.")
+    grant_type = form.get("grant_type")
+    if not grant_type:
+        raise _invalid_request("The grant_type parameter is required (client_credentials).")
+    client_id, secret = basic or (form.get("client_id", ""), form.get("client_secret", ""))
+    expected = sim.settings.partners.get(client_id)
+    if not client_id or expected is None or not hmac.compare_digest(expected.encode(), secret.encode()):
+        raise OAuthError(
+            401,
+            "invalid_client",
+            "Client authentication failed: unknown client or wrong secret.",
+            headers={"WWW-Authenticate": 'Basic realm="partner"'},
+        )
+    if grant_type not in _TOKEN["grant_types"]:
+        raise OAuthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported.")
+    scope = form.get("scope")
+    if scope is not None and scope != _TOKEN["scope"]:
+        raise OAuthError(400, "invalid_scope", f"The only scope is {_TOKEN['scope']}.")
+    token = secrets.token_urlsafe(32)
+    lifetime = int(_TOKEN["token_lifetime_seconds"])
+    sim.state.partner_tokens[token] = PartnerToken(client_id, sim.state.clock.after(lifetime))
+    return JSONResponse(
+        {
+            "access_token": token,
+            "token_type": _TOKEN["token_type"],
+            "expires_in": lifetime,
+            "scope": _TOKEN["scope"],
+        },
+        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
+    )
+
+
+@router.post(
+    "/oauth/accesstoken",
+    response_model=TokenResponse,
+    responses=oauth_errors(400, 401),
+    openapi_extra=form_body(),
+    summary="Partner access token (OAuth 2.0 client credentials)",
+)
+async def access_token(request: Request) -> Response:
+    return await _issue(request)
+
+
+def _legacy(response: Response) -> Response:
+    response.headers.update(LEGACY_HEADERS)
+    return response
+
+
+def _strict_refusal(sim: Sim) -> Problem | None:
+    if not sim.settings.strict:
+        return None
+    return Problem(
+        410,
+        "endpoint-deprecated",
+        "This endpoint is deprecated and must not be used; use POST /oauth/accesstoken.",
+        headers=LEGACY_HEADERS,
+    )
+
+
+@router.post(
+    LEGACY_PATH,
+    response_model=TokenResponse,
+    responses={**oauth_errors(400, 401), **problems(410)},
+    openapi_extra=form_body(),
+    deprecated=True,
+    summary="Deprecated: use POST /oauth/accesstoken",
+)
+async def legacy_access_token(request: Request) -> Response:
+    request.state.assumptions.add("A03")
+    refusal = _strict_refusal(request.app.state.sim)
+    if refusal:
+        return refusal.response()
+    try:
+        return _legacy(await _issue(request))
+    except OAuthError as exc:
+        return _legacy(exc.response())
+
+
+@router.delete(
+    LEGACY_PATH,
+    status_code=204,
+    responses=problems(401, 410),
+    deprecated=True,
+    summary="Deprecated: revokes the bearer token",
+)
+async def legacy_revoke(request: Request) -> Response:
+    sim: Sim = request.app.state.sim
+    request.state.assumptions.update({"A03", "A02"})
+    refusal = _strict_refusal(sim)
+    if refusal:
+        return refusal.response()
+    try:
+        authenticate(sim, request)
+    except Problem as problem:
+        return _legacy(problem.response())
+    token = request.headers["authorization"].partition(" ")[2].strip()
+    sim.state.partner_tokens[token].revoked = True
+    return _legacy(Response(status_code=204))

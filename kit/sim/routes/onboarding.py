@@ -1,0 +1,214 @@
+"""Onboarding and KYC: accounts, persons (PII only encrypted), KYC questions and answers.
+
+The spec names the flow ("End user progresses through account creation"), not the operations:
+the paths and shapes here are assumptions A10-A12 (DESIGN §3.4).
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import date
+
+from fastapi import APIRouter, Request, Response
+
+from kit import register
+from kit.sim.crypto import encrypt_to_device
+from kit.sim.ids import Ids
+from kit.sim.models import (
+    AccountCreate,
+    AccountOut,
+    KycAnswersCreate,
+    KycAnswersPlaintext,
+    KycQuestionsOut,
+    KycResult,
+    PersonCreate,
+    PersonOut,
+    PiiPlaintext,
+)
+from kit.sim.openapi import body, problems
+from kit.sim.pipeline import Call, Reply, run
+from kit.sim.problems import Problem, validation_problem
+from kit.sim.routes.common import account_out, find_account, find_person
+from kit.sim.state import Account, Person
+
+router = APIRouter(tags=["onboarding and KYC"])
+_ACCOUNT = register.value("A10")
+_KYC = register.value("A12")
+PRODUCTS: list[str] = _ACCOUNT["products"]
+MAX_FAILED = int(_KYC["max_failed_attempts"])
+
+
+@router.post(
+    "/accounts",
+    status_code=201,
+    response_model=AccountOut,
+    responses=problems(400, 401, 403, 413, 415, 422),
+    openapi_extra=body(AccountCreate),
+    summary="Create an account (anonymous session); binds the device to it",
+)
+async def create_account(request: Request) -> Response:
+    def handle(call: Call) -> Reply:
+        session = call.require_session("anonymous")
+        call.reject_clear_pii()
+        req = call.parse(AccountCreate, {"product": ("unknown-product", PRODUCTS)})
+        account = Account(
+            account_id=call.state.ids.next("acc"),
+            partner=call.partner,
+            product=req.product,
+            balance=call.sim.starting_balance,
+            created_at=call.now,
+            created_by=session.device,
+        )
+        account.bound_devices.add(session.device)
+        account.device_keys[session.device] = session.device_key
+        call.state.accounts[account.account_id] = account
+        return Reply(201, account_out(account))
+
+    return await run(request, handle, assumptions=("A10", "A09"))
+
+
+def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[list[dict], dict]:
+    """Three questions answerable from the PII; choices drawn from the seed (A12)."""
+    rng = ids.rng("kyc", person_id)
+    per = int(_KYC["choices_per_question"])
+    years = sorted({born.year, *rng.sample([born.year + d for d in range(-8, 9) if d], per - 1)})
+    months = list(calendar.month_name)[1:]
+    month_choices = sorted({born.month, *rng.sample([m for m in range(1, 13) if m != born.month], per - 1)})
+    digits = "".join(ch for ch in national_id if ch.isdigit()).rjust(2, "0")[-2:]
+    others = rng.sample([f"{n:02d}" for n in range(100) if f"{n:02d}" != digits], per - 1)
+    questions = [
+        {
+            "question_id": "birth_year",
+            "text": "In which year were you born?",
+            "choices": [str(y) for y in years],
+        },
+        {
+            "question_id": "birth_month",
+            "text": "In which month were you born?",
+            "choices": [months[m - 1] for m in month_choices],
+        },
+        {
+            "question_id": "national_id_last2",
+            "text": "What are the last two digits of your national identification number?",
+            "choices": sorted([digits, *others]),
+        },
+    ]
+    answers = {
+        "birth_year": str(born.year),
+        "birth_month": months[born.month - 1],
+        "national_id_last2": digits,
+    }
+    return questions, answers
+
+
+@router.post(
+    "/accounts/{account_id}/persons",
+    status_code=201,
+    response_model=PersonOut,
+    responses=problems(400, 401, 403, 404, 413, 415, 422),
+    openapi_extra=body(PersonCreate),
+    summary="Add a person to an account; PII only inside encrypted_pii",
+)
+async def create_person(request: Request, account_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        call.require_session("account", "person")
+        account = find_account(call, account_id)
+        call.require_bound_to_account(account)
+        call.reject_clear_pii()
+        req = call.parse(PersonCreate)
+        pii = call.parse_plaintext(
+            "encrypted_pii", PiiPlaintext, call.decrypt("encrypted_pii", req.encrypted_pii)
+        )
+        try:
+            born = date.fromisoformat(pii.date_of_birth)
+        except ValueError:
+            born = None
+        if born is None or born >= call.now.date():
+            raise validation_problem(
+                [{"field": "/encrypted_pii", "message": "/date_of_birth: must be a past date (YYYY-MM-DD)"}]
+            )
+        person_id = call.state.ids.next("per")
+        questions, answers = _questions(call.state.ids, person_id, born, pii.national_id)
+        # Only the derived questions and answers are kept, never the PII itself.
+        call.state.persons[person_id] = Person(
+            person_id, call.partner, account.account_id, call.now, questions, answers
+        )
+        return Reply(201, {"person_id": person_id, "account_id": account.account_id, "status": "kyc_pending"})
+
+    return await run(request, handle, assumptions=("A10", "A11"))
+
+
+def _locked() -> Problem:
+    return Problem(
+        409,
+        "kyc-locked",
+        f"KYC is locked after {MAX_FAILED} failed attempts; the person cannot be verified online.",
+    )
+
+
+@router.get(
+    "/persons/{person_id}/kyc/questions",
+    response_model=KycQuestionsOut,
+    responses=problems(401, 403, 404, 409),
+    summary="KYC identity questions, encrypted to the session's device key",
+)
+async def kyc_questions(request: Request, person_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        session = call.require_session("account", "person")
+        person = find_person(call, person_id)
+        call.require_bound_to_person(person)
+        if person.status == "locked":
+            raise _locked()
+        payload = {"questions": person.questions}
+        return Reply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
+
+    return await run(request, handle, assumptions=("A12",))
+
+
+@router.post(
+    "/persons/{person_id}/kyc/answers",
+    response_model=KycResult,
+    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
+    openapi_extra=body(KycAnswersCreate),
+    summary="Submit KYC answers, encrypted to the server key",
+)
+async def kyc_answers(request: Request, person_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        call.require_session("account", "person")
+        person = find_person(call, person_id)
+        call.require_bound_to_person(person)
+        call.reject_clear_pii()
+        req = call.parse(KycAnswersCreate)
+        plain = call.parse_plaintext(
+            "encrypted_answers", KycAnswersPlaintext, call.decrypt("encrypted_answers", req.encrypted_answers)
+        )
+        given = [a.question_id for a in plain.answers]
+        if sorted(given) != sorted(person.answers):
+            raise validation_problem(
+                [
+                    {
+                        "field": "/encrypted_answers",
+                        "message": "/answers: answer each question_id of the questions exactly once",
+                    }
+                ]
+            )
+        if person.status == "locked":
+            raise _locked()
+        if person.status != "established":
+            if all(person.answers[a.question_id] == a.choice for a in plain.answers):
+                person.status = "established"
+            else:
+                person.failed_attempts += 1
+                if person.failed_attempts >= MAX_FAILED:
+                    person.status = "locked"
+        status = "established" if person.status == "established" else "failed"
+        return Reply(
+            200,
+            {
+                "person_id": person.person_id,
+                "status": status,
+                "attempts_left": max(0, MAX_FAILED - person.failed_attempts),
+            },
+        )
+
+    return await run(request, handle, assumptions=("A12",))

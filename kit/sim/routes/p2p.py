@@ -1,0 +1,123 @@
+"""P2P transfers between persons (DESIGN §3.8; paths assumed, A18).
+
+A person session tells the sender from the receiver; the ``svc-p2p-role`` header carries
+that on every answer. ``Idempotency-Key`` is required: money moves exactly once.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from fastapi import APIRouter, Request, Response
+
+from kit import register
+from kit.sim.models import Money, TransferCreate, TransferOut
+from kit.sim.openapi import body, problems
+from kit.sim.pipeline import Call, Reply, parse_model, run
+from kit.sim.problems import Problem
+from kit.sim.routes.common import find_account, not_found, transfer_out
+from kit.sim.state import Transfer
+
+router = APIRouter(tags=["P2P"])
+ROLE_HEADER = register.value("A18")["role_header"]
+_MONEY = register.value("A19")
+MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)
+CURRENCIES: list[str] = _MONEY["currencies"]
+
+
+def parse_amount(raw: object, field: str = "amount") -> tuple[Decimal, str]:
+    """A positive amount in an allowed currency, or the 422 that says why not (A19)."""
+    money = parse_model(raw, Money)  # shape and types: validation-error
+    if not MONEY_RE.fullmatch(money.value) or Decimal(money.value) <= 0:
+        raise Problem(
+            422,
+            "invalid-amount",
+            'The amount must be a positive decimal string with at most two decimals, e.g. "12.50".',
+            errors=[{"field": f"/{field}/value", "message": "not a positive amount"}],
+        )
+    if money.currency not in CURRENCIES:
+        raise Problem(
+            422,
+            "unsupported-currency",
+            f"Only {', '.join(CURRENCIES)} is supported.",
+            allowed=list(CURRENCIES),
+        )
+    return Decimal(money.value), money.currency
+
+
+def _unprocessable(code: str, detail: str) -> Problem:
+    return Problem(422, code, detail)
+
+
+@router.post(
+    "/p2p/transfers",
+    status_code=201,
+    response_model=TransferOut,
+    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
+    openapi_extra=body(TransferCreate),
+    summary="Send money to another person (person session of the sender; Idempotency-Key)",
+)
+async def create_transfer(request: Request) -> Response:
+    def handle(call: Call) -> Reply:
+        session = call.require_session("person")
+        source_id = call.body.get("from_account_id") if isinstance(call.body, dict) else None
+        if isinstance(source_id, str):
+            source = find_account(call, source_id)
+            call.require_bound_to_account(source)
+        call.reject_clear_pii()
+        req = call.parse(TransferCreate)
+        source = find_account(call, req.from_account_id)
+        amount, currency = parse_amount(req.amount)
+        recipient = call.state.person(call.partner, req.to_person_id)
+        if recipient is not None and recipient.account_id == source.account_id:
+            raise _unprocessable("self-transfer", "The recipient's account is the source account.")
+        target = call.state.accounts.get(recipient.account_id) if recipient else None
+        if recipient is None or recipient.status != "established" or target is None:
+            raise _unprocessable(
+                "recipient-not-eligible",
+                "The recipient cannot receive transfers (unknown, not verified or locked).",
+            )
+        if source.balance < amount:
+            raise _unprocessable("insufficient-funds", "The source account's balance is too low.")
+        source.balance -= amount
+        target.balance += amount
+        transfer = Transfer(
+            transfer_id=call.state.ids.next("p2p"),
+            partner=call.partner,
+            from_account_id=source.account_id,
+            to_account_id=target.account_id,
+            from_person_id=session.person_id or "",
+            to_person_id=recipient.person_id,
+            amount=amount,
+            currency=currency,
+            memo=req.memo,
+            created_at=call.now,
+        )
+        call.state.transfers[transfer.transfer_id] = transfer
+        return Reply(201, transfer_out(transfer), {ROLE_HEADER: "sender"})
+
+    return await run(request, handle, assumptions=("A18", "A19"), idempotency="required")
+
+
+@router.get(
+    "/p2p/transfers/{transfer_id}",
+    response_model=TransferOut,
+    responses=problems(401, 403, 404),
+    summary="Read a transfer as its sender or its receiver",
+)
+async def get_transfer(request: Request, transfer_id: str) -> Response:
+    def handle(call: Call) -> Reply:
+        session = call.require_session("person")
+        transfer = call.state.transfers.get(transfer_id)
+        role = None
+        if transfer is not None and transfer.partner == call.partner:
+            if session.person_id == transfer.from_person_id:
+                role = "sender"
+            elif session.person_id == transfer.to_person_id:
+                role = "receiver"
+        if transfer is None or role is None:
+            raise not_found("transfer")
+        return Reply(200, {**transfer_out(transfer), "viewer_role": role}, {ROLE_HEADER: role})
+
+    return await run(request, handle, assumptions=("A18",))

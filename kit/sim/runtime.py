@@ -1,0 +1,35 @@
+"""One running simulator: its settings, state and webhook engine (``app.state.sim``)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from kit import register
+from kit.sim.delivery import DeliveryEngine
+from kit.sim.settings import Settings
+from kit.sim.state import State
+
+
+class Sim:
+    """What every route reaches through ``request.app.state.sim``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.state = State(settings.seed, settings.clock_start)
+        self.delivery = DeliveryEngine(self)
+        self.version: str = register.spec()["version"]
+
+    @property
+    def starting_balance(self) -> Decimal:
+        if self.settings.starting_balance is not None:
+            return Decimal(self.settings.starting_balance)
+        return Decimal(register.value("A10")["starting_balance"])
+
+    def reset(self, seed: int) -> None:
+        self.delivery.cancel_all()
+        self.state.reset(seed)
+
+    def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
+        """Record a webhook event for the partner's subscriptions; returns its ``evt_`` id."""
+        return self.delivery.emit(partner, event_type, data)

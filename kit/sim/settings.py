@@ -1,0 +1,32 @@
+"""Settings of one simulator instance (passed to ``create_app``; no module-level state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+DEFAULT_PARTNERS: dict[str, str] = {
+    "sim-partner": "sim-secret",
+    "sim-partner-b": "sim-secret-b",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a simulator starts.
+
+    ``partners`` maps client ids to client secrets (DESIGN §3: two partner clients ship).
+    ``strict`` makes the deprecated token endpoints answer 410. ``control`` mounts the
+    ``/_sim`` control plane; ``control_token`` protects it (required off loopback).
+    ``webhook_hosts`` lists extra hosts webhooks may be delivered to besides loopback.
+    """
+
+    seed: int = 7
+    partners: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PARTNERS))
+    strict: bool = False
+    control: bool = True
+    control_token: str | None = None
+    starting_balance: Decimal | None = None  # None: the register's value (A10)
+    clock_start: str = "2025-01-06T09:00:00Z"
+    webhook_hosts: tuple[str, ...] = ()
+    allow_any_webhook_host: bool = False

@@ -1,0 +1,267 @@
+"""HTTP exchanges: retries, idempotency keys, error mapping and the history (DESIGN §3.9, §4).
+
+One :class:`Transport` per client wraps one ``httpx.Client`` (building one costs ~24 ms of CA
+loading, DESIGN §7). For every call it
+
+- adds an ``Idempotency-Key`` to every partner ``POST`` (generated when not given) and keeps
+  it, with the exact same body bytes, across retries;
+- retries 429, 503 and connection errors with exponential backoff and jitter (seeded RNG,
+  injectable sleep), honouring ``Retry-After``, at most ``max_retries`` times;
+- turns error answers into :mod:`kit.errors` classes and httpx failures into
+  :class:`~kit.errors.TransportError`;
+- records one :class:`~kit.history.Entry` (never headers or bodies).
+
+Example::
+
+    >>> t = Transport(config, history=History())           # doctest: +SKIP
+    >>> t.request("GET", "/sessions/user_session_initialization_data").body["enc"]  # doctest: +SKIP
+    ['A256GCM']
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from kit.auth import TOKEN_PATH, PartnerAuth
+from kit.config import Config
+from kit.errors import ApiError, TransportError, error_from_response
+from kit.history import Entry, History
+
+__all__ = ["RETRY_STATUSES", "Reply", "Transport"]
+
+RETRY_STATUSES = frozenset({429, 503})
+USER_AGENT = "partner-api-kit/0.1.0"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A successful answer: status, parsed JSON body (or ``None``) and response headers."""
+
+    status: int
+    body: Any
+    headers: httpx.Headers
+    replayed: bool
+    retries: int
+    idempotency_key: str | None
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """``Retry-After`` in seconds (delta-seconds or an HTTP date), or ``None``."""
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw.isdigit():
+        return float(raw)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _parse_body(response: httpx.Response) -> Any:
+    if not response.content:
+        return None
+    ctype = response.headers.get("content-type", "")
+    if "json" not in ctype:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+class Transport:
+    """Sends requests for one client (see the module docstring)."""
+
+    def __init__(self, config: Config, *, history: History) -> None:
+        if not config.base_url:
+            raise TransportError("no base URL configured")
+        self.config = config
+        self.history = history
+        self._client = httpx.Client(
+            base_url=config.base_url,
+            timeout=config.timeout,
+            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
+            follow_redirects=False,
+        )
+        self.auth = PartnerAuth(
+            config.base_url,
+            config.client_id,
+            config.client_secret,
+            margin=config.token_refresh_margin,
+            observer=self._observe_auth,
+        )
+
+    def __repr__(self) -> str:
+        return f"Transport(base_url=<{self.config.profile}>, auth={self.auth!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- history ----------------------------------------------------------------------------
+
+    def _record(
+        self,
+        *,
+        started_at: datetime,
+        method: str,
+        path: str,
+        response: httpx.Response | None,
+        ms: float,
+        session_type: str | None,
+        retries: int,
+        code: str | None = None,
+    ) -> None:
+        headers = response.headers if response is not None else httpx.Headers()
+        if response is not None and code is None and response.status_code >= 400:
+            body = _parse_body(response)
+            if isinstance(body, Mapping):
+                code = str(body.get("code") or body.get("error") or "") or None
+        self.history.record(
+            Entry(
+                time=started_at,
+                method=method,
+                path=path,
+                status=response.status_code if response is not None else None,
+                ms=round(ms, 2),
+                session_type=session_type,
+                code=code,
+                request_id=headers.get("svc-request-id"),
+                replayed=headers.get("idempotent-replayed", "").lower() == "true",
+                retries=retries,
+                assumptions=headers.get("svc-assumptions"),
+            )
+        )
+
+    def _observe_auth(self, response: httpx.Response, ms: float) -> None:
+        """Exchanges the auth flow makes itself: token fetches and the 401 that triggers one."""
+        self._record(
+            started_at=datetime.now(UTC),
+            method=response.request.method,
+            path=response.request.url.path,
+            response=response,
+            ms=ms,
+            session_type=None,
+            retries=0,
+        )
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.config.max_retry_after)
+        ceiling = min(self.config.backoff_cap, self.config.backoff_base * (2**attempt))
+        return ceiling / 2 + self.config.rng.uniform(0, ceiling / 2)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        data: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        partner: bool = True,
+        session_token: str | None = None,
+        session_type: str | None = None,
+        idempotency_key: str | None = None,
+        submitted: str | None = None,
+    ) -> Reply:
+        """Send one call (with retries) and return its :class:`Reply`.
+
+        ``partner``: attach the partner bearer token (``False`` for ``/_sim`` and token calls).
+        ``session_token``: sent as ``svc-session-id``. ``submitted``: a non-sensitive value
+        quoted in error messages (an enum value the caller sent).
+
+        Raises:
+            ApiError: (a subclass) for any 4xx/5xx answer after retries.
+            TransportError: the server could not be reached after retries.
+        """
+        send_headers: dict[str, str] = dict(headers or {})
+        if session_token is not None:
+            send_headers["svc-session-id"] = session_token
+        key = idempotency_key
+        if method == "POST" and partner and key is None:
+            key = str(uuid.uuid4())
+        if key is not None:
+            send_headers["Idempotency-Key"] = key
+        request = self._client.build_request(
+            method, path, json=json, data=data, headers=send_headers
+        )
+        auth: httpx.Auth | None = self.auth if partner else None
+        started_at = datetime.now(UTC)
+        t0 = time.perf_counter()
+        attempt = 0
+        while True:
+            try:
+                response = self._client.send(request, auth=auth) if auth else self._client.send(request)
+            except httpx.HTTPError as exc:
+                if attempt < self.config.max_retries:
+                    self.config.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                self._record(
+                    started_at=started_at,
+                    method=method,
+                    path=path,
+                    response=None,
+                    ms=(time.perf_counter() - t0) * 1000,
+                    session_type=session_type,
+                    retries=attempt,
+                    code="connection-error",
+                )
+                raise TransportError(
+                    f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
+                ) from exc
+            if response.status_code in RETRY_STATUSES and attempt < self.config.max_retries:
+                self.config.sleep(self._delay(attempt, _retry_after(response.headers)))
+                attempt += 1
+                continue
+            break
+
+        # A failed token fetch ends the auth flow with the token endpoint's answer; the
+        # flow's observer has recorded it already.
+        from_token_endpoint = partner and response.request.url.path.endswith(TOKEN_PATH)
+        if not from_token_endpoint:
+            self._record(
+                started_at=started_at,
+                method=method,
+                path=path,
+                response=response,
+                ms=(time.perf_counter() - t0) * 1000,
+                session_type=session_type,
+                retries=attempt,
+            )
+        body = _parse_body(response)
+        if response.status_code >= 400:
+            raise error_from_response(
+                response.status_code,
+                body,
+                request_id=response.headers.get("svc-request-id"),
+                retry_after=_retry_after(response.headers),
+                submitted=submitted,
+            )
+        return Reply(
+            status=response.status_code,
+            body=body,
+            headers=response.headers,
+            replayed=response.headers.get("idempotent-replayed", "").lower() == "true",
+            retries=attempt,
+            idempotency_key=key,
+        )
+
+
+def is_problem(exc: BaseException, code: str) -> bool:
+    """Whether ``exc`` is an :class:`ApiError` with this problem code."""
+    return isinstance(exc, ApiError) and exc.code == code
+

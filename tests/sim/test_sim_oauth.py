@@ -1,0 +1,237 @@
+"""§3.1 Partner level: the OAuth token endpoint, bearer tokens, the deprecated endpoints."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.sim.helpers import (
+    DEPRECATION,
+    PARTNER_A,
+    PARTNER_B,
+    SUCCESSOR_LINK,
+    advance,
+    assert_oauth_error,
+    assert_problem,
+    call,
+    partner_token,
+    token_response,
+)
+
+INIT = "/sessions/user_session_initialization_data"
+LEGACY = "/authorization/server_api/access_tokens"
+
+
+def bearer_ok(http: httpx.Client, tok: str) -> bool:
+    resp = call(http, "GET", INIT, token=tok)
+    if resp.status_code == 200:
+        return True
+    assert_problem(resp, 401, "invalid-partner-token")
+    assert 'error="invalid_token"' in resp.headers.get("www-authenticate", "")
+    return False
+
+
+def assert_token_body(resp: httpx.Response) -> dict:
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"].split(";")[0] == "application/json"
+    body = resp.json()
+    assert set(body) == {"access_token", "token_type", "expires_in", "scope"}, body
+    assert isinstance(body["access_token"], str) and len(body["access_token"]) >= 16
+    assert body["token_type"] == "Bearer"
+    assert body["expires_in"] == 86400
+    assert body["scope"] == "partner"
+    return body
+
+
+# --- POST /oauth/accesstoken -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("partner", [PARTNER_A, PARTNER_B])
+def test_client_credentials_by_basic_auth(http: httpx.Client, partner: tuple[str, str]) -> None:
+    body = assert_token_body(token_response(http, *partner))
+    assert bearer_ok(http, body["access_token"])
+
+
+def test_client_credentials_in_the_form(http: httpx.Client) -> None:
+    resp = http.post("/oauth/accesstoken", data={
+        "grant_type": "client_credentials", "client_id": PARTNER_A[0],
+        "client_secret": PARTNER_A[1]})
+    body = assert_token_body(resp)
+    assert bearer_ok(http, body["access_token"])
+
+
+def test_token_answers_are_not_cacheable(http: httpx.Client) -> None:
+    # RFC 6749 §5.1: Cache-Control: no-store on answers holding tokens.
+    resp = token_response(http)
+    assert "no-store" in resp.headers.get("cache-control", "")
+
+
+def test_tokens_are_random_and_a_new_one_does_not_revoke_older_ones(http: httpx.Client) -> None:
+    first, second = partner_token(http), partner_token(http)
+    assert first != second
+    assert bearer_ok(http, first)
+    assert bearer_ok(http, second)
+
+
+def test_both_basic_and_form_credentials_is_invalid_request(http: httpx.Client) -> None:
+    resp = http.post("/oauth/accesstoken", auth=PARTNER_A, data={
+        "grant_type": "client_credentials", "client_id": PARTNER_A[0],
+        "client_secret": PARTNER_A[1]})
+    assert_oauth_error(resp, 400, "invalid_request")
+
+
+@pytest.mark.parametrize(
+    ("client_id", "secret"),
+    [("sim-partner", "wrong"), ("nobody", "sim-secret"), ("sim-partner", "sim-secret-b"),
+     ("sim-partner-b", "sim-secret")],
+)
+def test_wrong_basic_credentials_are_401_invalid_client(
+    http: httpx.Client, client_id: str, secret: str
+) -> None:
+    resp = token_response(http, client_id, secret)
+    assert_oauth_error(resp, 401, "invalid_client")
+    assert resp.headers.get("www-authenticate", "").lower().startswith("basic")
+    assert "no-store" in resp.headers.get("cache-control", "no-store")
+
+
+def test_wrong_form_credentials_are_401_invalid_client(http: httpx.Client) -> None:
+    resp = http.post("/oauth/accesstoken", data={
+        "grant_type": "client_credentials", "client_id": PARTNER_A[0], "client_secret": "no"})
+    assert_oauth_error(resp, 401, "invalid_client")
+
+
+def test_no_client_authentication_is_401_invalid_client(http: httpx.Client) -> None:
+    resp = http.post("/oauth/accesstoken", data={"grant_type": "client_credentials"})
+    assert_oauth_error(resp, 401, "invalid_client")
+
+
+@pytest.mark.parametrize("grant", ["password", "authorization_code", "refresh_token", "bogus"])
+def test_unsupported_grant_type(http: httpx.Client, grant: str) -> None:
+    resp = http.post("/oauth/accesstoken", auth=PARTNER_A, data={"grant_type": grant})
+    assert_oauth_error(resp, 400, "unsupported_grant_type")
+
+
+def test_missing_grant_type_is_invalid_request(http: httpx.Client) -> None:
+    resp = http.post("/oauth/accesstoken", auth=PARTNER_A, data={})
+    assert_oauth_error(resp, 400, "invalid_request")
+
+
+def test_token_endpoint_ignores_idempotency_keys(http: httpx.Client) -> None:
+    # §3.9: every partner POST may carry Idempotency-Key, "the token endpoints not".
+    one = http.post("/oauth/accesstoken", auth=PARTNER_A, headers={"Idempotency-Key": "k1"},
+                    data={"grant_type": "client_credentials"})
+    two = http.post("/oauth/accesstoken", auth=PARTNER_A, headers={"Idempotency-Key": "k1"},
+                    data={"grant_type": "client_credentials"})
+    assert one.status_code == two.status_code == 200
+    assert one.json()["access_token"] != two.json()["access_token"]
+    assert "idempotent-replayed" not in two.headers
+
+
+# --- bearer tokens -----------------------------------------------------------------------------
+
+
+def test_missing_bearer_is_401_without_error_attribute(http: httpx.Client) -> None:
+    resp = http.get(INIT)
+    assert_problem(resp, 401, "invalid-partner-token")
+    challenge = resp.headers.get("www-authenticate", "")
+    assert challenge.startswith("Bearer"), challenge
+    assert "error=" not in challenge, challenge
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    ["Bearer not-a-token", "Bearer ", "Basic c2ltLXBhcnRuZXI6c2ltLXNlY3JldA==", "Bearer a b"],
+)
+def test_unknown_bearer_is_401_invalid_token(http: httpx.Client, authorization: str) -> None:
+    resp = http.get(INIT, headers={"Authorization": authorization})
+    assert_problem(resp, 401, "invalid-partner-token")
+    challenge = resp.headers.get("www-authenticate", "")
+    if authorization.startswith("Bearer") and authorization.strip() != "Bearer":
+        assert challenge.startswith("Bearer") and 'error="invalid_token"' in challenge, challenge
+    else:
+        assert challenge.startswith("Bearer"), challenge
+
+
+def test_token_expires_after_86400_seconds_of_simulator_time(http: httpx.Client) -> None:
+    tok = partner_token(http)
+    advance(http, 86399)
+    assert bearer_ok(http, tok)
+    advance(http, 1)
+    assert not bearer_ok(http, tok)
+    assert bearer_ok(http, partner_token(http))
+
+
+def test_token_of_one_partner_is_not_valid_after_reset(http: httpx.Client) -> None:
+    tok = partner_token(http)
+    assert http.post("/_sim/reset", json={"seed": 7}).status_code == 200
+    assert not bearer_ok(http, tok)
+
+
+# --- deprecated endpoints ----------------------------------------------------------------------
+
+
+def assert_deprecated_headers(resp: httpx.Response) -> None:
+    assert resp.headers.get("deprecation") == DEPRECATION, dict(resp.headers)
+    assert resp.headers.get("link") == SUCCESSOR_LINK, resp.headers.get("link")
+
+
+def test_legacy_post_answers_like_the_oauth_endpoint(http: httpx.Client) -> None:
+    resp = http.post(LEGACY, auth=PARTNER_A, data={"grant_type": "client_credentials"})
+    body = assert_token_body(resp)
+    assert_deprecated_headers(resp)
+    assert bearer_ok(http, body["access_token"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "error"),
+    [
+        ({"auth": ("sim-partner", "wrong"), "data": {"grant_type": "client_credentials"}},
+         401, "invalid_client"),
+        ({"auth": PARTNER_A, "data": {"grant_type": "password"}}, 400, "unsupported_grant_type"),
+        ({"auth": PARTNER_A, "data": {"grant_type": "client_credentials",
+                                      "client_id": PARTNER_A[0], "client_secret": PARTNER_A[1]}},
+         400, "invalid_request"),
+    ],
+)
+def test_legacy_post_errors_are_rfc6749_with_deprecation(
+    http: httpx.Client, kwargs: dict, status: int, error: str
+) -> None:
+    resp = http.post(LEGACY, **kwargs)
+    assert_oauth_error(resp, status, error)
+    assert_deprecated_headers(resp)
+    if status == 401:
+        assert resp.headers.get("www-authenticate", "").lower().startswith("basic")
+
+
+def test_legacy_delete_revokes_the_bearer_token(http: httpx.Client) -> None:
+    keep, gone = partner_token(http), partner_token(http)
+    resp = http.delete(LEGACY, headers={"Authorization": f"Bearer {gone}"})
+    assert resp.status_code == 204, resp.text
+    assert resp.content == b""
+    assert_deprecated_headers(resp)
+    assert not bearer_ok(http, gone)
+    assert bearer_ok(http, keep), "revoking one token must leave the others"
+
+
+def test_legacy_delete_without_a_valid_token_is_401_with_deprecation(http: httpx.Client) -> None:
+    for hdrs in ({}, {"Authorization": "Bearer nope"}):
+        resp = http.delete(LEGACY, headers=hdrs)
+        assert resp.status_code == 401, resp.text
+        assert_deprecated_headers(resp)
+
+
+def test_strict_mode_answers_410_endpoint_deprecated(strict_http: httpx.Client) -> None:
+    tok = partner_token(strict_http)
+    for resp in (
+        strict_http.post(LEGACY, auth=PARTNER_A, data={"grant_type": "client_credentials"}),
+        strict_http.post(LEGACY, auth=("sim-partner", "wrong"),
+                         data={"grant_type": "client_credentials"}),
+        strict_http.delete(LEGACY, headers={"Authorization": f"Bearer {tok}"}),
+    ):
+        assert_problem(resp, 410, "endpoint-deprecated")
+        assert_deprecated_headers(resp)
+    assert bearer_ok(strict_http, tok), "a refused DELETE must not revoke the token"
+
+
+def test_strict_mode_keeps_the_oauth_endpoint(strict_http: httpx.Client) -> None:
+    assert_token_body(token_response(strict_http))

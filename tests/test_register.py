@@ -1,0 +1,297 @@
+"""The data files (register, spec facts, personas) as code reads them, through kit.register."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import pytest
+
+from kit import register
+
+REQUIRED_KEYS = {"id", "topic", "spec", "choice", "enforced_in"}
+ALLOWED_KEYS = REQUIRED_KEYS | {"value"}
+
+# (id, key, expected): the values code reads. Kept literal here so that an edit of the
+# register that changes behaviour fails this test and has to be made on purpose.
+REGISTER_VALUES: list[tuple[str, str, Any]] = [
+    ("A01", "token_lifetime_seconds", 86400),
+    ("A01", "token_type", "Bearer"),
+    ("A01", "scope", "partner"),
+    ("A01", "grant_types", ["client_credentials"]),
+    ("A02", "header", "Authorization"),
+    ("A02", "scheme", "Bearer"),
+    ("A03", "deprecation", "@1671062400"),
+    ("A03", "successor", "/oauth/accesstoken"),
+    ("A04", "nonce_lifetime_seconds", 300),
+    ("A04", "key_algorithms", ["RSA-OAEP-256", "ECDH-ES+A256KW"]),
+    ("A04", "content_encryption", ["A256GCM"]),
+    ("A04", "rsa_bits", 2048),
+    ("A04", "ec_curve", "P-256"),
+    ("A05", "session_types", ["anonymous", "account", "person"]),
+    ("A05", "platforms", ["ios", "android", "web"]),
+    ("A06", "strategies", ["fixed", "sliding"]),
+    ("A06", "fixed_seconds", 1800),
+    ("A06", "sliding_idle_seconds", 900),
+    ("A06", "sliding_max_seconds", 43200),
+    ("A10", "path", "/accounts"),
+    ("A10", "products", ["spending"]),
+    ("A10", "starting_balance", "500.00"),
+    ("A10", "currency", "USD"),
+    (
+        "A11",
+        "pii_fields",
+        [
+            "first_name",
+            "last_name",
+            "date_of_birth",
+            "dob",
+            "birth_date",
+            "national_id",
+            "ssn",
+            "tax_id",
+            "passport_number",
+        ],
+    ),
+    ("A12", "question_count", 3),
+    ("A12", "choices_per_question", 4),
+    ("A12", "max_failed_attempts", 3),
+    ("A13", "types", ["physical", "virtual", "temporary"]),
+    ("A14", "months", 36),
+    ("A14", "temporary_days", 30),
+    (
+        "A15",
+        "reasons",
+        ["lost", "stolen", "damaged", "fraud_suspected", "customer_request", "account_closed"],
+    ),
+    ("A18", "role_header", "svc-p2p-role"),
+    ("A19", "pattern", r"^[0-9]+(\.[0-9]{1,2})?$"),
+    ("A19", "currencies", ["USD"]),
+    ("A20", "header", "Idempotency-Key"),
+    ("A20", "retention_seconds", 86400),
+    ("A21", "type_prefix", "urn:partner-api-kit:problem:"),
+    ("A22", "max_body_bytes", 65536),
+    ("A24", "header", "svc-webhook-signature"),
+    ("A24", "algorithm", "ES256"),
+    ("A24", "max_skew_seconds", 300),
+    ("A25", "timeout_seconds", 5),
+    ("A25", "retry_offsets_seconds", [1, 2, 4, 8, 16]),
+    ("A27", "header", "svc-api-version"),
+    ("A27", "version", "1.2.0-20221215"),
+    ("A28", "request_id", "svc-request-id"),
+    ("A28", "session_expires_at", "svc-session-expires-at"),
+    ("A28", "assumptions", "svc-assumptions"),
+    ("A28", "session_id", "svc-session-id"),
+    ("A32", "max_sessions_per_device_per_minute", 30),
+    ("A33", "max_jwe_bytes", 16384),
+]
+
+# Entries that carry no machine-readable value (their choice is behaviour, not a number).
+NO_VALUE = {"A07", "A08", "A09", "A16", "A17", "A23", "A26", "A29", "A30", "A31"}
+
+
+# --- the assumptions register ---------------------------------------------------------------
+
+
+def test_register_ids_are_a01_to_a33_in_order() -> None:
+    ids = [entry["id"] for entry in register.assumptions()]
+    assert ids == [f"A{n:02d}" for n in range(1, 34)]
+
+
+@pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
+def test_register_entry_has_the_required_keys(entry: dict[str, Any]) -> None:
+    assert entry.keys() >= REQUIRED_KEYS
+    assert entry.keys() <= ALLOWED_KEYS
+    for key in ("topic", "spec", "choice"):
+        assert isinstance(entry[key], str)
+        assert entry[key].strip() == entry[key] and entry[key], f"{entry['id']}.{key}"
+    assert isinstance(entry["enforced_in"], list) and entry["enforced_in"]
+    if "value" in entry:
+        assert isinstance(entry["value"], dict) and entry["value"]
+
+
+@pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
+def test_enforced_in_names_modules_of_the_kit(entry: dict[str, Any]) -> None:
+    paths = entry["enforced_in"]
+    assert len(paths) == len(set(paths))
+    for path in paths:
+        assert isinstance(path, str)
+        assert path.startswith("kit/"), path
+        assert path.endswith(".py"), path
+
+
+def test_only_the_listed_entries_carry_values() -> None:
+    with_value = {e["id"] for e in register.assumptions() if "value" in e}
+    all_ids = {e["id"] for e in register.assumptions()}
+    assert with_value == all_ids - NO_VALUE
+    assert {entry_id for entry_id, _, _ in REGISTER_VALUES} == with_value
+
+
+@pytest.mark.parametrize(("assumption_id", "key", "expected"), REGISTER_VALUES)
+def test_register_value(assumption_id: str, key: str, expected: Any) -> None:
+    value = register.value(assumption_id)
+    assert key in value, f"{assumption_id} has no value key {key!r}"
+    assert value[key] == expected
+    assert type(value[key]) is type(expected)
+
+
+def test_register_value_keys_are_exactly_the_listed_ones() -> None:
+    listed: dict[str, set[str]] = {}
+    for entry_id, key, _ in REGISTER_VALUES:
+        listed.setdefault(entry_id, set()).add(key)
+    for entry_id, keys in listed.items():
+        assert set(register.value(entry_id)) == keys, entry_id
+
+
+def test_value_of_an_entry_without_value_is_empty_and_unknown_id_raises() -> None:
+    assert register.value("A07") == {}
+    with pytest.raises(KeyError):
+        register.assumption("A34")
+
+
+def test_register_copies_cannot_alter_the_register() -> None:
+    register.value("A13")["types"] = ["gold"]
+    register.assumption("A13")["topic"] = "changed"
+    assert register.value("A13")["types"] == ["physical", "virtual", "temporary"]
+    assert register.assumption("A13")["topic"] == "Card types"
+
+
+def test_money_pattern_accepts_and_refuses_as_designed() -> None:
+    pattern = re.compile(register.value("A19")["pattern"])
+    for good in ("0", "12", "12.5", "12.50", "1000000.01"):
+        assert pattern.fullmatch(good), good
+    for bad in ("", "-1", "1.", ".5", "1.234", "1e3", "1,00", " 1"):
+        assert not pattern.fullmatch(bad), bad
+
+
+def test_register_agrees_with_the_spec_facts() -> None:
+    spec = register.spec()
+    assert register.value("A27")["version"] == spec["version"]
+    assert set(spec["card_types_added"]) <= set(register.value("A13")["types"])
+    assert register.value("A03")["successor"] == spec["deprecated_endpoints"][0]["successor"]
+
+
+def test_sliding_sessions_are_capped_beyond_their_idle_time() -> None:
+    lifetimes = register.value("A06")
+    assert 0 < lifetimes["sliding_idle_seconds"] < lifetimes["sliding_max_seconds"]
+    assert 0 < lifetimes["fixed_seconds"] <= lifetimes["sliding_max_seconds"]
+
+
+def test_webhook_retries_are_increasing() -> None:
+    offsets = register.value("A25")["retry_offsets_seconds"]
+    assert offsets == sorted(set(offsets)) and offsets[0] > 0
+
+
+# --- the spec's facts ------------------------------------------------------------------------
+
+
+def test_spec_version_and_date() -> None:
+    spec = register.spec()
+    assert spec["version"] == "1.2.0-20221215"
+    assert spec["date"] == "2022-12-15"
+    assert spec["version"].endswith(spec["date"].replace("-", ""))
+
+
+def test_spec_lists_the_eight_inbound_event_types_in_order() -> None:
+    assert register.spec()["inbound_event_types"] == [
+        "email_address.update_fails_verification",
+        "login.failed_too_many_times",
+        "password.change_failure",
+        "password.changed",
+        "password.forgot",
+        "password.reset_failed",
+        "username.forgot",
+        "username.reset_failed",
+    ]
+
+
+def test_spec_has_nine_changes_numbered_1_to_9() -> None:
+    changes = register.spec()["change"]
+    assert [c["number"] for c in changes] == list(range(1, 10))
+    for change in changes:
+        assert {"number", "title", "spec", "shown_by"} <= change.keys()
+        for key in ("title", "spec", "shown_by"):
+            assert isinstance(change[key], str) and change[key].strip(), (change["number"], key)
+
+
+def test_spec_webhook_events_and_renames() -> None:
+    spec = register.spec()
+    events = spec["webhook_events"]
+    assert list(events) == [
+        "card.closed",
+        "card.expired",
+        "document_request.created",
+        "document_request.completed",
+    ]
+    assert spec["deprecated_webhook_events"] == ["card.expired"]
+    assert events["card.expired"].startswith("Deprecated")
+    renamed = spec["renamed_webhook_events"]
+    assert renamed == {
+        "person.document_request.created": "document_request.created",
+        "person.document_request.completed": "document_request.completed",
+    }
+    assert set(renamed.values()) <= set(events)
+    assert not set(renamed) & set(events)
+
+
+def test_spec_category_renames() -> None:
+    renames = register.spec()["category_renames"]
+    assert renames["Top Up"] == "External Card Transfers"
+    assert renames["Tokens"] == "Digital Wallet Tokens"
+    assert renames["Image"] == "Payback Rewards"
+    assert len(renames) == 4
+    assert "Document Request" in renames.values()
+
+
+def test_spec_removed_and_deprecated_endpoints() -> None:
+    spec = register.spec()
+    removed = spec["removed_endpoints"]
+    savings = removed[0]
+    assert (savings["method"], savings["path"]) == ("POST", "/accounts/{account_id}/savings/close")
+    assert all(e["removed_in"] == "1.2.0" for e in removed)
+    assert any("Refer a Friend" in e["note"] and e["path"] == "" for e in removed)
+    deprecated = spec["deprecated_endpoints"]
+    assert sorted(e["method"] for e in deprecated) == ["DELETE", "POST"]
+    for endpoint in deprecated:
+        assert endpoint["path"] == "/authorization/server_api/access_tokens"
+        assert endpoint["successor"] == "/oauth/accesstoken"
+
+
+# --- the personas ----------------------------------------------------------------------------
+
+NATIONAL_ID = re.compile(r"000-00-\d{4}")
+
+
+def test_there_are_twelve_personas_with_unique_ids() -> None:
+    people = register.personas()
+    assert len(people) == 12
+    assert [p["persona_id"] for p in people] == [f"persona-{n:02d}" for n in range(1, 13)]
+    for key in ("national_id", "date_of_birth"):
+        assert len({p[key] for p in people}) == 12, key
+    assert len({p["device"]["device_id"] for p in people}) == 12
+
+
+@pytest.mark.parametrize("persona", register.personas(), ids=lambda p: p["persona_id"])
+def test_persona_is_well_formed_and_obviously_fake(persona: dict[str, Any]) -> None:
+    assert persona["national_id"].startswith("000-")  # area 000 is never issued
+    assert NATIONAL_ID.fullmatch(persona["national_id"])
+    born = date.fromisoformat(persona["date_of_birth"])
+    assert 1950 <= born.year <= 2004
+    assert persona["first_name"] and persona["last_name"]
+    device = persona["device"]
+    assert set(device) == {"device_id", "platform", "model", "os_version"}
+    assert device["device_id"] == "dev-" + persona["persona_id"]
+    assert device["platform"] in register.value("A05")["platforms"]
+    assert all(isinstance(v, str) and v for v in device.values())
+
+
+def test_personas_cover_every_platform_and_vary_in_age() -> None:
+    people = register.personas()
+    assert {p["device"]["platform"] for p in people} == set(register.value("A05")["platforms"])
+    assert len({p["date_of_birth"][:4] for p in people}) == 12
+
+
+def test_persona_copies_cannot_alter_the_data() -> None:
+    register.personas()[0]["device"]["platform"] = "changed"
+    assert register.personas()[0]["device"]["platform"] != "changed"
