@@ -117,18 +117,21 @@ class PartnerAuth(httpx.Auth):
         if response.status_code != 200:
             return False
         try:
-            body = response.json()
-            token = str(body["access_token"])
-        except (ValueError, KeyError, TypeError):
+            return self.store(response.json())
+        except ValueError:
             return False
+
+    def store(self, body: Any) -> bool:
+        """Cache the token of a token endpoint's JSON answer; ``False`` if it holds none."""
+        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
+            return False
+        token = body["access_token"]
         expires_in = body.get("expires_in")
         lifetime = float(expires_in) if isinstance(expires_in, int | float) else 3600.0
         with self._lock:
             self._token = Sensitive(token, label="access_token")
             self._valid_until = self._clock() + max(lifetime - self._margin, lifetime / 2)
-            self.last_token_response = {
-                k: body.get(k) for k in ("token_type", "expires_in", "scope")
-            }
+            self.last_token_response = {k: body.get(k) for k in ("token_type", "expires_in", "scope")}
         return True
 
     def _observe(self, response: httpx.Response, started: float) -> None:

@@ -81,9 +81,7 @@ _OPTIONS = {
 }
 
 
-def resolve(
-    profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str, str]
-) -> Config:
+def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str, str]) -> Config:
     """Build the configuration for ``profile`` from keyword overrides and the environment.
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
@@ -97,9 +95,7 @@ def resolve(
         raise ConfigError(f"profile {profile!r} is not known; allowed: {', '.join(PROFILES)}")
     unknown = sorted(set(overrides) - _OPTIONS)
     if unknown:
-        raise ConfigError(
-            f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}"
-        )
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
     opts = dict(overrides)
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):

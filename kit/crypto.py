@@ -33,6 +33,7 @@ from kit.errors import (
     CryptoError,
     SignatureInvalid,
     SignatureMalformed,
+    UnknownSigningKey,
 )
 from kit.sensitive import Sensitive
 
@@ -245,9 +246,7 @@ class ServerKeys:
             CryptoError: no key for it.
         """
         if alg not in SERVER_ALGS:
-            raise ConfigError(
-                f"JWE algorithm {alg!r} is not allowed; allowed: {', '.join(SERVER_ALGS)}"
-            )
+            raise ConfigError(f"JWE algorithm {alg!r} is not allowed; allowed: {', '.join(SERVER_ALGS)}")
         entry = self.select(alg, kids)
         body = json.dumps(plaintext, separators=(",", ":")).encode()
         header = {"alg": alg, "enc": ENC, "kid": entry.kid}
@@ -313,7 +312,7 @@ class WebhookKeys:
         kid = header.get("kid")
         key = self._by_kid.get(kid) if isinstance(kid, str) else None
         if key is None:
-            raise SignatureInvalid(f"signing key {kid!r} is not in the JWK set")
+            raise UnknownSigningKey(f"signing key {kid!r} is not in the JWK set")
         try:
             jws.deserialize_compact(signature, key, registry=_WEBHOOK, payload=payload)
         except (JoseError, ValueError, TypeError) as exc:

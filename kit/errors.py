@@ -15,7 +15,7 @@ The tree::
     ├── SensitiveDataError          (also TypeError) pickling a Sensitive value
     ├── WebhookTimeout              (also TimeoutError) wait_for saw nothing in time
     ├── WebhookVerificationError
-    │   ├── SignatureMissing  ├── SignatureMalformed  ├── SignatureInvalid
+    │   ├── SignatureMissing  ├── SignatureMalformed  ├── SignatureInvalid ─── UnknownSigningKey
     │   ├── EventMismatch     ├── SignatureExpired    └── DuplicateDelivery
     └── ApiError(status, code, detail, request_id, problem)
         ├── OAuthError (RFC 6749 bodies) ─── InvalidClient
@@ -131,6 +131,7 @@ __all__ = [
     "UnknownPlatform",
     "UnknownProduct",
     "UnknownSessionType",
+    "UnknownSigningKey",
     "UnknownValue",
     "UnsupportedCurrency",
     "UnsupportedMediaType",
@@ -217,6 +218,10 @@ class SignatureMalformed(WebhookVerificationError):
 
 class SignatureInvalid(WebhookVerificationError):
     """Wrong algorithm, forbidden header, unknown ``kid``, or a signature that does not verify."""
+
+
+class UnknownSigningKey(SignatureInvalid):
+    """The signature's ``kid`` is not in the JWK set (fetch the keys again, once)."""
 
 
 class EventMismatch(WebhookVerificationError):
@@ -676,12 +681,13 @@ def error_from_response(
     *,
     request_id: str | None = None,
     retry_after: float | None = None,
-    submitted: str | None = None,
+    submitted: Mapping[str, str] | None = None,
 ) -> ApiError:
     """Build the error for an answer: the one place a class is chosen.
 
     ``body`` is the parsed JSON (a problem, an RFC 6749 error, or anything else);
-    ``submitted`` is a non-sensitive value the caller sent (an enum value) for the message.
+    ``submitted`` maps problem codes to the non-sensitive value the caller sent for that
+    field (``{"unknown-event-type": "password.reset"}``), quoted in the message.
 
     Example::
 
@@ -710,6 +716,6 @@ def error_from_response(
         detail,
         request_id,
         problem,
-        submitted=submitted,
+        submitted=(submitted or {}).get(code),
         retry_after=retry_after,
     )

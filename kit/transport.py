@@ -175,13 +175,13 @@ class Transport:
         session_token: str | None = None,
         session_type: str | None = None,
         idempotency_key: str | None = None,
-        submitted: str | None = None,
+        submitted: Mapping[str, str] | None = None,
     ) -> Reply:
         """Send one call (with retries) and return its :class:`Reply`.
 
         ``partner``: attach the partner bearer token (``False`` for ``/_sim`` and token calls).
         ``session_token``: sent as ``svc-session-id``. ``submitted``: a non-sensitive value
-        quoted in error messages (an enum value the caller sent).
+        quoted in error messages (problem code → the enum value the caller sent).
 
         Raises:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
@@ -195,9 +195,7 @@ class Transport:
             key = str(uuid.uuid4())
         if key is not None:
             send_headers["Idempotency-Key"] = key
-        request = self._client.build_request(
-            method, path, json=json, data=data, headers=send_headers
-        )
+        request = self._client.build_request(method, path, json=json, data=data, headers=send_headers)
         auth: httpx.Auth | None = self.auth if partner else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
@@ -264,4 +262,3 @@ class Transport:
 def is_problem(exc: BaseException, code: str) -> bool:
     """Whether ``exc`` is an :class:`ApiError` with this problem code."""
     return isinstance(exc, ApiError) and exc.code == code
-

@@ -51,11 +51,8 @@ def form_body() -> dict[str, Any]:
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """``responses`` entries for problem+json errors."""
-    return {
-        status: {"model": Problem, "content": {"application/problem+json": {}}, "description": "Problem"}
-        for status in statuses
-    }
+    """``responses`` entries for problem+json errors (the content type is fixed in :func:`install`)."""
+    return {status: {"model": Problem, "description": "Problem (RFC 9457)"} for status in statuses}
 
 
 def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -82,7 +79,55 @@ def install(app: FastAPI) -> None:
                 "partnerToken": {"type": "http", "scheme": "bearer"},
                 "clientBasic": {"type": "http", "scheme": "basic"},
             }
+            _finish(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+_PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+_TOKEN_PATHS = ("/oauth/accesstoken", "/authorization/server_api/access_tokens")
+
+
+def _header(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "header",
+        "required": required,
+        "schema": {"type": "string", "maxLength": 255},
+        "description": description,
+    }
+
+
+def _finish(schema: dict[str, Any]) -> None:
+    """Problems as application/problem+json, security and the svc-* request headers."""
+    components = schema["components"]["schemas"]
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation.get("responses", {}).items():
+                content = response.get("content", {})
+                refs = [c.get("schema", {}).get("$ref", "") for c in content.values()]
+                if status.startswith(("4", "5")) and any(
+                    r.endswith(("/Problem", "/HTTPValidationError")) for r in refs
+                ):
+                    response["content"] = {"application/problem+json": {"schema": _PROBLEM_REF}}
+                    response["description"] = "Problem (RFC 9457)"
+            if path.startswith("/_sim"):
+                continue
+            if path.startswith(_TOKEN_PATHS) and not (path == _TOKEN_PATHS[1] and method == "delete"):
+                operation["security"] = [{"clientBasic": []}]
+                continue
+            operation["security"] = [{"partnerToken": []}]
+            params = operation.setdefault("parameters", [])
+            params.append(_header("svc-session-id", "The current user/device session token"))
+            if method == "post":
+                params.append(
+                    _header(
+                        "Idempotency-Key",
+                        "Makes the POST safe to retry (register A20)",
+                        required=path == "/p2p/transfers",
+                    )
+                )

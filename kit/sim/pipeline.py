@@ -276,8 +276,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-async def read_json(request: Request) -> Any:
-    """The request's JSON body (None when empty), or 413 / 415 / 400."""
+async def read_body(request: Request) -> bytes:
+    """The raw body, refused with 413 past the limit (A22) without reading it all."""
     length = request.headers.get("content-length")
     too_large = Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
@@ -289,7 +289,12 @@ async def read_json(request: Request) -> Any:
         if size > MAX_BODY:
             raise too_large
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body (None when empty), or 413 / 415 / 400."""
+    raw = await read_body(request)
     if not raw.strip():
         return None
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -426,7 +431,7 @@ async def run(
     sim: Sim = request.app.state.sim
     request.state.assumptions.update(assumptions)
     partner = authenticate(sim, request)
-    body = await read_json(request)
+    body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None
     call = Call(sim, request, partner, body)
     record: IdempotencyRecord | None = None
     if request.method == "POST" and idempotency != "none":
@@ -457,11 +462,13 @@ async def run(
             call.session_in_force = call.session
         reply = handler(call)
     except Problem as problem:
-        if record is not None:
-            call.state.idempotency.pop((partner, request.headers[IDEMPOTENCY_HEADER]), None)
-        response = problem.response()
-        _session_header(call, response)
-        return response
+        _release(call, record)
+        refusal = problem.response()
+        _session_header(call, refusal)
+        return refusal
+    except BaseException:
+        _release(call, record)  # never leave a key "in flight" forever
+        raise
     if 200 <= reply.status < 300 and call.session is not None and call.session_in_force is call.session:
         call.session.last_used = call.state.now  # sliding sessions count 2xx calls only
     response = _json_response(reply)
@@ -471,6 +478,11 @@ async def run(
     if fault is not None and fault.status and fault.when == "after_commit":
         return fault_problem(fault).response()
     return response
+
+
+def _release(call: Call, record: IdempotencyRecord | None) -> None:
+    if record is not None:
+        call.state.idempotency.pop((call.partner, call.request.headers[IDEMPOTENCY_HEADER]), None)
 
 
 def _json_response(reply: Reply) -> Response:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import calendar
 import json
+import os
 import re
 import threading
 import time
@@ -485,7 +486,7 @@ def raw_jwe(
             raise ValueError(wrap)
         encrypted_key = pub.encrypt(cek, pad)
     protected = b64u(json.dumps(header).encode())
-    iv = AESGCM.generate_key(bit_length=96)[:12]
+    iv = os.urandom(12)
     sealed = AESGCM(cek).encrypt(iv, data, protected.encode("ascii"))
     ciphertext, tag = sealed[:-16], sealed[-16:]
     return ".".join([protected, b64u(encrypted_key), b64u(iv), b64u(ciphertext), b64u(tag)])

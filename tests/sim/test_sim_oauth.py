@@ -140,13 +140,13 @@ def test_missing_bearer_is_401_without_error_attribute(http: httpx.Client) -> No
 
 @pytest.mark.parametrize(
     "authorization",
-    ["Bearer not-a-token", "Bearer ", "Basic c2ltLXBhcnRuZXI6c2ltLXNlY3JldA==", "Bearer a b"],
+    ["Bearer not-a-token", "Bearer tok_0000000000000000", "Basic c2ltLXBhcnRuZXI6c2ltLXNlY3JldA=="],
 )
 def test_unknown_bearer_is_401_invalid_token(http: httpx.Client, authorization: str) -> None:
     resp = http.get(INIT, headers={"Authorization": authorization})
     assert_problem(resp, 401, "invalid-partner-token")
     challenge = resp.headers.get("www-authenticate", "")
-    if authorization.startswith("Bearer") and authorization.strip() != "Bearer":
+    if authorization.startswith("Bearer"):
         assert challenge.startswith("Bearer") and 'error="invalid_token"' in challenge, challenge
     else:
         assert challenge.startswith("Bearer"), challenge

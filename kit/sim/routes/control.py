@@ -15,7 +15,7 @@ from kit import register
 from kit.sim.clock import format_time
 from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.pipeline import parse_model, read_json
-from kit.sim.problems import Problem
+from kit.sim.problems import Problem, validation_problem
 from kit.sim.routes.cards import expire_cards
 from kit.sim.routes.common import document_request_out, money, not_found, transfer_out
 from kit.sim.routes.p2p import parse_amount
@@ -69,6 +69,12 @@ async def clock(request: Request) -> dict[str, str]:
 async def advance(request: Request) -> dict[str, str]:
     sim = _sim(request)
     req = await _body(request, AdvanceIn)
+    try:
+        sim.state.clock.after(req.seconds)
+    except OverflowError:
+        raise validation_problem(
+            [{"field": "/seconds", "message": "would move the clock past the year 9999"}]
+        ) from None
     await sim.delivery.settle()
     sim.state.clock.advance(req.seconds)
     expire_cards(sim)

@@ -35,7 +35,7 @@ async def send_event(request: Request, account_id: str) -> Response:
         if req.occurred_at is not None:
             try:
                 occurred_at = format_time(parse_time(req.occurred_at))
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise validation_problem(
                     [{"field": "/occurred_at", "message": "must be an RFC 3339 time with a zone"}]
                 ) from None

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from kit import register
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
-from kit.sim.pipeline import MAX_BODY, authenticate
+from kit.sim.pipeline import authenticate, read_body
 from kit.sim.problems import OAuthError, Problem
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
@@ -54,13 +54,14 @@ def _basic_credentials(header: str) -> tuple[str, str] | None:
 
 async def _issue(request: Request) -> JSONResponse:
     sim: Sim = request.app.state.sim
-    request.state.assumptions.update({"A01", "A21"})
+    request.state.assumptions.add("A01")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/x-www-form-urlencoded":
         raise _invalid_request("Send the token request as application/x-www-form-urlencoded.")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise _invalid_request("The token request is too large.")
+    try:
+        raw = await read_body(request)
+    except Problem:
+        raise _invalid_request("The token request is too large.") from None
     try:
         pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(raw))
     except (UnicodeDecodeError, ValueError):
@@ -84,7 +85,7 @@ async def _issue(request: Request) -> JSONResponse:
             401,
             "invalid_client",
             "Client authentication failed: unknown client or wrong secret.",
-            headers={"WWW-Authenticate": 'Basic realm="partner"'},
+            headers={"WWW-Authenticate": "Basic"},
         )
     if grant_type not in _TOKEN["grant_types"]:
         raise OAuthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported.")

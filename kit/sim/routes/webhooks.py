@@ -57,12 +57,12 @@ async def subscribe(request: Request) -> Response:
                 f"Unknown webhook event type; allowed: {', '.join(WEBHOOK_EVENTS)}.",
                 allowed=WEBHOOK_EVENTS,
             )
-        parts = urlsplit(req.url)
         try:
+            parts = urlsplit(req.url)
             host = parts.hostname
             parts.port  # noqa: B018 - raises on a bad port
         except ValueError:
-            host = None
+            parts, host = urlsplit(""), None
         if parts.scheme not in ("http", "https") or not host:
             raise validation_problem([{"field": "/url", "message": "must be an absolute http(s) URL"}])
         settings = call.sim.settings

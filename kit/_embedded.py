@@ -1,0 +1,26 @@
+"""The one seam between the client and the simulator (STYLE: "one small seam").
+
+The client never imports ``kit.sim`` anywhere else, and here only inside a function, so that
+``import kit`` stays free of FastAPI and uvicorn and a sandbox run never loads the simulator.
+A test scans ``kit/*.py`` to keep it that way.
+"""
+
+from __future__ import annotations
+
+__all__ = ["embedded_base_url"]
+
+
+def embedded_base_url() -> str:
+    """Start the process-wide embedded simulator (or reuse it) and return its base URL.
+
+    Example::
+
+        >>> embedded_base_url().startswith("http://127.0.0.1:")   # doctest: +SKIP
+        True
+
+    Raises:
+        RuntimeError: the simulator could not start (wrapped by ``kit.connect``).
+    """
+    from kit.sim.server import shared_server  # the only import of kit.sim in the client
+
+    return shared_server().base_url

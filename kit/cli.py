@@ -1,0 +1,142 @@
+"""The ``kit`` command: ``kit serve`` (a standalone simulator) and ``kit walk`` (a scripted tour).
+
+Secrets never come from arguments that land in shell history or ``ps``: partner credentials
+and the control token are read from the environment (``KIT_SIM_PARTNERS``,
+``KIT_SIM_CONTROL_TOKEN``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import os
+import sys
+from decimal import Decimal, InvalidOperation
+
+PARTNERS_ENV = "KIT_SIM_PARTNERS"
+CONTROL_TOKEN_ENV = "KIT_SIM_CONTROL_TOKEN"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _partners(raw: str) -> dict[str, str]:
+    partners: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        client_id, sep, secret = item.partition(":")
+        if not sep or not client_id or not secret:
+            raise ValueError(f"{PARTNERS_ENV} entries are client_id:secret, separated by commas")
+        partners[client_id] = secret
+    return partners
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from kit.sim import Settings, create_app
+
+    control_token = os.environ.get(CONTROL_TOKEN_ENV) or None
+    if not args.no_control and not _is_loopback(args.host) and control_token is None:
+        print(
+            f"refusing to start: the control plane on a non-loopback host needs {CONTROL_TOKEN_ENV} "
+            "(or pass --no-control)",
+            file=sys.stderr,
+        )
+        return 2
+    overrides: dict[str, object] = {}
+    if os.environ.get(PARTNERS_ENV):
+        try:
+            overrides["partners"] = _partners(os.environ[PARTNERS_ENV])
+        except ValueError as exc:
+            print(f"refusing to start: {exc}", file=sys.stderr)
+            return 2
+    if args.starting_balance is not None:
+        try:
+            overrides["starting_balance"] = Decimal(args.starting_balance)
+        except InvalidOperation:
+            print("refusing to start: --starting-balance must be a decimal such as 500.00", file=sys.stderr)
+            return 2
+    settings = Settings(
+        seed=args.seed,
+        strict=args.strict,
+        control=not args.no_control,
+        control_token=control_token,
+        webhook_hosts=tuple(args.allow_webhook_host),
+        **overrides,  # type: ignore[arg-type]
+    )
+    config = uvicorn.Config(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        access_log=args.access_log,
+        log_level="info" if args.access_log else "warning",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            port = server.servers[0].sockets[0].getsockname()[1]
+            host = f"[{args.host}]" if ":" in args.host else args.host
+            print(f"Serving on http://{host}:{port}", flush=True)
+        await task
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return 0 if server.started else 1
+
+
+def _walk(args: argparse.Namespace) -> int:
+    from kit.walk import main as walk
+
+    return walk()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kit", description="Partner API kit")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the simulator standalone (Ctrl-C stops it)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    serve.add_argument("--seed", type=int, default=7)
+    serve.add_argument("--strict", action="store_true", help="deprecated token endpoints answer 410")
+    serve.add_argument("--no-control", action="store_true", help="do not mount the /_sim control plane")
+    serve.add_argument("--starting-balance", help="balance of new accounts, e.g. 500.00 (USD)")
+    serve.add_argument(
+        "--allow-webhook-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="deliver webhooks to this non-loopback host too (repeatable)",
+    )
+    serve.add_argument("--access-log", action="store_true", help="log method, path and status")
+    serve.epilog = (
+        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default sim-partner/sim-secret and "
+        f"sim-partner-b/sim-secret-b). Control token: {CONTROL_TOKEN_ENV}."
+    )
+    serve.set_defaults(func=_serve)
+
+    walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
+    walk.set_defaults(func=_walk)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

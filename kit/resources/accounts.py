@@ -1,0 +1,33 @@
+"""Accounts (DESIGN §3.4): ``POST /accounts`` under an anonymous session."""
+
+from __future__ import annotations
+
+from kit.models import Account
+from kit.resources._base import Resource
+
+__all__ = ["Accounts"]
+
+
+class Accounts(Resource):
+    """``api.accounts``."""
+
+    def create(self, *, product: str = "spending", idempotency_key: str | None = None) -> Account:
+        """Open an account; the device becomes bound to it.
+
+        Example::
+
+            >>> api.accounts.create().status      # doctest: +SKIP
+            'open'
+
+        Raises:
+            SessionRequired, SessionTypeNotAllowed: needs the current anonymous session.
+            UnknownProduct: a product other than ``spending``.
+        """
+        reply = self._api._call(
+            "POST",
+            "/accounts",
+            json={"product": product},
+            idempotency_key=idempotency_key,
+            submitted={"unknown-product": product},
+        )
+        return Account.from_wire(reply.body or {})

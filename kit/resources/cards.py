@@ -1,0 +1,71 @@
+"""Cards (DESIGN §3.5): the partner token suffices; the current session is sent when known
+(spec rule 5) and must then be bound to the card's account."""
+
+from __future__ import annotations
+
+from kit.models import Card
+from kit.resources._base import Resource, seg
+
+__all__ = ["CARD_TYPES", "CLOSE_REASONS", "Cards"]
+
+CARD_TYPES = ("physical", "virtual", "temporary")
+CLOSE_REASONS = ("lost", "stolen", "damaged", "fraud_suspected", "customer_request", "account_closed")
+
+
+class Cards(Resource):
+    """``api.cards``."""
+
+    def create(
+        self, account_id: str, *, type: str = "temporary", idempotency_key: str | None = None
+    ) -> Card:
+        """Issue a card (``physical``, ``virtual`` or ``temporary``).
+
+        Example::
+
+            >>> api.cards.create(acc_id, type="temporary").status    # doctest: +SKIP
+            'active'
+
+        Raises:
+            UnknownCardType, AccountNotFound, SessionNotBound.
+        """
+        reply = self._api._call(
+            "POST",
+            f"/accounts/{seg(account_id)}/cards",
+            json={"type": type},
+            idempotency_key=idempotency_key,
+            submitted={"unknown-card-type": type},
+        )
+        return Card.from_wire(reply.body or {})
+
+    def get(self, card_id: str) -> Card:
+        """Read a card (status ``active``, ``closed`` or ``expired``).
+
+        Raises:
+            CardNotFound, SessionNotBound.
+        """
+        reply = self._api._call("GET", f"/cards/{seg(card_id)}")
+        return Card.from_wire(reply.body or {})
+
+    def close(
+        self, card_id: str, *, reason: str | None = None, idempotency_key: str | None = None
+    ) -> Card:
+        """Close a card, optionally with a reason (1.2.0); emits the ``card.closed`` webhook.
+
+        Example::
+
+            >>> api.cards.close(card.card_id, reason="lost").close_reason   # doctest: +SKIP
+            'lost'
+
+        Raises:
+            UnknownCloseReason: the message lists the allowed reasons.
+            CardAlreadyClosed, CardNotActive, CardNotFound.
+        """
+        body = {} if reason is None else {"reason": reason}
+        reply = self._api._call(
+            "POST",
+            f"/cards/{seg(card_id)}/close",
+            json=body,
+            idempotency_key=idempotency_key,
+            submitted={"unknown-close-reason": str(reason)},
+        )
+        return Card.from_wire(reply.body or {})

@@ -1,0 +1,51 @@
+"""Document requests (DESIGN §3.10): listed per person, completed with an encrypted document."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kit.models import DocumentRequest
+from kit.resources._base import Resource, seg
+from kit.sensitive import reveal
+
+__all__ = ["DocumentRequests"]
+
+
+class DocumentRequests(Resource):
+    """``api.document_requests``."""
+
+    def list(self, person_id: str) -> list[DocumentRequest]:
+        """The person's document requests (open and completed).
+
+        Raises:
+            SessionRequired, SessionNotBound, PersonNotFound.
+        """
+        reply = self._api._call("GET", f"/persons/{seg(person_id)}/document_requests")
+        items = (reply.body or {}).get("document_requests") or []
+        return [DocumentRequest.from_wire(item) for item in items]
+
+    def submit(
+        self,
+        document_request_id: str,
+        *,
+        document: Mapping[str, Any],
+        idempotency_key: str | None = None,
+    ) -> DocumentRequest:
+        """Complete a request with a document (any JSON object), sent encrypted.
+
+        Example::
+
+            >>> api.document_requests.submit(dr_id, document={"kind": "utility_bill"})  # doctest: +SKIP
+
+        Raises:
+            DocumentRequestNotOpen: it was completed already.
+        """
+        encrypted = self._api._encrypt(dict(reveal(document)))
+        reply = self._api._call(
+            "POST",
+            f"/document_requests/{seg(document_request_id)}/submit",
+            json={"encrypted_document": encrypted},
+            idempotency_key=idempotency_key,
+        )
+        return DocumentRequest.from_wire(reply.body or {})

@@ -1,0 +1,68 @@
+"""Inbound events (DESIGN §3.6): the eight types of the spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from kit.models import InboundEvent
+from kit.resources._base import Resource, seg
+
+__all__ = ["EVENT_TYPES", "Events"]
+
+EVENT_TYPES = (
+    "email_address.update_fails_verification",
+    "login.failed_too_many_times",
+    "password.change_failure",
+    "password.changed",
+    "password.forgot",
+    "password.reset_failed",
+    "username.forgot",
+    "username.reset_failed",
+)
+
+
+def _rfc3339(value: datetime | str) -> str:
+    if isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        raise ValueError("occurred_at must be timezone-aware (UTC)")
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class Events(Resource):
+    """``api.events``."""
+
+    def send(
+        self,
+        account_id: str,
+        event_type: str,
+        *,
+        occurred_at: datetime | str | None = None,
+        details: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> InboundEvent:
+        """Send an inbound event for an account (accepted with 202).
+
+        Example::
+
+            >>> api.events.send(acc_id, "password.changed").event_type   # doctest: +SKIP
+            'password.changed'
+
+        Raises:
+            UnknownEventType: "event type 'password.reset' is not allowed; allowed: …".
+        """
+        body: dict[str, Any] = {"event_type": event_type}
+        if occurred_at is not None:
+            body["occurred_at"] = _rfc3339(occurred_at)
+        if details is not None:
+            body["details"] = dict(details)
+        reply = self._api._call(
+            "POST",
+            f"/accounts/{seg(account_id)}/events",
+            json=body,
+            idempotency_key=idempotency_key,
+            submitted={"unknown-event-type": event_type},
+        )
+        return InboundEvent.from_wire(reply.body or {})

@@ -1,0 +1,75 @@
+"""KYC questions and answers (DESIGN §3.4): secure data both ways."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kit.errors import CryptoError
+from kit.models import KycResult
+from kit.resources._base import Resource, seg
+from kit.sensitive import Sensitive, reveal
+
+__all__ = ["Kyc"]
+
+Answers = Mapping[str, str] | Iterable[Mapping[str, str]] | Sensitive[Any]
+
+
+def _normalize(answers: Answers) -> list[dict[str, str]]:
+    value = reveal(answers)
+    if isinstance(value, Mapping) and "answers" in value:
+        value = value["answers"]
+    if isinstance(value, Mapping):
+        return [{"question_id": str(k), "choice": str(v)} for k, v in value.items()]
+    return [{"question_id": str(a["question_id"]), "choice": str(a["choice"])} for a in value]
+
+
+class Kyc(Resource):
+    """``api.kyc``."""
+
+    def questions(self, person_id: str) -> Sensitive[list[dict[str, Any]]]:
+        """The person's KYC questions, decrypted with the device key, wrapped in Sensitive.
+
+        ``.reveal()`` gives ``[{"question_id", "text", "choices": [...]}]``; the ciphertext is
+        not kept (spec rule 4).
+
+        Example::
+
+            >>> qs = api.kyc.questions(person.person_id)    # doctest: +SKIP
+            >>> len(qs.reveal())                              # doctest: +SKIP
+            3
+
+        Raises:
+            SessionNotBound, KycLocked, PersonNotFound; CryptoError for a bad JWE.
+        """
+        reply = self._api._call("GET", f"/persons/{seg(person_id)}/kyc/questions")
+        token = (reply.body or {}).get("encrypted_questions")
+        if not isinstance(token, str):
+            raise CryptoError("the answer holds no encrypted_questions")
+        decrypted = self._api.device.decrypt(token, label="kyc_questions").reveal()
+        questions = decrypted.get("questions") if isinstance(decrypted, dict) else None
+        return Sensitive(list(questions or []), label="kyc_questions")
+
+    def answer(
+        self, person_id: str, answers: Answers, *, idempotency_key: str | None = None
+    ) -> KycResult:
+        """Submit answers, encrypted: a list of ``{question_id, choice}`` or a mapping.
+
+        Example::
+
+            >>> api.kyc.answer(pid, api.sim.kyc_answers(pid)).status   # doctest: +SKIP
+            'established'
+
+        Raises:
+            ValidationError: not exactly one answer per question (no attempt counted).
+            KycLocked: three attempts failed before.
+        """
+        payload = {"answers": _normalize(answers)}
+        encrypted = self._api._encrypt(payload)
+        reply = self._api._call(
+            "POST",
+            f"/persons/{seg(person_id)}/kyc/answers",
+            json={"encrypted_answers": encrypted},
+            idempotency_key=idempotency_key,
+        )
+        return KycResult.from_wire(reply.body or {})

@@ -1,0 +1,180 @@
+"""``api.sim``: the simulator's control plane over HTTP (DESIGN §3.11), sim profile only."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import pandas as pd
+
+from kit.models import DocumentRequest, Money, Persona, parse_time
+from kit.resources._base import Resource, seg
+from kit.sensitive import MASK, Sensitive
+
+__all__ = ["SimControl"]
+
+
+class SimControl(Resource):
+    """Time, faults, scenario set-up and inspection of the embedded simulator."""
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._api._call(method, path, partner=False, session=None, **kwargs).body
+
+    def health(self) -> dict[str, Any]:
+        """``{"status": "ok", "api_version"}``."""
+        return dict(self._call("GET", "/_sim/health") or {})
+
+    def reset(self, seed: int | None = None) -> None:
+        """Back to the seeded start: all tokens and sessions revoked (the client's session is
+        dropped; its partner token is re-fetched on the next 401, by design of the auth flow).
+        """
+        self._call("POST", "/_sim/reset", json={} if seed is None else {"seed": seed})
+        self._api._after_reset()
+
+    def clock(self) -> datetime:
+        """The simulator's current time (frozen until advanced)."""
+        now = parse_time((self._call("GET", "/_sim/clock") or {}).get("now"))
+        assert now is not None
+        return now
+
+    def advance(self, seconds: int) -> datetime:
+        """Move the simulator's clock forward; returns the new time."""
+        body = self._call("POST", "/_sim/clock/advance", json={"seconds": int(seconds)}) or {}
+        now = parse_time(body.get("now"))
+        assert now is not None
+        return now
+
+    def _personas_raw(self) -> list[dict[str, Any]]:
+        return list((self._call("GET", "/_sim/personas") or {}).get("personas") or [])
+
+    def personas(self) -> pd.DataFrame:
+        """The synthetic people, PII columns masked (use :meth:`persona` to onboard one)."""
+        rows = []
+        for p in self._personas_raw():
+            device = p.get("device") or {}
+            rows.append(
+                {
+                    "persona_id": p.get("persona_id"),
+                    **{name: MASK for name in Persona.PII_FIELDS},
+                    "platform": device.get("platform"),
+                    "model": device.get("model"),
+                }
+            )
+        columns = ["persona_id", *Persona.PII_FIELDS, "platform", "model"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def persona(self, which: int | str = 0) -> Persona:
+        """One persona (by index or ``persona_id``) with PII wrapped in Sensitive.
+
+        Example::
+
+            >>> p = api.sim.persona(0)                        # doctest: +SKIP
+            >>> api.persons.create(acc_id, **p.pii)           # doctest: +SKIP
+        """
+        raw = self._personas_raw()
+        if isinstance(which, int):
+            chosen = raw[which]
+        else:
+            matches = [p for p in raw if p.get("persona_id") == which]
+            if not matches:
+                raise KeyError(f"no persona {which!r}")
+            chosen = matches[0]
+        return Persona.from_wire(chosen)
+
+    def kyc_answers(self, person_id: str) -> Sensitive[list[dict[str, str]]]:
+        """The right KYC answers for a person (the sandbox's "test credentials"), wrapped."""
+        body = self._call("GET", f"/_sim/persons/{seg(person_id)}/kyc_answers") or {}
+        return Sensitive(list(body.get("answers") or []), label="kyc_answers")
+
+    def create_document_request(self, person_id: str) -> DocumentRequest:
+        """Create a document request for a person (emits ``document_request.created``)."""
+        body = self._call("POST", f"/_sim/persons/{seg(person_id)}/document_requests") or {}
+        return DocumentRequest.from_wire(body)
+
+    def fund(self, account_id: str, amount: Money | Decimal | str | int) -> Money:
+        """Add money to an account; returns the new balance."""
+        money = Money.parse(amount)
+        body = self._call(
+            "POST", f"/_sim/accounts/{seg(account_id)}/fund", json={"amount": money.to_wire()}
+        ) or {}
+        return Money.from_wire(body["balance"])
+
+    def add_fault(
+        self,
+        method: str,
+        path: str,
+        *,
+        status: int | None = 503,
+        rate: float = 1.0,
+        times: int | None = None,
+        when: str = "before_commit",
+        retry_after: int | None = None,
+        latency_ms: int | None = None,
+    ) -> str:
+        """Inject a fault on ``method path`` (a template such as ``/p2p/transfers``).
+
+        ``when="after_commit"``: the change is made, then the client is told ``status``.
+        Returns the fault id.
+        """
+        spec: dict[str, Any] = {
+            "method": method,
+            "path": path,
+            "status": status,
+            "rate": rate,
+            "when": when,
+        }
+        for name, value in (("times", times), ("retry_after", retry_after), ("latency_ms", latency_ms)):
+            if value is not None:
+                spec[name] = value
+        body = self._call("POST", "/_sim/faults", json=spec) or {}
+        return str(body.get("fault_id"))
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault."""
+        self._call("DELETE", "/_sim/faults")
+
+    def deliveries(self) -> pd.DataFrame:
+        """Webhook deliveries as the simulator recorded them (one row per delivery)."""
+        rows = []
+        for d in (self._call("GET", "/_sim/webhooks/deliveries") or {}).get("deliveries") or []:
+            attempts = d.get("attempts") or []
+            rows.append(
+                {
+                    "event_id": d.get("event_id"),
+                    "type": d.get("type"),
+                    "subscription_id": d.get("subscription_id"),
+                    "status": d.get("status"),
+                    "attempts": len(attempts),
+                    "last_status_code": attempts[-1].get("status_code") if attempts else None,
+                }
+            )
+        columns = ["event_id", "type", "subscription_id", "status", "attempts", "last_status_code"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def ledger(self, what: str = "accounts") -> pd.DataFrame:
+        """Balances (``what="accounts"``) or transfers (``what="transfers"``)."""
+        body = self._call("GET", "/_sim/ledger") or {}
+        if what == "transfers":
+            rows = [
+                {
+                    "transfer_id": t.get("transfer_id"),
+                    "from_account_id": t.get("from_account_id"),
+                    "to_person_id": t.get("to_person_id"),
+                    "amount": Money.from_wire(t["amount"]).amount if t.get("amount") else None,
+                    "currency": (t.get("amount") or {}).get("currency"),
+                    "status": t.get("status"),
+                }
+                for t in body.get("transfers") or []
+            ]
+            cols = ["transfer_id", "from_account_id", "to_person_id", "amount", "currency", "status"]
+            return pd.DataFrame(rows, columns=cols)
+        rows = [
+            {
+                "account_id": a.get("account_id"),
+                "balance": Money.from_wire(a["balance"]).amount,
+                "currency": a["balance"].get("currency"),
+            }
+            for a in body.get("accounts") or []
+        ]
+        return pd.DataFrame(rows, columns=["account_id", "balance", "currency"])

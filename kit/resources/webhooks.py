@@ -1,0 +1,136 @@
+"""Webhook subscriptions (DESIGN §3.10) and, in the sim profile, received events.
+
+In the ``sim`` profile the first use of ``api.webhooks`` starts a loopback
+:class:`~kit.webhooks.Receiver` and subscribes it to ``card.closed``,
+``document_request.created`` and ``document_request.completed`` (not the deprecated
+``card.expired``; subscribe it yourself to see it). Subscribing on first use, not at
+connect, keeps a plain ``connect()`` to one token request and no background thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from kit.crypto import WebhookKeys
+from kit.errors import NotAvailable
+from kit.models import Subscription, WebhookEvent, parse_time
+from kit.resources._base import Resource
+from kit.webhooks import Receiver
+
+__all__ = ["AUTO_EVENTS", "Webhooks"]
+
+AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.completed")
+
+
+class Webhooks(Resource):
+    """``api.webhooks``: subscribe, fetch signing keys, and (sim) see what arrived."""
+
+    def __init__(self, api: Any) -> None:
+        super().__init__(api)
+        self._keys = WebhookKeys()
+        self._receiver: Receiver | None = None
+        self._subscription: Subscription | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        state = "subscribed" if self._subscription else "not subscribed"
+        return f"<Webhooks resource ({state})>"
+
+    def subscribe(
+        self, url: str, events: Iterable[str], *, idempotency_key: str | None = None
+    ) -> Subscription:
+        """Subscribe a URL to webhook events.
+
+        Example::
+
+            >>> api.webhooks.subscribe("http://127.0.0.1:9/hook", ["card.closed"])  # doctest: +SKIP
+
+        Raises:
+            UnknownEventType, EventRenamed (``person.document_request.*``), ValidationError,
+            WebhookUrlNotAllowed.
+        """
+        names = list(events)
+        reply = self._api._call(
+            "POST",
+            "/webhooks/subscriptions",
+            json={"url": url, "events": names},
+            session=None,
+            idempotency_key=idempotency_key,
+            submitted={"unknown-event-type": ", ".join(names)},
+        )
+        return Subscription.from_wire(reply.body or {})
+
+    def jwks(self) -> dict[str, Any]:
+        """The server's public webhook signing keys (``GET /webhooks/jwks``)."""
+        reply = self._api._call("GET", "/webhooks/jwks", session=None)
+        body = dict(reply.body or {})
+        self._keys.update(body)
+        return body
+
+    # -- the sim profile's receiver -----------------------------------------------------------
+
+    def _ensure_receiver(self) -> Receiver:
+        if self._api.config.profile != "sim":
+            raise NotAvailable(
+                "the webhook receiver runs only in the sim profile; in a sandbox, "
+                "verify deliveries on your server with kit.webhooks.verify"
+            )
+        with self._lock:
+            if self._receiver is None:
+                clock: Callable[[], Any] = self._api._sim_clock
+                self._receiver = Receiver(
+                    keys=lambda: self._keys, clock=clock, refresh_keys=self.jwks
+                )
+            if self._subscription is None:
+                self.jwks()
+                self._subscription = self.subscribe(self._receiver.url, AUTO_EVENTS)
+            return self._receiver
+
+    def _forget(self) -> None:
+        """The simulator was reset: subscriptions are gone; subscribe again on next use."""
+        with self._lock:
+            self._subscription = None
+            if self._receiver is not None:
+                self._receiver.reset()
+
+    def listen(self) -> Subscription:
+        """(sim) Start the loopback receiver and subscribe it now; return the subscription."""
+        self._ensure_receiver()
+        assert self._subscription is not None
+        return self._subscription
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """(sim) Deliveries received: id, type, created_at, received (sim time), verified…"""
+        frame = self._ensure_receiver().frame()
+        if not frame.empty:
+            frame["created_at"] = frame["created_at"].map(parse_time)
+        return frame
+
+    def wait_for(
+        self,
+        event_type: str,
+        *,
+        timeout: float = 5.0,
+        where: Callable[[WebhookEvent], bool] | None = None,
+    ) -> WebhookEvent:
+        """(sim) Wait for a verified delivery of this type not returned before.
+
+        Example::
+
+            >>> api.webhooks.wait_for("card.closed", timeout=5).data["close_reason"]  # doctest: +SKIP
+            'lost'
+
+        Raises:
+            WebhookTimeout: nothing arrived in time. NotAvailable: outside the sim profile.
+        """
+        return self._ensure_receiver().wait_for(event_type, timeout=timeout, where=where)
+
+    def close(self) -> None:
+        if self._receiver is not None:
+            self._receiver.close()
+            self._receiver = None

@@ -1,0 +1,274 @@
+"""Device sessions: create, promote, open directly, end (DESIGN §3.2, §3.3; spec "Session
+creation sequence").
+
+Every session request fetches fresh init data (the nonce is single use), encrypts the nonce,
+the device's metadata and public key (and the account or person id) to a server key, and
+posts it. The client keeps the current session and sends it as ``svc-session-id`` on later
+calls (spec rule 5); its token is :class:`~kit.Sensitive` and never shown.
+
+Example::
+
+    api.sessions.create("anonymous", expiration="sliding")
+    account = api.accounts.create()
+    api.sessions.promote("account", account_id=account.account_id)
+    api.session          # SessionInfo(session_type='account', …)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kit.errors import CryptoError
+from kit.models import InitData, SessionInfo, parse_time
+from kit.sensitive import Sensitive
+
+if TYPE_CHECKING:
+    from kit.client import Client
+
+__all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
+
+INIT_DATA_PATH = "/sessions/user_session_initialization_data"
+SESSIONS_PATH = "/sessions"
+SESSION_TYPES = ("anonymous", "account", "person")
+
+
+@dataclass(frozen=True)
+class CurrentSession:
+    """The session the client sends; ``token`` is masked."""
+
+    token: Sensitive[str]
+    session_type: str
+    expiration_strategy: str
+    expires_at: datetime | None
+    device_id: str
+    account_id: str | None = None
+    person_id: str | None = None
+
+    def __repr__(self) -> str:
+        return f"CurrentSession(session_type={self.session_type!r}, token={self.token!r})"
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(
+            session_type=self.session_type,
+            expiration_strategy=self.expiration_strategy,
+            expires_at=self.expires_at,
+            device_id=self.device_id,
+            account_id=self.account_id,
+            person_id=self.person_id,
+        )
+
+
+class Sessions:
+    """``api.sessions``: the device-level session operations."""
+
+    def __init__(self, api: Client) -> None:
+        self._api = api
+
+    def __repr__(self) -> str:
+        return f"<Sessions current={self._api.session!r}>"
+
+    # -- init data --------------------------------------------------------------------------
+
+    def init_data(self) -> InitData:
+        """Fetch session initialization data (keys, ``enc``, a fresh single-use nonce).
+
+        The server keys are imported once and kept by kid. Example::
+
+            >>> api.sessions.init_data().algorithms          # doctest: +SKIP
+            ('RSA-OAEP-256', 'ECDH-ES+A256KW')
+
+        Raises:
+            ApiError: e.g. InvalidPartnerToken when credentials are wrong.
+        """
+        reply = self._api._call("GET", INIT_DATA_PATH, session=None)
+        body = reply.body or {}
+        jwks = body.get("jwks") or {}
+        self._api._server_keys.update(jwks)
+        keys = [k for k in jwks.get("keys") or [] if isinstance(k, dict)]
+        return InitData(
+            kids=tuple(str(k.get("kid")) for k in keys),
+            algorithms=tuple(str(k.get("alg")) for k in keys),
+            enc=tuple(body.get("enc") or ()),
+            nonce_expires_at=parse_time(body.get("nonce_expires_at")),
+            nonce=Sensitive(str(body.get("nonce", "")), label="nonce"),
+        )
+
+    # -- session requests -------------------------------------------------------------------
+
+    def _request(
+        self,
+        session_type: str,
+        *,
+        expiration: str,
+        account_id: str | None,
+        person_id: str | None,
+        promote_from: CurrentSession | None,
+        idempotency_key: str | None,
+    ) -> SessionInfo:
+        init = self.init_data()
+        device = self._api.device
+        plaintext: dict[str, Any] = {
+            "nonce": init.nonce.reveal(),
+            "device": device.metadata(),
+            "device_jwks": device.jwks(),
+        }
+        if account_id is not None:
+            plaintext["account_id"] = account_id
+        if person_id is not None:
+            plaintext["person_id"] = person_id
+        encrypted = self._api._server_keys.encrypt(
+            plaintext, alg=self._api.config.jwe_alg, kids=list(init.kids)
+        )
+        reply = self._api._call(
+            "POST",
+            SESSIONS_PATH,
+            json={
+                "session_type": session_type,
+                "expiration_strategy": expiration,
+                "encrypted_data": encrypted,
+            },
+            session=promote_from,
+            idempotency_key=idempotency_key,
+            submitted={
+                "unknown-session-type": session_type,
+                "unknown-expiration-strategy": expiration,
+            },
+        )
+        body = reply.body or {}
+        if "encrypted_session_token" in body:
+            # A direct session proves possession of the device key (DESIGN §3.3).
+            secret = device.decrypt(str(body["encrypted_session_token"]), label="session")
+            value = secret.reveal()
+            if not isinstance(value, dict) or "session_token" not in value:
+                raise CryptoError("the encrypted session token holds no session_token")
+            token = Sensitive(str(value["session_token"]), label="session_token")
+        else:
+            token = Sensitive(str(body.get("session_token", "")), label="session_token")
+        current = CurrentSession(
+            token=token,
+            session_type=str(body.get("session_type", session_type)),
+            expiration_strategy=str(body.get("expiration_strategy", expiration)),
+            expires_at=parse_time(reply.headers.get("svc-session-expires-at"))
+            or parse_time(body.get("expires_at")),
+            device_id=str(body.get("device_id", device.device_id)),
+            account_id=account_id or (promote_from.account_id if promote_from else None),
+            person_id=person_id,
+        )
+        self._api._current = current
+        return current.info()
+
+    def create(
+        self,
+        session_type: str = "anonymous",
+        *,
+        expiration: str = "sliding",
+        account_id: str | None = None,
+        person_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SessionInfo:
+        """Create a new session without presenting the current one (usually ``anonymous``).
+
+        Example::
+
+            >>> api.sessions.create("anonymous", expiration="sliding").session_type  # doctest: +SKIP
+            'anonymous'
+
+        Raises:
+            UnknownSessionType, UnknownExpirationStrategy: values outside the lists.
+            NonceInvalid, InvalidEncryptedData, DeviceNotRecognized: see their hints.
+        """
+        return self._request(
+            session_type,
+            expiration=expiration,
+            account_id=account_id,
+            person_id=person_id,
+            promote_from=None,
+            idempotency_key=idempotency_key,
+        )
+
+    def promote(
+        self,
+        session_type: str,
+        *,
+        account_id: str | None = None,
+        person_id: str | None = None,
+        expiration: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> SessionInfo:
+        """Promote the current session one step (anonymous → account → person).
+
+        The new session replaces the current one; the old one is superseded by the server.
+
+        Example::
+
+            >>> api.sessions.promote("account", account_id="acc_…")  # doctest: +SKIP
+
+        Raises:
+            SessionRequired: there is no current session to promote (raised locally).
+            InvalidSessionTransition: a skipped step, another device's account, KYC not done.
+        """
+        current = self._api._current
+        if current is None:
+            from kit.errors import SessionRequired
+
+            raise SessionRequired(401, "session-required", "there is no current session to promote")
+        return self._request(
+            session_type,
+            expiration=expiration or current.expiration_strategy,
+            account_id=account_id,
+            person_id=person_id,
+            promote_from=current,
+            idempotency_key=idempotency_key,
+        )
+
+    def open(
+        self,
+        session_type: str,
+        *,
+        account_id: str | None = None,
+        person_id: str | None = None,
+        expiration: str = "sliding",
+        idempotency_key: str | None = None,
+    ) -> SessionInfo:
+        """Open an account or person session directly, for a device already bound to it.
+
+        The 201 carries ``encrypted_session_token``, decrypted with the device key.
+
+        Example::
+
+            >>> api.sessions.open("account", account_id="acc_…")  # doctest: +SKIP
+
+        Raises:
+            DeviceNotRecognized: this device is not bound to that account or person.
+            CryptoError: the encrypted token is not for this device's key.
+        """
+        return self._request(
+            session_type,
+            expiration=expiration,
+            account_id=account_id,
+            person_id=person_id,
+            promote_from=None,
+            idempotency_key=idempotency_key,
+        )
+
+    def end(self) -> None:
+        """End the current session (``DELETE /sessions``); the client forgets it.
+
+        Raises:
+            ApiError: e.g. InvalidSession for a session the server does not know.
+        """
+        current = self._api._current
+        if current is None:
+            return
+        try:
+            self._api._call("DELETE", SESSIONS_PATH, session=current)
+        finally:
+            self._api._current = None
+
+    def _observe(self, sent: CurrentSession | None, expires_at: datetime | None) -> None:
+        """Track ``svc-session-expires-at`` for the session that was sent (sliding expiry)."""
+        current = self._api._current
+        if sent is not None and current is sent and expires_at is not None:
+            self._api._current = replace(current, expires_at=expires_at)

@@ -1,0 +1,310 @@
+"""Webhook verification for partners' own servers, and a loopback receiver for the sim profile.
+
+:func:`verify` checks a delivery (DESIGN §3.10): the header ``svc-webhook-signature`` is a
+detached JWS per RFC 7515 Appendix F (``header..signature``; the raw body, base64url-encoded,
+is the signed payload), ES256 only, protected header ``{alg, kid, iat, svc_event_id}`` without
+``b64`` or ``crit``; ``kid`` must be in the JWK set, ``svc_event_id`` must equal the body's
+``id``, ``|now - iat|`` at most ``max_skew`` seconds, and an id already in ``seen`` is a
+duplicate.
+
+Example (a partner's endpoint)::
+
+    import kit.webhooks
+    seen: set[str] = set()
+    jwks = fetch_jwks_once()                 # GET /webhooks/jwks with the partner token
+    try:
+        event = kit.webhooks.verify(request_body, request_headers, jwks, seen=seen)
+    except kit.errors.DuplicateDelivery:
+        return 200                           # acknowledged, not processed twice
+    except kit.errors.WebhookVerificationError:
+        return 400                           # rejected
+
+:class:`Receiver` is the sim profile's loopback endpoint: a ``ThreadingHTTPServer`` on
+127.0.0.1 (port chosen by the OS, never printed) that logs nothing, verifies each delivery
+against the simulator's clock (``GET /_sim/clock``) and records the outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, MutableSet
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pandas as pd
+
+from kit.crypto import WebhookKeys
+from kit.errors import (
+    DuplicateDelivery,
+    EventMismatch,
+    SignatureExpired,
+    SignatureMalformed,
+    SignatureMissing,
+    UnknownSigningKey,
+    WebhookTimeout,
+    WebhookVerificationError,
+)
+from kit.models import WebhookEvent
+
+__all__ = ["SIGNATURE_HEADER", "Receiver", "verify"]
+
+SIGNATURE_HEADER = "svc-webhook-signature"
+EVENT_COLUMNS = [
+    "id",
+    "type",
+    "created_at",
+    "received",
+    "verified",
+    "duplicate",
+    "error",
+    "kid",
+    "resource_id",
+]
+
+
+def _header(headers: Mapping[str, str] | Any, name: str) -> str | None:
+    getter = getattr(headers, "get", None)
+    if getter is not None:
+        value = getter(name)
+        if value is not None:
+            return str(value)
+    items = headers.items() if hasattr(headers, "items") else headers
+    for key, value in items:
+        if str(key).lower() == name:
+            return str(value)
+    return None
+
+
+def _epoch(now: datetime | float | int | None) -> float:
+    if now is None:
+        return time.time()
+    if isinstance(now, datetime):
+        if now.tzinfo is None:
+            raise ValueError("now must be timezone-aware")
+        return now.timestamp()
+    return float(now)
+
+
+def verify(
+    body: bytes,
+    headers: Mapping[str, str] | Any,
+    jwks: Mapping[str, Any] | WebhookKeys,
+    *,
+    now: datetime | float | None = None,
+    seen: MutableSet[str] | None = None,
+    max_skew: float = 300,
+) -> WebhookEvent:
+    """Verify one webhook delivery and return its event.
+
+    ``headers``: any mapping (case-insensitive lookup); ``jwks``: the JWK set from
+    ``GET /webhooks/jwks`` (or a prepared :class:`~kit.crypto.WebhookKeys`, faster);
+    ``now``: an aware datetime or epoch seconds (default: the wall clock; against the
+    simulator pass its clock); ``seen``: ids already processed — the id is added on success.
+
+    Example::
+
+        >>> verify(b"{}", {}, {"keys": []})
+        Traceback (most recent call last):
+        ...
+        kit.errors.SignatureMissing: no svc-webhook-signature header — reject the delivery; …
+
+    Raises:
+        SignatureMissing, SignatureMalformed, SignatureInvalid, EventMismatch,
+        SignatureExpired, DuplicateDelivery (all :class:`~kit.errors.WebhookVerificationError`).
+    """
+    signature = _header(headers, SIGNATURE_HEADER)
+    if not signature:
+        raise SignatureMissing(f"no {SIGNATURE_HEADER} header")
+    keys = jwks if isinstance(jwks, WebhookKeys) else WebhookKeys(jwks)
+    if not isinstance(body, bytes | bytearray):
+        raise TypeError("body must be the raw request bytes (the signature covers them exactly)")
+    header = keys.verify_detached(signature.strip(), bytes(body))
+    iat = header.get("iat")
+    event_id = header.get("svc_event_id")
+    if not isinstance(iat, int) or isinstance(iat, bool) or not isinstance(event_id, str):
+        raise SignatureMalformed("the protected header needs an integer iat and svc_event_id")
+    try:
+        event = json.loads(body)
+    except ValueError as exc:
+        raise EventMismatch("the body is not JSON") from exc
+    if not isinstance(event, dict) or event.get("id") != event_id:
+        raise EventMismatch("the signed svc_event_id is not the body's id")
+    skew = abs(_epoch(now) - iat)
+    if skew > max_skew:
+        raise SignatureExpired(f"the signature is {skew:.0f} s from now (at most {max_skew:.0f})")
+    if seen is not None:
+        if event_id in seen:
+            raise DuplicateDelivery(f"event {event_id} was delivered before")
+        seen.add(event_id)
+    return WebhookEvent.from_wire(event, kid=header.get("kid"), iat=iat)
+
+
+def _resource_id(data: Mapping[str, Any]) -> str | None:
+    for key in ("card_id", "document_request_id", "transfer_id", "account_id"):
+        if key in data:
+            return str(data[key])
+    return None
+
+
+class Receiver:
+    """A loopback webhook endpoint that verifies and records deliveries (sim profile).
+
+    ``keys`` gives the current :class:`WebhookKeys`; ``refresh_keys`` is called once when a
+    delivery names an unknown kid; ``clock`` returns the simulator's time (the ``now`` of
+    verification). Deliveries failing verification are answered 400 and recorded with the
+    error's class name; duplicates are answered 200 and recorded as such.
+    """
+
+    PATH = "/webhooks"
+
+    def __init__(
+        self,
+        *,
+        keys: Callable[[], WebhookKeys],
+        clock: Callable[[], datetime],
+        refresh_keys: Callable[[], None] | None = None,
+        max_skew: float = 300,
+    ) -> None:
+        self._keys = keys
+        self._clock = clock
+        self._refresh = refresh_keys
+        self._max_skew = max_skew
+        self._seen: set[str] = set()
+        self._rows: list[dict[str, Any]] = []
+        self._events: list[WebhookEvent] = []
+        self._taken: set[str] = set()
+        self._cond = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                status = receiver._handle(body, self.headers)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return  # a stray stderr line changes notebook outputs (DESIGN §4)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                return  # never a traceback on stderr
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="kit-webhooks", daemon=True
+        )
+        self._thread.start()
+
+    def __repr__(self) -> str:
+        return f"<webhook Receiver on loopback: {len(self._rows)} deliveries>"
+
+    @property
+    def url(self) -> str:
+        """The URL to subscribe (loopback; the port varies from run to run: do not print it)."""
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}{self.PATH}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _verify(self, body: bytes, headers: Any, now: datetime) -> WebhookEvent:
+        try:
+            return verify(
+                body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew
+            )
+        except UnknownSigningKey:
+            if self._refresh is None:
+                raise
+            self._refresh()
+            return verify(
+                body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew
+            )
+
+    def _handle(self, body: bytes, headers: Any) -> int:
+        try:
+            now = self._clock()
+        except Exception:
+            return 503  # cannot judge skew without the simulator's clock: let it retry
+        row: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
+        row.update(received=now, verified=False, duplicate=False)
+        try:
+            peek = json.loads(body)
+            if isinstance(peek, dict):
+                row.update(id=peek.get("id"), type=peek.get("type"))
+                row["created_at"] = peek.get("created_at")
+        except ValueError:
+            pass
+        status = 200
+        event: WebhookEvent | None = None
+        with self._cond:  # one verification at a time keeps the seen-set check atomic
+            try:
+                event = self._verify(body, headers, now)
+                row.update(verified=True, kid=event.kid, resource_id=_resource_id(event.data))
+            except DuplicateDelivery:
+                row.update(duplicate=True, error="DuplicateDelivery")
+            except WebhookVerificationError as exc:
+                row["error"] = type(exc).__name__
+                status = 400
+            self._rows.append(row)
+            if event is not None:
+                self._events.append(event)
+            self._cond.notify_all()
+        return status
+
+    def frame(self) -> pd.DataFrame:
+        """Received deliveries, oldest first (no ``data`` beyond the resource id)."""
+        with self._cond:
+            return pd.DataFrame([dict(r) for r in self._rows], columns=EVENT_COLUMNS)
+
+    def verified_events(self) -> list[WebhookEvent]:
+        with self._cond:
+            return list(self._events)
+
+    def reset(self) -> None:
+        """Forget everything received (after the simulator was reset)."""
+        with self._cond:
+            self._rows.clear()
+            self._events.clear()
+            self._seen.clear()
+            self._taken.clear()
+
+    def wait_for(
+        self,
+        event_type: str,
+        *,
+        timeout: float = 5.0,
+        where: Callable[[WebhookEvent], bool] | None = None,
+    ) -> WebhookEvent:
+        """The first verified event of this type not returned by an earlier ``wait_for``.
+
+        Raises:
+            WebhookTimeout: none arrived within ``timeout`` seconds (wall time).
+        """
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for event in self._events:
+                    if (
+                        event.type == event_type
+                        and event.id not in self._taken
+                        and (where is None or where(event))
+                    ):
+                        self._taken.add(event.id)
+                        return event
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WebhookTimeout(
+                        f"no verified {event_type!r} delivery within {timeout:g} s"
+                    )
+                self._cond.wait(remaining)
