@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import warnings
 from collections.abc import Mapping
 from datetime import datetime
@@ -68,6 +69,7 @@ class Client:
         self._server_keys = ServerKeys()
         self._current: CurrentSession | None = None
         self._clock_http: httpx.Client | None = None
+        self._clock_lock = threading.Lock()
         self.sessions = Sessions(self)
         self.accounts = Accounts(self)
         self.persons = Persons(self)
@@ -270,9 +272,10 @@ class Client:
     def _sim_clock(self) -> datetime:
         """The simulator's time for webhook verification, on a connection of its own (called
         from the receiver thread; not part of the call history)."""
-        if self._clock_http is None:
-            assert self.config.base_url is not None
-            self._clock_http = httpx.Client(base_url=self.config.base_url, timeout=5.0)
+        with self._clock_lock:  # deliveries may arrive on several receiver threads at once
+            if self._clock_http is None:
+                assert self.config.base_url is not None
+                self._clock_http = httpx.Client(base_url=self.config.base_url, timeout=5.0)
         headers = {}
         if self.config.control_token is not None:
             headers["svc-control-token"] = self.config.control_token.reveal()

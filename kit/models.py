@@ -17,7 +17,7 @@ import html
 from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 from kit.sensitive import Sensitive
 
@@ -31,6 +31,7 @@ __all__ = [
     "Money",
     "Person",
     "Persona",
+    "PiiFields",
     "SessionInfo",
     "Subscription",
     "TokenInfo",
@@ -313,6 +314,15 @@ class WebhookEvent(Model):
         return _times(values, "created_at")
 
 
+class PiiFields(TypedDict):
+    """The four PII keyword arguments of ``persons.create``, still wrapped."""
+
+    first_name: Sensitive[str]
+    last_name: Sensitive[str]
+    date_of_birth: Sensitive[str]
+    national_id: Sensitive[str]
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class Persona(Model):
     """A synthetic person of the simulator; PII fields are :class:`~kit.Sensitive`.
@@ -344,6 +354,11 @@ class Persona(Model):
         return values
 
     @property
-    def pii(self) -> dict[str, Sensitive[str]]:
+    def pii(self) -> PiiFields:
         """The four PII fields, still wrapped, as keyword arguments for ``persons.create``."""
-        return {name: getattr(self, name) for name in self.PII_FIELDS}
+        return PiiFields(
+            first_name=self.first_name,
+            last_name=self.last_name,
+            date_of_birth=self.date_of_birth,
+            national_id=self.national_id,
+        )

@@ -42,6 +42,8 @@ class Sensitive(Generic[T]):
     """
 
     __slots__ = ("_label", "_value")
+    _value: T
+    _label: str
 
     def __init__(self, value: T, *, label: str = "sensitive") -> None:
         object.__setattr__(self, "_value", value)
@@ -49,12 +51,12 @@ class Sensitive(Generic[T]):
 
     def reveal(self) -> T:
         """The wrapped value, for use in memory only (never print, log or store it)."""
-        return self._value  # type: ignore[no-any-return]
+        return self._value
 
     @property
     def label(self) -> str:
         """What the value is (``"first_name"``, ``"session_token"``…); never the value."""
-        return self._label  # type: ignore[no-any-return]
+        return self._label
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise AttributeError("Sensitive values are immutable")
@@ -74,17 +76,20 @@ class Sensitive(Generic[T]):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython's pretty printer
         p.text(repr(self))
 
-    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+    def _refuse(self) -> NoReturn:
         raise SensitiveDataError(
             f"refusing to pickle a Sensitive value ({self._label}): "
             "it must not leave memory; use .reveal() deliberately if you must"
         )
 
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        self._refuse()
+
     def __reduce__(self) -> NoReturn:
-        return self.__reduce_ex__(2)
+        self._refuse()
 
     def __getstate__(self) -> NoReturn:
-        return self.__reduce_ex__(2)
+        self._refuse()
 
     def __copy__(self) -> Sensitive[T]:
         return self

@@ -65,7 +65,7 @@ EVENT_COLUMNS = [
 ]
 
 
-def _header(headers: Mapping[str, str] | Any, name: str) -> str | None:
+def _header(headers: Any, name: str) -> str | None:
     getter = getattr(headers, "get", None)
     if getter is not None:
         value = getter(name)
@@ -165,7 +165,7 @@ class Receiver:
         *,
         keys: Callable[[], WebhookKeys],
         clock: Callable[[], datetime],
-        refresh_keys: Callable[[], None] | None = None,
+        refresh_keys: Callable[[], object] | None = None,
         max_skew: float = 300,
     ) -> None:
         self._keys = keys
@@ -200,9 +200,7 @@ class Receiver:
                 return  # never a traceback on stderr
 
         self._server = Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="kit-webhooks", daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, name="kit-webhooks", daemon=True)
         self._thread.start()
 
     def __repr__(self) -> str:
@@ -220,16 +218,12 @@ class Receiver:
 
     def _verify(self, body: bytes, headers: Any, now: datetime) -> WebhookEvent:
         try:
-            return verify(
-                body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew
-            )
+            return verify(body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew)
         except UnknownSigningKey:
             if self._refresh is None:
                 raise
             self._refresh()
-            return verify(
-                body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew
-            )
+            return verify(body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew)
 
     def _handle(self, body: bytes, headers: Any) -> int:
         try:
@@ -304,7 +298,5 @@ class Receiver:
                         return event
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise WebhookTimeout(
-                        f"no verified {event_type!r} delivery within {timeout:g} s"
-                    )
+                    raise WebhookTimeout(f"no verified {event_type!r} delivery within {timeout:g} s")
                 self._cond.wait(remaining)

@@ -15,9 +15,7 @@ CLOSE_REASONS = ("lost", "stolen", "damaged", "fraud_suspected", "customer_reque
 class Cards(Resource):
     """``api.cards``."""
 
-    def create(
-        self, account_id: str, *, type: str = "temporary", idempotency_key: str | None = None
-    ) -> Card:
+    def create(self, account_id: str, *, type: str = "temporary", idempotency_key: str | None = None) -> Card:
         """Issue a card (``physical``, ``virtual`` or ``temporary``).
 
         Example::
@@ -46,9 +44,7 @@ class Cards(Resource):
         reply = self._api._call("GET", f"/cards/{seg(card_id)}")
         return Card.from_wire(reply.body or {})
 
-    def close(
-        self, card_id: str, *, reason: str | None = None, idempotency_key: str | None = None
-    ) -> Card:
+    def close(self, card_id: str, *, reason: str | None = None, idempotency_key: str | None = None) -> Card:
         """Close a card, optionally with a reason (1.2.0); emits the ``card.closed`` webhook.
 
         Example::

@@ -50,9 +50,7 @@ class Kyc(Resource):
         questions = decrypted.get("questions") if isinstance(decrypted, dict) else None
         return Sensitive(list(questions or []), label="kyc_questions")
 
-    def answer(
-        self, person_id: str, answers: Answers, *, idempotency_key: str | None = None
-    ) -> KycResult:
+    def answer(self, person_id: str, answers: Answers, *, idempotency_key: str | None = None) -> KycResult:
         """Submit answers, encrypted: a list of ``{question_id, choice}`` or a mapping.
 
         Example::

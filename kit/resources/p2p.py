@@ -44,12 +44,8 @@ class P2P(Resource):
         }
         if memo is not None:
             body["memo"] = memo
-        reply = self._api._call(
-            "POST", "/p2p/transfers", json=body, idempotency_key=idempotency_key
-        )
-        return Transfer.from_wire(
-            reply.body or {}, viewer_role=reply.headers.get("svc-p2p-role")
-        )
+        reply = self._api._call("POST", "/p2p/transfers", json=body, idempotency_key=idempotency_key)
+        return Transfer.from_wire(reply.body or {}, viewer_role=reply.headers.get("svc-p2p-role"))
 
     def get(self, transfer_id: str) -> Transfer:
         """A transfer as the current person sees it (``viewer_role`` sender or receiver).

@@ -95,9 +95,10 @@ class SimControl(Resource):
     def fund(self, account_id: str, amount: Money | Decimal | str | int) -> Money:
         """Add money to an account; returns the new balance."""
         money = Money.parse(amount)
-        body = self._call(
-            "POST", f"/_sim/accounts/{seg(account_id)}/fund", json={"amount": money.to_wire()}
-        ) or {}
+        body = (
+            self._call("POST", f"/_sim/accounts/{seg(account_id)}/fund", json={"amount": money.to_wire()})
+            or {}
+        )
         return Money.from_wire(body["balance"])
 
     def add_fault(

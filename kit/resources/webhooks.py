@@ -82,9 +82,7 @@ class Webhooks(Resource):
         with self._lock:
             if self._receiver is None:
                 clock: Callable[[], Any] = self._api._sim_clock
-                self._receiver = Receiver(
-                    keys=lambda: self._keys, clock=clock, refresh_keys=self.jwks
-                )
+                self._receiver = Receiver(keys=lambda: self._keys, clock=clock, refresh_keys=self.jwks)
             if self._subscription is None:
                 self.jwks()
                 self._subscription = self.subscribe(self._receiver.url, AUTO_EVENTS)

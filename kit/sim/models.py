@@ -206,7 +206,11 @@ class TransferOut(BaseModel):
 # --- webhooks and document requests -------------------------------------------------------
 class SubscriptionCreate(Strict):
     url: str = Field(max_length=2000)
-    events: list[str] = Field(min_length=1, max_length=20)
+    events: list[str] = Field(
+        min_length=1,
+        max_length=20,
+        json_schema_extra={"items": {"enum": list(register.spec()["webhook_events"])}},
+    )
 
 
 class SubscriptionOut(BaseModel):

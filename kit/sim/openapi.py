@@ -90,12 +90,12 @@ _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 _TOKEN_PATHS = ("/oauth/accesstoken", "/authorization/server_api/access_tokens")
 
 
-def _header(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
+def _header(name: str, description: str, *, required: bool = False, **schema: Any) -> dict[str, Any]:
     return {
         "name": name,
         "in": "header",
         "required": required,
-        "schema": {"type": "string", "maxLength": 255},
+        "schema": {"type": "string", **schema},
         "description": description,
     }
 
@@ -129,5 +129,7 @@ def _finish(schema: dict[str, Any]) -> None:
                         "Idempotency-Key",
                         "Makes the POST safe to retry (register A20)",
                         required=path == "/p2p/transfers",
+                        minLength=1,
+                        maxLength=255,
                     )
                 )

@@ -379,13 +379,17 @@ def _idempotency(call: Call, key: str) -> IdempotencyRecord | Response:
     )
 
 
-def _store(record: IdempotencyRecord, response: Response) -> None:
+def _store(call: Call, record: IdempotencyRecord, response: Response) -> None:
+    """Keep the answer for replays: status, body and the ``svc-*`` headers (DESIGN §3.9)."""
     record.in_flight = False
     record.status = response.status_code
     record.response_body = bytes(response.body)
     record.headers = {
         k: v for k, v in response.headers.items() if k.startswith("svc-") or k == "content-type"
     }
+    # These two are added on the way out by ServiceHeaders; a replay repeats the original's.
+    record.headers["svc-request-id"] = call.request.state.request_id
+    record.headers["svc-assumptions"] = ",".join(sorted(call.assumptions))
 
 
 # --- faults ------------------------------------------------------------------------------------
@@ -474,7 +478,7 @@ async def run(
     response = _json_response(reply)
     _session_header(call, response)
     if record is not None:
-        _store(record, response)
+        _store(call, record, response)
     if fault is not None and fault.status and fault.when == "after_commit":
         return fault_problem(fault).response()
     return response

@@ -699,11 +699,12 @@ class Receiver:
         self.requests: list[Received] = []
         self.fail_next = 0  # answer 500 to this many requests, then 200
         self.fail_always = False
+        self.redirect_to: str | None = None  # answer 302 to this location instead
         self._lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
                 with receiver._lock:
@@ -713,7 +714,11 @@ class Receiver:
                     fail = receiver.fail_always or receiver.fail_next > 0
                     if receiver.fail_next > 0:
                         receiver.fail_next -= 1
-                self.send_response(500 if fail else 200)
+                if receiver.redirect_to:
+                    self.send_response(302)
+                    self.send_header("location", receiver.redirect_to)
+                else:
+                    self.send_response(500 if fail else 200)
                 self.send_header("content-length", "0")
                 self.end_headers()
 

@@ -17,8 +17,6 @@ from tests.sim.helpers import (
     assert_error_fields,
     assert_problem,
     call,
-    create_account,
-    init_data,
     journey,
     ledger,
     money,
@@ -38,7 +36,7 @@ def account_count(http: httpx.Client) -> int:
     return len(ledger(http)["accounts"])
 
 
-# --- headers on every answer -------------------------------------------------------------
+# --- headers on every answer -----
 
 
 def test_every_kind_of_answer_carries_request_id_and_api_version(http: httpx.Client) -> None:
@@ -97,7 +95,7 @@ def test_refer_a_friend_paths_do_not_exist(http: httpx.Client, token: str, path:
     assert_problem(call(http, "POST", path, token=token, json_body={}), 404, "not-found")
 
 
-# --- problem bodies --------------------------------------------------------------------------
+# --- problem bodies -----
 
 
 def test_problem_shape_is_rfc9457_with_code_and_urn_type(http: httpx.Client) -> None:
@@ -159,7 +157,7 @@ def test_missing_required_field_is_validation_error(
     assert account_count(http) == before
 
 
-# --- request bodies: 415, 400, 413, 422 ------------------------------------------------------
+# --- request bodies: 415, 400, 413, 422 -----
 
 
 @pytest.mark.parametrize(
@@ -270,7 +268,7 @@ def test_empty_body_counts_as_absent_whatever_the_content_type(
         assert resp.json()["close_reason"] is None
 
 
-# --- values are never echoed ----------------------------------------------------------------
+# --- values are never echoed -----
 
 
 def test_error_messages_never_echo_submitted_values(http: httpx.Client, token: str) -> None:
@@ -314,7 +312,7 @@ def test_oauth_errors_never_echo_the_client_id(http: httpx.Client) -> None:
     assert ECHO not in resp.text
 
 
-# --- order of checks -------------------------------------------------------------------------
+# --- order of checks -----
 
 
 def test_bad_body_without_token_is_401_first(http: httpx.Client) -> None:

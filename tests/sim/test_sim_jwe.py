@@ -180,7 +180,7 @@ def test_valid_jwe_with_unknown_plaintext_fields_is_accepted(
     assert resp.status_code == 201, resp.text
 
 
-# --- nonces -----------------------------------------------------------------------------------
+# --- nonces -----
 
 
 def test_nonce_is_single_use(http: httpx.Client, token: str) -> None:
@@ -232,7 +232,7 @@ def test_missing_or_made_up_nonce_is_nonce_invalid(
         assert_problem(resp, 400, "nonce-invalid")
 
 
-# --- device keys --------------------------------------------------------------------------------
+# --- device keys -----
 
 
 def _bad_keys() -> dict[str, dict[str, Any]]:

@@ -43,7 +43,7 @@ def assert_token_body(resp: httpx.Response) -> dict:
     return body
 
 
-# --- POST /oauth/accesstoken -----------------------------------------------------------------
+# --- POST /oauth/accesstoken -----
 
 
 @pytest.mark.parametrize("partner", [PARTNER_A, PARTNER_B])
@@ -127,7 +127,7 @@ def test_token_endpoint_ignores_idempotency_keys(http: httpx.Client) -> None:
     assert "idempotent-replayed" not in two.headers
 
 
-# --- bearer tokens -----------------------------------------------------------------------------
+# --- bearer tokens -----
 
 
 def test_missing_bearer_is_401_without_error_attribute(http: httpx.Client) -> None:
@@ -167,7 +167,7 @@ def test_token_of_one_partner_is_not_valid_after_reset(http: httpx.Client) -> No
     assert not bearer_ok(http, tok)
 
 
-# --- deprecated endpoints ----------------------------------------------------------------------
+# --- deprecated endpoints -----
 
 
 def assert_deprecated_headers(resp: httpx.Response) -> None:

@@ -32,8 +32,7 @@ from tests.sim.helpers import (
     wrong_answers,
 )
 
-
-# --- accounts ----------------------------------------------------------------------------------
+# --- accounts -----
 
 
 def test_account_opens_with_the_starting_balance(http: httpx.Client, token: str) -> None:
@@ -85,17 +84,21 @@ def test_bad_account_request(http: httpx.Client, token: str, body: dict, code: s
 
 def test_account_needs_an_anonymous_session(http: httpx.Client, token: str) -> None:
     j = journey(http)
+    from tests.sim.helpers import create_session, session_token_of
+
+    direct = create_session(http, token, j.device, "account", account_id=j.account_id)
+    account_session = session_token_of(direct, j.device)
     before = snapshot(http)
     body = {"product": "spending"}
     assert_problem(call(http, "POST", "/accounts", token=token, json_body=body), 401,
                    "session-required")
-    for session in (j.account_session, j.person_session):
+    for session in (account_session, j.person_session):
         assert_problem(call(http, "POST", "/accounts", token=token, session=session,
                             json_body=body), 403, "session-type-not-allowed")
     assert snapshot(http) == before
 
 
-# --- persons ---------------------------------------------------------------------------------------
+# --- persons -----
 
 
 @pytest.mark.parametrize("alg", ["RSA-OAEP-256", "ECDH-ES+A256KW"])
@@ -201,7 +204,7 @@ def test_clear_text_pii_is_refused_on_every_route(
             "date_of_birth"]}, anon, None),
         "persons": (f"/accounts/{j.account_id}/persons",
                     {"encrypted_pii": encrypt_for_server(init, pii_of(persona)),
-                     "national_id": persona["national_id"]}, j.account_session, None),
+                     "national_id": persona["national_id"]}, j.person_session, None),
         "cards": (f"/accounts/{j.account_id}/cards",
                   {"type": "virtual", "meta": {"ssn": persona["national_id"]}}, None, None),
         "close": (f"/cards/{card['card_id']}/close",
@@ -236,7 +239,7 @@ def test_pii_field_names_as_values_are_fine(http: httpx.Client, token: str) -> N
     assert resp.status_code == 202, resp.text
 
 
-# --- KYC -----------------------------------------------------------------------------------------------
+# --- KYC -----
 
 
 def test_kyc_questions_are_encrypted_to_the_device(http: httpx.Client, token: str) -> None:
@@ -290,6 +293,19 @@ def test_three_wrong_attempts_lock_the_person(http: httpx.Client, token: str) ->
     resp = create_session(http, token, j.device, "person", current=j.account_session,
                           person_id=j.person_id)
     assert_problem(resp, 409, "invalid-session-transition")
+
+
+def test_attempts_left_stays_when_established_after_a_failure(
+    http: httpx.Client, token: str
+) -> None:
+    j = journey(http, until="pending")
+    right = kyc_answers(http, j.person_id)
+    resp = send_answers(http, token, j.account_session, j.person_id,
+                        wrong_answers(j.questions, right))
+    assert resp.json()["attempts_left"] == 2
+    resp = send_answers(http, token, j.account_session, j.person_id, right)
+    assert resp.json() == {"person_id": j.person_id, "status": "established",
+                           "attempts_left": 2}
 
 
 def test_a_choice_not_offered_counts_as_wrong(http: httpx.Client, token: str) -> None:

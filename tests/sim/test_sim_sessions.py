@@ -25,8 +25,8 @@ from tests.sim.helpers import (
     new_session,
     parse_time,
     partner_token,
-    pii_of,
     personas,
+    pii_of,
     send_answers,
     session_token_of,
 )
@@ -48,7 +48,7 @@ def expires_header(resp: httpx.Response) -> Any:
     return parse_time(value)
 
 
-# --- creation -----------------------------------------------------------------------------------
+# --- creation -----
 
 
 @pytest.mark.parametrize(("strategy", "lifetime"), [("fixed", FIXED), ("sliding", SLIDING)])
@@ -118,7 +118,7 @@ def test_sessions_need_the_partner_token(http: httpx.Client) -> None:
     assert_problem(resp, 401, "invalid-partner-token")
 
 
-# --- promotion ------------------------------------------------------------------------------------
+# --- promotion -----
 
 
 def test_promotion_anonymous_account_person(http: httpx.Client, token: str) -> None:
@@ -234,7 +234,7 @@ def test_promotion_from_an_invalid_session_is_a_session_error(
     assert_problem(resp, 401, "invalid-session")
 
 
-# --- direct sessions for bound devices --------------------------------------------------------------
+# --- direct sessions for bound devices -----
 
 
 def test_direct_account_session_for_a_bound_device(http: httpx.Client, token: str) -> None:
@@ -316,7 +316,7 @@ def test_device_not_recognized_does_not_enumerate(http: httpx.Client, token: str
         missing, 403, "device-not-recognized")["detail"]
 
 
-# --- lifetimes ----------------------------------------------------------------------------------------
+# --- lifetimes -----
 
 
 def test_fixed_session_expires_30_minutes_after_creation(http: httpx.Client, token: str) -> None:
@@ -405,7 +405,7 @@ def test_session_expiry_header_is_sent_when_a_valid_session_is_presented(
     assert resp.headers.get("svc-session-expires-at")
 
 
-# --- errors and ending ----------------------------------------------------------------------------------
+# --- errors and ending -----
 
 
 def test_session_errors(http: httpx.Client, token: str) -> None:
@@ -459,7 +459,7 @@ def test_reset_revokes_sessions(http: httpx.Client, token: str) -> None:
     assert_problem(use_anonymous(http, tok, session), 401, "invalid-session")
 
 
-# --- partner isolation ------------------------------------------------------------------------------------
+# --- partner isolation -----
 
 
 def test_another_partner_cannot_use_a_session(http: httpx.Client, token: str) -> None:

@@ -1,0 +1,99 @@
+"""Fixtures for the client tests: one embedded simulator per process, reset between tests.
+
+The tests speak HTTP to the real simulator (uvicorn in a thread), as users do. Each test
+starts from the seeded state (``POST /_sim/reset``) and gets clients whose retry sleeps are
+recorded instead of slept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+import kit
+from kit._embedded import embedded_base_url
+
+SEED = 7
+
+
+@pytest.fixture(scope="session")
+def sim_url() -> str:
+    return embedded_base_url()
+
+
+@pytest.fixture
+def reset_sim(sim_url: str) -> str:
+    response = httpx.post(f"{sim_url}/_sim/reset", json={"seed": SEED})
+    assert response.status_code == 200, response.text
+    return sim_url
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def make_client(reset_sim: str, sleeps: list[float]) -> Iterator[Callable[..., kit.Client]]:
+    made: list[kit.Client] = []
+
+    def make(**overrides: Any) -> kit.Client:
+        overrides.setdefault("sleep", sleeps.append)
+        overrides.setdefault("seed", 1)
+        client = kit.connect("sim", **overrides)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def api(make_client: Callable[..., kit.Client]) -> kit.Client:
+    return make_client()
+
+
+@dataclass(frozen=True)
+class Customer:
+    api: kit.Client
+    account_id: str
+    person_id: str
+
+
+def onboard(api: kit.Client, persona: int = 0, *, promote: bool = True) -> Customer:
+    """anonymous → account → person (KYC with the simulator's right answers)."""
+    api.sessions.create("anonymous", expiration="sliding")
+    account = api.accounts.create()
+    api.sessions.promote("account", account_id=account.account_id)
+    person = api.persons.create(account.account_id, **api.sim.persona(persona).pii)
+    result = api.kyc.answer(person.person_id, api.sim.kyc_answers(person.person_id))
+    assert result.status == "established"
+    if promote:
+        api.sessions.promote("person", person_id=person.person_id)
+    return Customer(api, account.account_id, person.person_id)
+
+
+class Recorder(httpx.BaseTransport):
+    """Wraps a client's httpx transport and records request lines and chosen headers."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.requests: list[httpx.Request] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return self.inner.handle_request(request)
+
+
+def record(api: kit.Client) -> Recorder:
+    """Install a :class:`Recorder` under the client's httpx.Client."""
+    client = api._transport._client
+    recorder = Recorder(client._transport)
+    client._transport = recorder
+    # httpx routes by mounts first; none are configured, so _transport is used.
+    return recorder

@@ -1,0 +1,198 @@
+"""Webhook verification (kit.webhooks.verify) and the sim profile's loopback receiver."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from joserfc import jws
+from joserfc.jwk import ECKey
+from joserfc.jws import JWSRegistry
+
+import kit
+from kit import errors
+from kit.webhooks import verify
+
+from .conftest import onboard
+
+KEY = ECKey.import_key(
+    json.loads((Path(__file__).parents[1] / "keys" / "device_ec_p256_fixed.json").read_text())
+)
+OTHER = ECKey.import_key(
+    json.loads((Path(__file__).parents[1] / "keys" / "device_ec_p256_fixed_b.json").read_text())
+)
+JWKS = {"keys": [{**KEY.as_dict(private=False), "kid": "sig-1", "use": "sig", "alg": "ES256"}]}
+REG = JWSRegistry(algorithms=["ES256"], strict_check_header=False)
+NOW = 1736154000
+
+
+def _delivery(
+    event_id: str = "evt_1", *, key: ECKey = KEY, body_id: str | None = None, **header: object
+) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(
+        {
+            "id": body_id or event_id,
+            "type": "card.closed",
+            "api_version": "1.2.0-20221215",
+            "created_at": "2025-01-06T09:00:00Z",
+            "data": {"card_id": "card_1", "status": "closed"},
+        }
+    ).encode()
+    protected = {"alg": "ES256", "kid": "sig-1", "iat": NOW, "svc_event_id": event_id, **header}
+    compact = jws.serialize_compact(protected, body, key, registry=REG)
+    head, _, signature = compact.split(".")
+    return body, {"svc-webhook-signature": f"{head}..{signature}"}
+
+
+def test_a_good_delivery_verifies() -> None:
+    body, headers = _delivery()
+    event = verify(body, headers, JWKS, now=NOW + 10)
+    assert (event.id, event.type, event.kid, event.iat) == ("evt_1", "card.closed", "sig-1", NOW)
+    assert event.data["card_id"] == "card_1"
+
+
+def test_headers_are_case_insensitive() -> None:
+    body, headers = _delivery()
+    verify(body, {"SVC-Webhook-Signature": headers["svc-webhook-signature"]}, JWKS, now=NOW)
+
+
+def test_a_tampered_body_is_rejected() -> None:
+    body, headers = _delivery()
+    tampered = body.replace(b'"closed"', b'"active"')
+    with pytest.raises(errors.SignatureInvalid):
+        verify(tampered, headers, JWKS, now=NOW)
+
+
+def test_a_signature_by_another_key_is_rejected() -> None:
+    body, headers = _delivery(key=OTHER)
+    with pytest.raises(errors.SignatureInvalid):
+        verify(body, headers, JWKS, now=NOW)
+
+
+def test_an_unknown_kid_is_rejected() -> None:
+    body, headers = _delivery(kid="sig-unknown")
+    with pytest.raises(errors.UnknownSigningKey):
+        verify(body, headers, JWKS, now=NOW)
+
+
+def test_event_id_must_match_the_body() -> None:
+    body, headers = _delivery("evt_1", body_id="evt_2")
+    with pytest.raises(errors.EventMismatch):
+        verify(body, headers, JWKS, now=NOW)
+
+
+@pytest.mark.parametrize("offset", [301, -301, 3600])
+def test_skew_over_five_minutes_is_rejected(offset: int) -> None:
+    body, headers = _delivery()
+    with pytest.raises(errors.SignatureExpired):
+        verify(body, headers, JWKS, now=NOW + offset)
+    verify(body, headers, JWKS, now=NOW + (300 if offset > 0 else -300))
+
+
+def test_duplicates_are_rejected_and_only_verified_ids_are_remembered() -> None:
+    seen: set[str] = set()
+    body, headers = _delivery()
+    forged_body, forged_headers = _delivery(key=OTHER)
+    with pytest.raises(errors.SignatureInvalid):
+        verify(forged_body, forged_headers, JWKS, now=NOW, seen=seen)
+    assert seen == set()
+    verify(body, headers, JWKS, now=NOW, seen=seen)
+    with pytest.raises(errors.DuplicateDelivery):
+        verify(body, headers, JWKS, now=NOW, seen=seen)
+
+
+def test_missing_and_malformed_signatures() -> None:
+    body, headers = _delivery()
+    with pytest.raises(errors.SignatureMissing):
+        verify(body, {}, JWKS, now=NOW)
+    head, _, sig = headers["svc-webhook-signature"].split(".")
+    payload = base64.urlsafe_b64encode(body).rstrip(b"=").decode()
+    with pytest.raises(errors.SignatureMalformed):  # attached, not detached
+        verify(body, {"svc-webhook-signature": f"{head}.{payload}.{sig}"}, JWKS, now=NOW)
+    with pytest.raises(errors.SignatureMalformed):
+        verify(body, {"svc-webhook-signature": "not-a-jws"}, JWKS, now=NOW)
+
+
+@pytest.mark.parametrize("extra", [{"b64": False, "crit": ["b64"]}, {"crit": ["kid"]}])
+def test_b64_and_crit_headers_are_refused(extra: dict) -> None:
+    body, headers = _delivery(**extra)
+    with pytest.raises(errors.SignatureInvalid, match="b64 or crit"):
+        verify(body, headers, JWKS, now=NOW)
+
+
+def test_other_algorithms_are_refused() -> None:
+    body, _ = _delivery()
+    header = (
+        base64.urlsafe_b64encode(
+            json.dumps({"alg": "none", "kid": "sig-1", "iat": NOW, "svc_event_id": "evt_1"}).encode()
+        )
+        .rstrip(b"=")
+        .decode()
+    )
+    with pytest.raises(errors.SignatureInvalid, match="only ES256"):
+        verify(body, {"svc-webhook-signature": f"{header}..AAAA"}, JWKS, now=NOW)
+
+
+# -- the receiver, against the simulator ------------------------------------------------------
+
+
+def test_receiver_gets_and_verifies_card_closed(api: kit.Client, capfd: pytest.CaptureFixture[str]) -> None:
+    customer = onboard(api)
+    subscription = api.webhooks.listen()
+    assert subscription.url.startswith("http://127.0.0.1:")
+    card = api.cards.create(customer.account_id, type="temporary")
+    api.cards.close(card.card_id, reason="lost")
+    event = api.webhooks.wait_for("card.closed", timeout=10)
+    assert event.data["card_id"] == card.card_id and event.data["close_reason"] == "lost"
+    assert event.created_at == api.sim.clock()
+    events = api.webhooks.events
+    row = events[events["id"] == event.id].iloc[0]
+    assert bool(row["verified"]) and not bool(row["duplicate"]) and row["resource_id"] == card.card_id
+    assert "data" not in events.columns
+    deliveries = api.sim.deliveries()
+    assert list(deliveries[deliveries["event_id"] == event.id]["status"]) == ["delivered"]
+    with pytest.raises(errors.WebhookTimeout):
+        api.webhooks.wait_for("card.closed", timeout=0.3)  # the one event was taken
+    assert capfd.readouterr().err == ""  # neither the simulator nor the receiver logs
+
+
+def test_document_request_webhooks(api: kit.Client) -> None:
+    customer = onboard(api)
+    api.webhooks.listen()
+    created = api.sim.create_document_request(customer.person_id)
+    event = api.webhooks.wait_for("document_request.created", timeout=10)
+    assert event.data["document_request_id"] == created.document_request_id
+    listed = api.document_requests.list(customer.person_id)
+    assert [d.document_request_id for d in listed] == [created.document_request_id]
+    done = api.document_requests.submit(created.document_request_id, document={"kind": "utility_bill"})
+    assert done.status == "completed"
+    api.webhooks.wait_for("document_request.completed", timeout=10)
+    with pytest.raises(errors.DocumentRequestNotOpen):
+        api.document_requests.submit(created.document_request_id, document={"kind": "again"})
+
+
+def test_deliveries_to_a_rejecting_receiver_are_recorded_as_failures(
+    api: kit.Client, capfd: pytest.CaptureFixture[str]
+) -> None:
+    customer = onboard(api)
+    api.webhooks.listen()
+    # Rotate the receiver's keys to a set that does not hold the simulator's key.
+    api.webhooks._keys = kit.crypto.WebhookKeys(JWKS)  # type: ignore[attr-defined]
+    api.webhooks._receiver._refresh = None  # type: ignore[union-attr]
+    card = api.cards.create(customer.account_id, type="virtual")
+    api.cards.close(card.card_id)
+    with pytest.raises(errors.WebhookTimeout):
+        api.webhooks.wait_for("card.closed", timeout=1.0)
+    events = api.webhooks.events
+    assert list(events["error"]) == ["UnknownSigningKey"]
+    assert not events["verified"].any()
+    assert capfd.readouterr().err == ""
+
+
+def test_subscribing_old_names_explains_the_rename(api: kit.Client) -> None:
+    with pytest.raises(errors.EventRenamed) as info:
+        api.webhooks.subscribe("http://127.0.0.1:9/x", ["person.document_request.created"])
+    assert info.value.renamed == {"person.document_request.created": "document_request.created"}
+    assert "document_request.created" in str(info.value)

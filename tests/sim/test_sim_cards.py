@@ -1,0 +1,331 @@
+"""§3.5 Cards, §3.6 inbound events, §3.7 removed endpoints."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.sim.helpers import (
+    CARD_TYPES,
+    CLOSE_REASONS,
+    ECHO,
+    INBOUND_EVENT_TYPES,
+    Device,
+    add_months,
+    advance,
+    assert_problem,
+    call,
+    clock_now,
+    create_card,
+    journey,
+    new_session,
+    parse_time,
+    partner_token,
+    snapshot,
+)
+
+
+@pytest.fixture
+def acct(http: httpx.Client, token: str) -> Any:
+    return journey(http, token=token, until="account")
+
+
+def expected_expiry(card_type: str, issued: date) -> date:
+    if card_type == "temporary":
+        return issued + timedelta(days=30)
+    return add_months(issued, 36)
+
+
+def card_path(card: dict[str, Any]) -> str:
+    return f"/cards/{card['card_id']}"
+
+
+# --- create and get -----
+
+
+@pytest.mark.parametrize("card_type", CARD_TYPES)
+def test_create_each_card_type(http: httpx.Client, token: str, acct: Any, card_type: str) -> None:
+    now = clock_now(http)
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token,
+                json_body={"type": card_type})
+    assert resp.status_code == 201, resp.text
+    card = resp.json()
+    assert card["card_id"].startswith("card_")
+    assert card["account_id"] == acct.account_id
+    assert card["type"] == card_type
+    assert card["status"] == "active"
+    assert re.fullmatch(r"\d{4}", card["last4"]), card["last4"]
+    assert card["close_reason"] is None
+    assert parse_time(card["created_at"]) == now
+    assert date.fromisoformat(card["expires_on"]) == expected_expiry(card_type, now.date())
+    got = call(http, "GET", card_path(card), token=token)
+    assert got.status_code == 200
+    assert got.json() == card
+
+
+@pytest.mark.parametrize(
+    ("day", "card_type", "expected"),
+    [
+        ("2025-01-31", "physical", "2028-01-31"),
+        ("2025-01-31", "temporary", "2025-03-02"),
+        ("2025-02-28", "virtual", "2028-02-29"),
+        ("2025-12-31", "temporary", "2026-01-30"),
+        ("2025-11-15", "virtual", "2028-11-30"),
+    ],
+)
+def test_expiry_dates_on_awkward_days(
+    http: httpx.Client, token: str, acct: Any, day: str, card_type: str, expected: str
+) -> None:
+    now = clock_now(http)
+    target = datetime.combine(date.fromisoformat(day), time(12, 0), UTC)
+    advance(http, int((target - now).total_seconds()))
+    tok = partner_token(http)  # the first token may have expired on the way
+    card = create_card(http, tok, acct.account_id, card_type)
+    assert card["expires_on"] == expected
+
+
+def test_card_type_from_the_register_and_contract() -> None:
+    from kit import register
+
+    assert register.value("A13")["types"] == CARD_TYPES
+    assert register.value("A15")["reasons"] == CLOSE_REASONS
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"type": "plastic"}, "unknown-card-type"),
+        ({"type": ""}, "unknown-card-type"),
+        ({"type": "Physical"}, "unknown-card-type"),
+        ({"type": 5}, "validation-error"),
+        ({}, "validation-error"),
+        ({"type": "virtual", "colour": "red"}, "unknown-field"),
+    ],
+)
+def test_bad_card_request(http: httpx.Client, token: str, acct: Any, body: dict,
+                          code: str) -> None:
+    before = snapshot(http)
+    problem = assert_problem(
+        call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body=body),
+        422, code)
+    if code == "unknown-card-type":
+        assert problem["allowed"] == CARD_TYPES
+    elif code == "validation-error":
+        assert problem["errors"][0]["field"] == "/type"
+    elif code == "unknown-field":
+        assert problem["errors"][0]["field"] == "/colour"
+    assert snapshot(http) == before
+
+
+def test_card_not_found(http: httpx.Client, token: str, acct: Any) -> None:
+    assert_problem(call(http, "GET", "/cards/card_nope", token=token), 404, "card-not-found")
+    assert_problem(call(http, "POST", "/cards/card_nope/close", token=token, json_body={}), 404,
+                   "card-not-found")
+    assert_problem(call(http, "POST", "/accounts/acc_nope/cards", token=token,
+                        json_body={"type": "virtual"}), 404, "account-not-found")
+
+
+# --- close -----
+
+
+@pytest.mark.parametrize("reason", CLOSE_REASONS)
+def test_close_with_each_reason(http: httpx.Client, token: str, acct: Any, reason: str) -> None:
+    card = create_card(http, token, acct.account_id)
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
+                json_body={"reason": reason})
+    assert resp.status_code == 200, resp.text
+    closed = resp.json()
+    assert closed == {**card, "status": "closed", "close_reason": reason}
+    assert call(http, "GET", card_path(card), token=token).json() == closed
+
+
+@pytest.mark.parametrize("body", [{"reason": None}, {}, None])
+def test_close_without_reason(http: httpx.Client, token: str, acct: Any, body: Any) -> None:
+    card = create_card(http, token, acct.account_id)
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body=body)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["status"] == "closed"
+    assert resp.json()["close_reason"] is None
+
+
+@pytest.mark.parametrize("reason", ["", "bogus", "LOST", " lost", ECHO])
+def test_unknown_close_reason(http: httpx.Client, token: str, acct: Any, reason: str) -> None:
+    from kit import register
+
+    card = create_card(http, token, acct.account_id)
+    before = snapshot(http, token, (card_path(card),))
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
+                json_body={"reason": reason})
+    body = assert_problem(resp, 422, "unknown-close-reason")
+    assert body["allowed"] == register.value("A15")["reasons"]
+    assert snapshot(http, token, (card_path(card),)) == before
+
+
+@pytest.mark.parametrize("reason", [5, True, ["lost"], {"code": "lost"}])
+def test_close_reason_of_the_wrong_type(http: httpx.Client, token: str, acct: Any,
+                                        reason: Any) -> None:
+    card = create_card(http, token, acct.account_id)
+    before = snapshot(http, token, (card_path(card),))
+    body = assert_problem(call(http, "POST", f"{card_path(card)}/close", token=token,
+                               json_body={"reason": reason}), 422, "validation-error")
+    assert body["errors"][0]["field"] == "/reason"
+    assert snapshot(http, token, (card_path(card),)) == before
+
+
+def test_double_close_is_409(http: httpx.Client, token: str, acct: Any) -> None:
+    card = create_card(http, token, acct.account_id)
+    call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "lost"})
+    before = snapshot(http, token, (card_path(card),))
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
+                json_body={"reason": "stolen"})
+    assert_problem(resp, 409, "card-already-closed")
+    # schema (10) answers before state (13)
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
+                json_body={"reason": "bogus"})
+    assert_problem(resp, 422, "unknown-close-reason")
+    assert snapshot(http, token, (card_path(card),)) == before
+
+
+@pytest.mark.parametrize("card_type", CARD_TYPES)
+def test_card_expires_at_midnight_after_expires_on(
+    http: httpx.Client, token: str, acct: Any, card_type: str
+) -> None:
+    card = create_card(http, token, acct.account_id, card_type)
+    expiry = datetime.combine(date.fromisoformat(card["expires_on"]) + timedelta(days=1),
+                              time(0, 0), UTC)
+    now = clock_now(http)
+    advance(http, int((expiry - now).total_seconds()) - 1)
+    tok = partner_token(http)
+    assert call(http, "GET", card_path(card), token=tok).json()["status"] == "active"
+    advance(http, 1)
+    got = call(http, "GET", card_path(card), token=tok).json()
+    assert got["status"] == "expired"
+    before = snapshot(http, tok, (card_path(card),))
+    resp = call(http, "POST", f"{card_path(card)}/close", token=tok, json_body={"reason": "lost"})
+    assert_problem(resp, 409, "card-not-active")
+    assert snapshot(http, tok, (card_path(card),)) == before
+
+
+# --- sessions on card routes -----
+
+
+def test_sessions_on_card_routes_must_be_bound(http: httpx.Client, token: str, acct: Any) -> None:
+    other = journey(http, persona_index=1, token=token)
+    card = create_card(http, token, acct.account_id)
+    anon = new_session(http, token, Device())
+    path = f"{card_path(card)}/close"
+    before = snapshot(http, token, (card_path(card),))
+    for session in (anon, other.person_session):
+        assert_problem(call(http, "GET", card_path(card), token=token, session=session), 403,
+                       "session-not-bound")
+        assert_problem(call(http, "POST", path, token=token, session=session,
+                            json_body={"reason": "lost"}), 403, "session-not-bound")
+        assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token,
+                            session=session, json_body={"type": "virtual"}), 403,
+                       "session-not-bound")
+    assert_problem(call(http, "POST", path, token=token, session="ses_nope",
+                        json_body={"reason": "lost"}), 401, "invalid-session")
+    assert snapshot(http, token, (card_path(card),)) == before
+    resp = call(http, "POST", path, token=token, session=acct.account_session,
+                json_body={"reason": "lost"})
+    assert resp.status_code == 200, resp.text
+    assert resp.headers.get("svc-session-expires-at")
+
+
+def test_another_partner_gets_404_for_cards(http: httpx.Client, token: str, acct: Any) -> None:
+    card = create_card(http, token, acct.account_id)
+    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    before = snapshot(http, token, (card_path(card),))
+    assert_problem(call(http, "GET", card_path(card), token=token_b), 404, "card-not-found")
+    assert_problem(call(http, "POST", f"{card_path(card)}/close", token=token_b,
+                        json_body={"reason": "lost"}), 404, "card-not-found")
+    assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token_b,
+                        json_body={"type": "virtual"}), 404, "account-not-found")
+    assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/events", token=token_b,
+                        json_body={"event_type": "password.changed"}), 404, "account-not-found")
+    assert snapshot(http, token, (card_path(card),)) == before
+
+
+# --- inbound events -----
+
+
+@pytest.mark.parametrize("event_type", INBOUND_EVENT_TYPES)
+def test_each_inbound_event_type_is_accepted(
+    http: httpx.Client, token: str, acct: Any, event_type: str
+) -> None:
+    now = clock_now(http)
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
+                json_body={"event_type": event_type})
+    assert resp.status_code == 202, resp.text
+    body = resp.json()
+    assert body["event_id"].startswith("evt_")
+    assert body["event_type"] == event_type
+    assert body["account_id"] == acct.account_id
+    assert body["occurred_at"] is None
+    assert parse_time(body["received_at"]) == now
+
+
+def test_inbound_event_with_occurred_at_and_details(http: httpx.Client, token: str,
+                                                    acct: Any) -> None:
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
+                session=acct.account_session, json_body={
+                    "event_type": "login.failed_too_many_times",
+                    "occurred_at": "2025-01-05T08:00:00Z", "details": {"attempts": 5}})
+    assert resp.status_code == 202, resp.text
+    assert parse_time(resp.json()["occurred_at"]) == datetime(2025, 1, 5, 8, 0, tzinfo=UTC)
+
+
+def test_event_ids_differ(http: httpx.Client, token: str, acct: Any) -> None:
+    ids = {call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
+                json_body={"event_type": "password.forgot"}).json()["event_id"] for _ in range(3)}
+    assert len(ids) == 3
+
+
+@pytest.mark.parametrize(
+    "event_type", ["password.reset", "card.closed", "", "PASSWORD.CHANGED", "login.failed"]
+)
+def test_unknown_event_type(http: httpx.Client, token: str, acct: Any, event_type: str) -> None:
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
+                json_body={"event_type": event_type})
+    body = assert_problem(resp, 422, "unknown-event-type")
+    assert sorted(body["allowed"]) == INBOUND_EVENT_TYPES
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"event_type": 1}, {"event_type": "password.changed", "occurred_at": "yesterday"},
+     {"event_type": "password.changed", "details": "text"}],
+)
+def test_bad_event_body_is_validation_error(http: httpx.Client, token: str, acct: Any,
+                                            body: dict) -> None:
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body=body)
+    assert_problem(resp, 422, "validation-error")
+
+
+def test_event_for_a_missing_account(http: httpx.Client, token: str) -> None:
+    resp = call(http, "POST", "/accounts/acc_nope/events", token=token,
+                json_body={"event_type": "password.changed"})
+    assert_problem(resp, 404, "account-not-found")
+
+
+def test_event_session_must_be_bound(http: httpx.Client, token: str, acct: Any) -> None:
+    anon = new_session(http, token, Device())
+    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token, session=anon,
+                json_body={"event_type": "password.changed"})
+    assert_problem(resp, 403, "session-not-bound")
+
+
+# --- removed -----
+
+
+def test_savings_close_is_removed(http: httpx.Client, token: str, acct: Any) -> None:
+    for hdrs in ({}, {"Authorization": f"Bearer {token}"}):
+        resp = http.post(f"/accounts/{acct.account_id}/savings/close", headers=hdrs, json={})
+        body = assert_problem(resp, 404, "endpoint-removed")
+        assert "1.2.0" in body["detail"]
+    resp = http.post("/accounts/acc_does_not_exist/savings/close")
+    assert_problem(resp, 404, "endpoint-removed")
