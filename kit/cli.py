@@ -10,22 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import os
 import sys
 from decimal import Decimal, InvalidOperation
 
 PARTNERS_ENV = "KIT_SIM_PARTNERS"
 CONTROL_TOKEN_ENV = "KIT_SIM_CONTROL_TOKEN"
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _partners(raw: str) -> dict[str, str]:
@@ -42,9 +32,10 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kit.sim import Settings, create_app
+    from kit.sim.settings import is_loopback
 
     control_token = os.environ.get(CONTROL_TOKEN_ENV) or None
-    if not args.no_control and not _is_loopback(args.host) and control_token is None:
+    if not args.no_control and not is_loopback(args.host) and control_token is None:
         print(
             f"refusing to start: the control plane on a non-loopback host needs {CONTROL_TOKEN_ENV} "
             "(or pass --no-control)",

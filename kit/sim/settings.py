@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -30,3 +31,13 @@ class Settings:
     clock_start: str = "2025-01-06T09:00:00Z"
     webhook_hosts: tuple[str, ...] = ()
     allow_any_webhook_host: bool = False
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

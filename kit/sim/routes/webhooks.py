@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request, Response
@@ -12,21 +11,13 @@ from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
+from kit.sim.settings import is_loopback
 from kit.sim.state import Subscription
 
 router = APIRouter(tags=["webhooks"])
 _SPEC = register.spec()
 WEBHOOK_EVENTS: list[str] = list(_SPEC["webhook_events"])
 RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @router.post(
@@ -66,7 +57,7 @@ async def subscribe(request: Request) -> Response:
         if parts.scheme not in ("http", "https") or not host:
             raise validation_problem([{"field": "/url", "message": "must be an absolute http(s) URL"}])
         settings = call.sim.settings
-        if not (_is_loopback(host) or settings.allow_any_webhook_host or host in settings.webhook_hosts):
+        if not (is_loopback(host) or settings.allow_any_webhook_host or host in settings.webhook_hosts):
             raise Problem(
                 422,
                 "webhook-url-not-allowed",
