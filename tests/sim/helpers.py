@@ -225,15 +225,16 @@ def assert_error_fields(body: dict[str, Any], *pointers: str) -> None:
 
 
 def token_response(
-    http: httpx.Client, client_id: str = PARTNER_A[0], secret: str = PARTNER_A[1], *,
+    http: httpx.Client,
+    client_id: str = PARTNER_A[0],
+    secret: str = PARTNER_A[1],
+    *,
     path: str = "/oauth/accesstoken",
 ) -> httpx.Response:
     return http.post(path, data={"grant_type": "client_credentials"}, auth=(client_id, secret))
 
 
-def partner_token(
-    http: httpx.Client, client_id: str = PARTNER_A[0], secret: str = PARTNER_A[1]
-) -> str:
+def partner_token(http: httpx.Client, client_id: str = PARTNER_A[0], secret: str = PARTNER_A[1]) -> str:
     """A partner access token by client credentials and HTTP Basic (§3.1)."""
     resp = token_response(http, client_id, secret)
     assert resp.status_code == 200, resp.text
@@ -309,9 +310,7 @@ def add_fault(http: httpx.Client, **fault: Any) -> str:
     return resp.json()["fault_id"]
 
 
-def snapshot(
-    http: httpx.Client, token: str | None = None, paths: tuple[str, ...] = ()
-) -> dict[str, Any]:
+def snapshot(http: httpx.Client, token: str | None = None, paths: tuple[str, ...] = ()) -> dict[str, Any]:
     """A fingerprint of observable state: ledger, webhook deliveries, clock, and GETs.
 
     ``paths`` are fetched with the partner token only (no session: a sliding session's
@@ -422,9 +421,7 @@ def _import(jwk: dict[str, Any]) -> Any:
     return _imported[cache_key]
 
 
-def encrypt_for_server(
-    init: dict[str, Any], plaintext: Any, alg: str = "RSA-OAEP-256"
-) -> str:
+def encrypt_for_server(init: dict[str, Any], plaintext: Any, alg: str = "RSA-OAEP-256") -> str:
     """A compact JWE of ``plaintext`` (JSON) to the server's key for ``alg``, kid set."""
     jwk = server_key(init, alg)
     data = plaintext if isinstance(plaintext, bytes) else json.dumps(plaintext).encode()
@@ -561,8 +558,13 @@ def new_session(
 
 def create_account(http: httpx.Client, token: str, anonymous: str, **kw: Any) -> dict[str, Any]:
     resp = call(
-        http, "POST", "/accounts", token=token, session=anonymous,
-        json_body={"product": "spending"}, **kw,
+        http,
+        "POST",
+        "/accounts",
+        token=token,
+        session=anonymous,
+        json_body={"product": "spending"},
+        **kw,
     )
     assert resp.status_code == 201, resp.text
     return resp.json()
@@ -573,12 +575,20 @@ def pii_of(persona: dict[str, Any]) -> dict[str, str]:
 
 
 def create_person(
-    http: httpx.Client, token: str, session: str, account_id: str, pii: dict[str, Any],
+    http: httpx.Client,
+    token: str,
+    session: str,
+    account_id: str,
+    pii: dict[str, Any],
     alg: str = "RSA-OAEP-256",
 ) -> httpx.Response:
     init = init_data(http, token)
     return call(
-        http, "POST", f"/accounts/{account_id}/persons", token=token, session=session,
+        http,
+        "POST",
+        f"/accounts/{account_id}/persons",
+        token=token,
+        session=session,
         json_body={"encrypted_pii": encrypt_for_server(init, pii, alg)},
     )
 
@@ -592,11 +602,19 @@ def kyc_questions(
 
 
 def send_answers(
-    http: httpx.Client, token: str, session: str, person_id: str, answers: list[dict[str, Any]],
+    http: httpx.Client,
+    token: str,
+    session: str,
+    person_id: str,
+    answers: list[dict[str, Any]],
 ) -> httpx.Response:
     init = init_data(http, token)
     return call(
-        http, "POST", f"/persons/{person_id}/kyc/answers", token=token, session=session,
+        http,
+        "POST",
+        f"/persons/{person_id}/kyc/answers",
+        token=token,
+        session=session,
         json_body={"encrypted_answers": encrypt_for_server(init, {"answers": answers})},
     )
 
@@ -612,11 +630,18 @@ def wrong_answers(questions: list[dict[str, Any]], right: list[dict[str, Any]]) 
 
 
 def create_card(
-    http: httpx.Client, token: str, account_id: str, card_type: str = "physical",
+    http: httpx.Client,
+    token: str,
+    account_id: str,
+    card_type: str = "physical",
     session: str | None = None,
 ) -> dict[str, Any]:
     resp = call(
-        http, "POST", f"/accounts/{account_id}/cards", token=token, session=session,
+        http,
+        "POST",
+        f"/accounts/{account_id}/cards",
+        token=token,
+        session=session,
         json_body={"type": card_type},
     )
     assert resp.status_code == 201, resp.text
@@ -747,18 +772,15 @@ class Receiver:
         self._server.server_close()
 
 
-def subscribe(
-    http: httpx.Client, token: str, url: str, events: list[str]
-) -> dict[str, Any]:
-    resp = call(http, "POST", "/webhooks/subscriptions", token=token,
-                json_body={"url": url, "events": events})
+def subscribe(http: httpx.Client, token: str, url: str, events: list[str]) -> dict[str, Any]:
+    resp = call(
+        http, "POST", "/webhooks/subscriptions", token=token, json_body={"url": url, "events": events}
+    )
     assert resp.status_code == 201, resp.text
     return resp.json()
 
 
-def verify_signature(
-    signature: str, body: bytes, jwks: dict[str, Any]
-) -> dict[str, Any]:
+def verify_signature(signature: str, body: bytes, jwks: dict[str, Any]) -> dict[str, Any]:
     """Verify a detached ES256 JWS (RFC 7515 App. F) over ``body``; return its protected header."""
     parts = signature.split(".")
     assert len(parts) == 3 and parts[1] == "", f"not a detached compact JWS: {signature[:40]}"

@@ -50,8 +50,9 @@ def card_path(card: dict[str, Any]) -> str:
 @pytest.mark.parametrize("card_type", CARD_TYPES)
 def test_create_each_card_type(http: httpx.Client, token: str, acct: Any, card_type: str) -> None:
     now = clock_now(http)
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token,
-                json_body={"type": card_type})
+    resp = call(
+        http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body={"type": card_type}
+    )
     assert resp.status_code == 201, resp.text
     card = resp.json()
     assert card["card_id"].startswith("card_")
@@ -106,12 +107,11 @@ def test_card_type_from_the_register_and_contract() -> None:
         ({"type": "virtual", "colour": "red"}, "unknown-field"),
     ],
 )
-def test_bad_card_request(http: httpx.Client, token: str, acct: Any, body: dict,
-                          code: str) -> None:
+def test_bad_card_request(http: httpx.Client, token: str, acct: Any, body: dict, code: str) -> None:
     before = snapshot(http)
     problem = assert_problem(
-        call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body=body),
-        422, code)
+        call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body=body), 422, code
+    )
     if code == "unknown-card-type":
         assert problem["allowed"] == CARD_TYPES
     elif code == "validation-error":
@@ -123,10 +123,14 @@ def test_bad_card_request(http: httpx.Client, token: str, acct: Any, body: dict,
 
 def test_card_not_found(http: httpx.Client, token: str, acct: Any) -> None:
     assert_problem(call(http, "GET", "/cards/card_nope", token=token), 404, "card-not-found")
-    assert_problem(call(http, "POST", "/cards/card_nope/close", token=token, json_body={}), 404,
-                   "card-not-found")
-    assert_problem(call(http, "POST", "/accounts/acc_nope/cards", token=token,
-                        json_body={"type": "virtual"}), 404, "account-not-found")
+    assert_problem(
+        call(http, "POST", "/cards/card_nope/close", token=token, json_body={}), 404, "card-not-found"
+    )
+    assert_problem(
+        call(http, "POST", "/accounts/acc_nope/cards", token=token, json_body={"type": "virtual"}),
+        404,
+        "account-not-found",
+    )
 
 
 # --- close -----
@@ -135,8 +139,7 @@ def test_card_not_found(http: httpx.Client, token: str, acct: Any) -> None:
 @pytest.mark.parametrize("reason", CLOSE_REASONS)
 def test_close_with_each_reason(http: httpx.Client, token: str, acct: Any, reason: str) -> None:
     card = create_card(http, token, acct.account_id)
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
-                json_body={"reason": reason})
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason})
     assert resp.status_code == 200, resp.text
     closed = resp.json()
     assert closed == {**card, "status": "closed", "close_reason": reason}
@@ -158,20 +161,21 @@ def test_unknown_close_reason(http: httpx.Client, token: str, acct: Any, reason:
 
     card = create_card(http, token, acct.account_id)
     before = snapshot(http, token, (card_path(card),))
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
-                json_body={"reason": reason})
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason})
     body = assert_problem(resp, 422, "unknown-close-reason")
     assert body["allowed"] == register.value("A15")["reasons"]
     assert snapshot(http, token, (card_path(card),)) == before
 
 
 @pytest.mark.parametrize("reason", [5, True, ["lost"], {"code": "lost"}])
-def test_close_reason_of_the_wrong_type(http: httpx.Client, token: str, acct: Any,
-                                        reason: Any) -> None:
+def test_close_reason_of_the_wrong_type(http: httpx.Client, token: str, acct: Any, reason: Any) -> None:
     card = create_card(http, token, acct.account_id)
     before = snapshot(http, token, (card_path(card),))
-    body = assert_problem(call(http, "POST", f"{card_path(card)}/close", token=token,
-                               json_body={"reason": reason}), 422, "validation-error")
+    body = assert_problem(
+        call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason}),
+        422,
+        "validation-error",
+    )
     assert body["errors"][0]["field"] == "/reason"
     assert snapshot(http, token, (card_path(card),)) == before
 
@@ -180,12 +184,10 @@ def test_double_close_is_409(http: httpx.Client, token: str, acct: Any) -> None:
     card = create_card(http, token, acct.account_id)
     call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "lost"})
     before = snapshot(http, token, (card_path(card),))
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
-                json_body={"reason": "stolen"})
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "stolen"})
     assert_problem(resp, 409, "card-already-closed")
     # schema (10) answers before state (13)
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token,
-                json_body={"reason": "bogus"})
+    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "bogus"})
     assert_problem(resp, 422, "unknown-close-reason")
     assert snapshot(http, token, (card_path(card),)) == before
 
@@ -195,8 +197,7 @@ def test_card_expires_at_midnight_after_expires_on(
     http: httpx.Client, token: str, acct: Any, card_type: str
 ) -> None:
     card = create_card(http, token, acct.account_id, card_type)
-    expiry = datetime.combine(date.fromisoformat(card["expires_on"]) + timedelta(days=1),
-                              time(0, 0), UTC)
+    expiry = datetime.combine(date.fromisoformat(card["expires_on"]) + timedelta(days=1), time(0, 0), UTC)
     now = clock_now(http)
     advance(http, int((expiry - now).total_seconds()) - 1)
     tok = partner_token(http)
@@ -220,18 +221,33 @@ def test_sessions_on_card_routes_must_be_bound(http: httpx.Client, token: str, a
     path = f"{card_path(card)}/close"
     before = snapshot(http, token, (card_path(card),))
     for session in (anon, other.person_session):
-        assert_problem(call(http, "GET", card_path(card), token=token, session=session), 403,
-                       "session-not-bound")
-        assert_problem(call(http, "POST", path, token=token, session=session,
-                            json_body={"reason": "lost"}), 403, "session-not-bound")
-        assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token,
-                            session=session, json_body={"type": "virtual"}), 403,
-                       "session-not-bound")
-    assert_problem(call(http, "POST", path, token=token, session="ses_nope",
-                        json_body={"reason": "lost"}), 401, "invalid-session")
+        assert_problem(
+            call(http, "GET", card_path(card), token=token, session=session), 403, "session-not-bound"
+        )
+        assert_problem(
+            call(http, "POST", path, token=token, session=session, json_body={"reason": "lost"}),
+            403,
+            "session-not-bound",
+        )
+        assert_problem(
+            call(
+                http,
+                "POST",
+                f"/accounts/{acct.account_id}/cards",
+                token=token,
+                session=session,
+                json_body={"type": "virtual"},
+            ),
+            403,
+            "session-not-bound",
+        )
+    assert_problem(
+        call(http, "POST", path, token=token, session="ses_nope", json_body={"reason": "lost"}),
+        401,
+        "invalid-session",
+    )
     assert snapshot(http, token, (card_path(card),)) == before
-    resp = call(http, "POST", path, token=token, session=acct.account_session,
-                json_body={"reason": "lost"})
+    resp = call(http, "POST", path, token=token, session=acct.account_session, json_body={"reason": "lost"})
     assert resp.status_code == 200, resp.text
     assert resp.headers.get("svc-session-expires-at")
 
@@ -241,12 +257,29 @@ def test_another_partner_gets_404_for_cards(http: httpx.Client, token: str, acct
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     before = snapshot(http, token, (card_path(card),))
     assert_problem(call(http, "GET", card_path(card), token=token_b), 404, "card-not-found")
-    assert_problem(call(http, "POST", f"{card_path(card)}/close", token=token_b,
-                        json_body={"reason": "lost"}), 404, "card-not-found")
-    assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token_b,
-                        json_body={"type": "virtual"}), 404, "account-not-found")
-    assert_problem(call(http, "POST", f"/accounts/{acct.account_id}/events", token=token_b,
-                        json_body={"event_type": "password.changed"}), 404, "account-not-found")
+    assert_problem(
+        call(http, "POST", f"{card_path(card)}/close", token=token_b, json_body={"reason": "lost"}),
+        404,
+        "card-not-found",
+    )
+    assert_problem(
+        call(
+            http, "POST", f"/accounts/{acct.account_id}/cards", token=token_b, json_body={"type": "virtual"}
+        ),
+        404,
+        "account-not-found",
+    )
+    assert_problem(
+        call(
+            http,
+            "POST",
+            f"/accounts/{acct.account_id}/events",
+            token=token_b,
+            json_body={"event_type": "password.changed"},
+        ),
+        404,
+        "account-not-found",
+    )
     assert snapshot(http, token, (card_path(card),)) == before
 
 
@@ -258,8 +291,9 @@ def test_each_inbound_event_type_is_accepted(
     http: httpx.Client, token: str, acct: Any, event_type: str
 ) -> None:
     now = clock_now(http)
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
-                json_body={"event_type": event_type})
+    resp = call(
+        http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body={"event_type": event_type}
+    )
     assert resp.status_code == 202, resp.text
     body = resp.json()
     assert body["event_id"].startswith("evt_")
@@ -269,19 +303,34 @@ def test_each_inbound_event_type_is_accepted(
     assert parse_time(body["received_at"]) == now
 
 
-def test_inbound_event_with_occurred_at_and_details(http: httpx.Client, token: str,
-                                                    acct: Any) -> None:
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
-                session=acct.account_session, json_body={
-                    "event_type": "login.failed_too_many_times",
-                    "occurred_at": "2025-01-05T08:00:00Z", "details": {"attempts": 5}})
+def test_inbound_event_with_occurred_at_and_details(http: httpx.Client, token: str, acct: Any) -> None:
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{acct.account_id}/events",
+        token=token,
+        session=acct.account_session,
+        json_body={
+            "event_type": "login.failed_too_many_times",
+            "occurred_at": "2025-01-05T08:00:00Z",
+            "details": {"attempts": 5},
+        },
+    )
     assert resp.status_code == 202, resp.text
     assert parse_time(resp.json()["occurred_at"]) == datetime(2025, 1, 5, 8, 0, tzinfo=UTC)
 
 
 def test_event_ids_differ(http: httpx.Client, token: str, acct: Any) -> None:
-    ids = {call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
-                json_body={"event_type": "password.forgot"}).json()["event_id"] for _ in range(3)}
+    ids = {
+        call(
+            http,
+            "POST",
+            f"/accounts/{acct.account_id}/events",
+            token=token,
+            json_body={"event_type": "password.forgot"},
+        ).json()["event_id"]
+        for _ in range(3)
+    }
     assert len(ids) == 3
 
 
@@ -289,33 +338,44 @@ def test_event_ids_differ(http: httpx.Client, token: str, acct: Any) -> None:
     "event_type", ["password.reset", "card.closed", "", "PASSWORD.CHANGED", "login.failed"]
 )
 def test_unknown_event_type(http: httpx.Client, token: str, acct: Any, event_type: str) -> None:
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token,
-                json_body={"event_type": event_type})
+    resp = call(
+        http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body={"event_type": event_type}
+    )
     body = assert_problem(resp, 422, "unknown-event-type")
     assert sorted(body["allowed"]) == INBOUND_EVENT_TYPES
 
 
 @pytest.mark.parametrize(
     "body",
-    [{}, {"event_type": 1}, {"event_type": "password.changed", "occurred_at": "yesterday"},
-     {"event_type": "password.changed", "details": "text"}],
+    [
+        {},
+        {"event_type": 1},
+        {"event_type": "password.changed", "occurred_at": "yesterday"},
+        {"event_type": "password.changed", "details": "text"},
+    ],
 )
-def test_bad_event_body_is_validation_error(http: httpx.Client, token: str, acct: Any,
-                                            body: dict) -> None:
+def test_bad_event_body_is_validation_error(http: httpx.Client, token: str, acct: Any, body: dict) -> None:
     resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body=body)
     assert_problem(resp, 422, "validation-error")
 
 
 def test_event_for_a_missing_account(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/accounts/acc_nope/events", token=token,
-                json_body={"event_type": "password.changed"})
+    resp = call(
+        http, "POST", "/accounts/acc_nope/events", token=token, json_body={"event_type": "password.changed"}
+    )
     assert_problem(resp, 404, "account-not-found")
 
 
 def test_event_session_must_be_bound(http: httpx.Client, token: str, acct: Any) -> None:
     anon = new_session(http, token, Device())
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token, session=anon,
-                json_body={"event_type": "password.changed"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{acct.account_id}/events",
+        token=token,
+        session=anon,
+        json_body={"event_type": "password.changed"},
+    )
     assert_problem(resp, 403, "session-not-bound")
 
 

@@ -80,8 +80,7 @@ def test_reset_restores_the_start_and_revokes_everything(http: httpx.Client) -> 
     resp = call(http, "GET", "/sessions/user_session_initialization_data", token=tok)
     assert_problem(resp, 401, "invalid-partner-token")
     tok2 = partner_token(http)
-    resp = call(http, "POST", "/accounts", token=tok2, session=session,
-                json_body={"product": "spending"})
+    resp = call(http, "POST", "/accounts", token=tok2, session=session, json_body={"product": "spending"})
     assert_problem(resp, 401, "invalid-session")
 
 
@@ -95,8 +94,7 @@ def test_personas(http: httpx.Client) -> None:
     people = personas(http)
     assert len(people) >= 10
     for p in people:
-        assert set(p) >= {"persona_id", "first_name", "last_name", "date_of_birth",
-                          "national_id", "device"}
+        assert set(p) >= {"persona_id", "first_name", "last_name", "date_of_birth", "national_id", "device"}
     assert len({p["national_id"] for p in people}) == len(people)
 
 
@@ -109,8 +107,7 @@ def test_fund_and_ledger(http: httpx.Client, token: str) -> None:
     resp = http.post(f"/_sim/accounts/{j.account_id}/fund", json={"amount": money("0.50")})
     assert resp.status_code == 200, resp.text
     assert resp.json() == {"account_id": j.account_id, "balance": money("500.50")}
-    assert ledger(http)["accounts"] == [{"account_id": j.account_id,
-                                         "balance": money("500.50")}]
+    assert ledger(http)["accounts"] == [{"account_id": j.account_id, "balance": money("500.50")}]
     assert ledger(http)["transfers"] == []
 
 
@@ -127,7 +124,7 @@ def test_fund_unknown_account(http: httpx.Client) -> None:
     assert resp.status_code == 404
 
 
-def test_starting_balance_is_configurable(sim_server: Any) -> None:
+def test_starting_balance_is_configurable() -> None:
     from decimal import Decimal
 
     from kit.sim import Settings
@@ -138,8 +135,9 @@ def test_starting_balance_is_configurable(sim_server: Any) -> None:
         with httpx.Client(base_url=server.base_url) as client:
             tok = partner_token(client)
             session = new_session(client, tok, Device())
-            resp = call(client, "POST", "/accounts", token=tok, session=session,
-                        json_body={"product": "spending"})
+            resp = call(
+                client, "POST", "/accounts", token=tok, session=session, json_body={"product": "spending"}
+            )
             assert resp.json()["balance"] == money("20.00")
     finally:
         server.stop()
@@ -175,8 +173,7 @@ def test_fault_with_another_status(http: httpx.Client, token: str) -> None:
 def test_fault_only_hits_its_method_and_path(http: httpx.Client, token: str) -> None:
     add_fault(http, method="POST", path="/webhooks/subscriptions", status=503)
     assert call(http, "GET", "/webhooks/jwks", token=token).status_code == 200
-    assert call(http, "GET", "/sessions/user_session_initialization_data",
-                token=token).status_code == 200
+    assert call(http, "GET", "/sessions/user_session_initialization_data", token=token).status_code == 200
 
 
 def test_latency_only_fault(http: httpx.Client, token: str) -> None:
@@ -200,8 +197,7 @@ def test_delete_faults_clears_them(http: httpx.Client, token: str) -> None:
 def test_before_commit_fault_changes_nothing(http: httpx.Client, token: str) -> None:
     session = new_session(http, token, Device())
     add_fault(http, method="POST", path="/accounts", status=503, times=1)
-    resp = call(http, "POST", "/accounts", token=token, session=session,
-                json_body={"product": "spending"})
+    resp = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
     assert_problem(resp, 503, "injected-fault")
     assert ledger(http)["accounts"] == []
 
@@ -209,8 +205,7 @@ def test_before_commit_fault_changes_nothing(http: httpx.Client, token: str) -> 
 def test_after_commit_fault_commits(http: httpx.Client, token: str) -> None:
     session = new_session(http, token, Device())
     add_fault(http, method="POST", path="/accounts", status=503, times=1, when="after_commit")
-    resp = call(http, "POST", "/accounts", token=token, session=session,
-                json_body={"product": "spending"})
+    resp = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
     assert_problem(resp, 503, "injected-fault")
     assert len(ledger(http)["accounts"]) == 1
 
@@ -230,8 +225,12 @@ def test_fault_rate_is_drawn_from_the_seeded_source(http: httpx.Client) -> None:
 
 @pytest.mark.parametrize(
     "fault",
-    [{"method": "GET", "path": "/x", "rate": 2}, {"method": "GET", "path": "/x", "when": "later"},
-     {"path": "/x"}, {"method": "GET", "path": "/x", "colour": 1}],
+    [
+        {"method": "GET", "path": "/x", "rate": 2},
+        {"method": "GET", "path": "/x", "when": "later"},
+        {"path": "/x"},
+        {"method": "GET", "path": "/x", "colour": 1},
+    ],
 )
 def test_bad_fault_definitions_are_422(http: httpx.Client, fault: dict) -> None:
     resp = http.post("/_sim/faults", json=fault)
@@ -271,8 +270,14 @@ def test_control_token_is_required_when_set() -> None:
 # --- determinism -----
 
 
-VOLATILE = {"access_token", "session_token", "encrypted_session_token", "nonce",
-            "encrypted_questions", "nonce_expires_at_never"}
+VOLATILE = {
+    "access_token",
+    "session_token",
+    "encrypted_session_token",
+    "nonce",
+    "encrypted_questions",
+    "nonce_expires_at_never",
+}
 
 
 def _scrub(value: Any) -> Any:
@@ -300,25 +305,51 @@ def _scripted_run(http: httpx.Client) -> list[Any]:
         journeys.append(j)
         out.append([j.account_id, j.person_id])
         out.append(kyc_answers(http, j.person_id))
-        out.append([{k: q[k] for k in ("question_id", "text", "choices")}
-                    for q in j.questions])
+        out.append([{k: q[k] for k in ("question_id", "text", "choices")} for q in j.questions])
     a, b = journeys
     card = create_card(http, tok, a.account_id, "temporary")
     out.append(card)
-    out.append(call(http, "POST", f"/cards/{card['card_id']}/close", token=tok,
-                    json_body={"reason": "lost"}).json())
-    out.append(call(http, "POST", f"/accounts/{a.account_id}/events", token=tok,
-                    json_body={"event_type": "password.changed"}).json())
-    out.append(call(http, "POST", "/p2p/transfers", token=tok, session=a.person_session,
-                    idem="det-1", json_body={"from_account_id": a.account_id,
-                                             "to_person_id": b.person_id,
-                                             "amount": money("3.21")}).json())
-    out.append(call(http, "POST", "/webhooks/subscriptions", token=tok,
-                    json_body={"url": "http://127.0.0.1:9/h", "events": ["card.closed"]}).json())
+    out.append(
+        call(http, "POST", f"/cards/{card['card_id']}/close", token=tok, json_body={"reason": "lost"}).json()
+    )
+    out.append(
+        call(
+            http,
+            "POST",
+            f"/accounts/{a.account_id}/events",
+            token=tok,
+            json_body={"event_type": "password.changed"},
+        ).json()
+    )
+    out.append(
+        call(
+            http,
+            "POST",
+            "/p2p/transfers",
+            token=tok,
+            session=a.person_session,
+            idem="det-1",
+            json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("3.21")},
+        ).json()
+    )
+    out.append(
+        call(
+            http,
+            "POST",
+            "/webhooks/subscriptions",
+            token=tok,
+            json_body={"url": "http://127.0.0.1:9/h", "events": ["card.closed"]},
+        ).json()
+    )
     out.append(http.post(f"/_sim/persons/{a.person_id}/document_requests", json={}).json())
     out.append(ledger(http))
-    out.append(_scrub(call(http, "POST", "/accounts", token=tok,
-                           session="ses_nope", json_body={"product": "spending"}).json()))
+    out.append(
+        _scrub(
+            call(
+                http, "POST", "/accounts", token=tok, session="ses_nope", json_body={"product": "spending"}
+            ).json()
+        )
+    )
     out.append(init_data(http, tok)["jwks"])
     return out
 
@@ -334,8 +365,7 @@ def test_request_ids_are_deterministic(http: httpx.Client) -> None:
     def run() -> list[str]:
         reset(http, 7)
         tok = partner_token(http)
-        return [call(http, "GET", "/webhooks/jwks", token=tok).headers["svc-request-id"]
-                for _ in range(3)]
+        return [call(http, "GET", "/webhooks/jwks", token=tok).headers["svc-request-id"] for _ in range(3)]
 
     assert run() == run()
 

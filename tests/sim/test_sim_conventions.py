@@ -111,8 +111,9 @@ def test_problem_shape_is_rfc9457_with_code_and_urn_type(http: httpx.Client) -> 
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body={"product": 5}),
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body=[1, 2]),
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body="text"),
-        lambda h, t, s: call(h, "POST", "/webhooks/subscriptions", token=t,
-                             json_body={"url": 5, "events": "card.closed"}),
+        lambda h, t, s: call(
+            h, "POST", "/webhooks/subscriptions", token=t, json_body={"url": 5, "events": "card.closed"}
+        ),
     ],
 )
 def test_schema_errors_are_validation_error_not_framework_shapes(
@@ -127,31 +128,35 @@ def test_schema_errors_are_validation_error_not_framework_shapes(
     assert account_count(http) == before
 
 
-def test_validation_errors_name_fields_by_json_pointer(
-    http: httpx.Client, anon: tuple[str, str]
-) -> None:
+def test_validation_errors_name_fields_by_json_pointer(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     body = assert_problem(
         call(http, "POST", "/accounts", token=tok, session=ses, json_body={"product": 5}),
-        422, "validation-error",
+        422,
+        "validation-error",
     )
     assert_error_fields(body, "/product")
     body = assert_problem(
-        call(http, "POST", "/webhooks/subscriptions", token=tok,
-             json_body={"url": "http://127.0.0.1:9/x", "events": [5]}),
-        422, "validation-error",
+        call(
+            http,
+            "POST",
+            "/webhooks/subscriptions",
+            token=tok,
+            json_body={"url": "http://127.0.0.1:9/x", "events": [5]},
+        ),
+        422,
+        "validation-error",
     )
     assert_error_fields(body, "/events/0")
 
 
-def test_missing_required_field_is_validation_error(
-    http: httpx.Client, anon: tuple[str, str]
-) -> None:
+def test_missing_required_field_is_validation_error(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     before = account_count(http)
     body = assert_problem(
         call(http, "POST", "/accounts", token=tok, session=ses, json_body={}),
-        422, "validation-error",
+        422,
+        "validation-error",
     )
     assert_error_fields(body, "/product")
     assert account_count(http) == before
@@ -160,40 +165,62 @@ def test_missing_required_field_is_validation_error(
 # --- request bodies: 415, 400, 413, 422 -----
 
 
-@pytest.mark.parametrize(
-    "ctype", ["text/plain", "application/x-www-form-urlencoded", "application/xml"]
-)
-def test_non_json_content_type_is_415(
-    http: httpx.Client, anon: tuple[str, str], ctype: str
-) -> None:
+@pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+def test_non_json_content_type_is_415(http: httpx.Client, anon: tuple[str, str], ctype: str) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(http, "POST", "/accounts", token=tok, session=ses,
-                content=json.dumps({"product": "spending"}), extra={"content-type": ctype})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=tok,
+        session=ses,
+        content=json.dumps({"product": "spending"}),
+        extra={"content-type": ctype},
+    )
     assert_problem(resp, 415, "unsupported-media-type")
     assert account_count(http) == before
 
 
 def test_json_with_charset_is_accepted(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
-    resp = call(http, "POST", "/accounts", token=tok, session=ses,
-                content=json.dumps({"product": "spending"}),
-                extra={"content-type": "application/json; charset=utf-8"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=tok,
+        session=ses,
+        content=json.dumps({"product": "spending"}),
+        extra={"content-type": "application/json; charset=utf-8"},
+    )
     assert resp.status_code == 201, resp.text
 
 
 @pytest.mark.parametrize(
     "raw",
-    [b'{"product": ', b"{product: spending}", b'{"product": "' + ECHO.encode() + b'"',
-     b"\xff\xfe\x00garbage", b"{}{}", b"nul"],
+    [
+        b'{"product": ',
+        b"{product: spending}",
+        b'{"product": "' + ECHO.encode() + b'"',
+        b"\xff\xfe\x00garbage",
+        b"{}{}",
+        b"nul",
+    ],
 )
 def test_unparseable_json_is_400_malformed_json(
     http: httpx.Client, anon: tuple[str, str], raw: bytes
 ) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(http, "POST", "/accounts", token=tok, session=ses, content=raw,
-                extra={"content-type": "application/json"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=tok,
+        session=ses,
+        content=raw,
+        extra={"content-type": "application/json"},
+    )
     assert_problem(resp, 400, "malformed-json")
     assert account_count(http) == before
 
@@ -207,16 +234,30 @@ def test_body_of_exactly_64_kib_is_accepted(http: httpx.Client, anon: tuple[str,
     tok, ses = anon
     raw = _padded_account_body(65536)
     assert len(raw) == 65536
-    resp = call(http, "POST", "/accounts", token=tok, session=ses, content=raw,
-                extra={"content-type": "application/json"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=tok,
+        session=ses,
+        content=raw,
+        extra={"content-type": "application/json"},
+    )
     assert resp.status_code == 201, resp.text[:300]
 
 
 def test_body_over_64_kib_is_413(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(http, "POST", "/accounts", token=tok, session=ses,
-                content=_padded_account_body(65537), extra={"content-type": "application/json"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=tok,
+        session=ses,
+        content=_padded_account_body(65537),
+        extra={"content-type": "application/json"},
+    )
     assert_problem(resp, 413, "payload-too-large")
     assert account_count(http) == before
 
@@ -231,38 +272,41 @@ def test_chunked_body_over_64_kib_is_413(http: httpx.Client, anon: tuple[str, st
             yield raw[i : i + 8192]
 
     resp = http.post(
-        "/accounts", content=chunks(),
-        headers={"Authorization": f"Bearer {tok}", "svc-session-id": ses,
-                 "content-type": "application/json"},
+        "/accounts",
+        content=chunks(),
+        headers={"Authorization": f"Bearer {tok}", "svc-session-id": ses, "content-type": "application/json"},
     )
     assert_problem(resp, 413, "payload-too-large")
     assert account_count(http) == before
 
 
-def test_unknown_top_level_field_is_422_unknown_field(
-    http: httpx.Client, anon: tuple[str, str]
-) -> None:
+def test_unknown_top_level_field_is_422_unknown_field(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     before = account_count(http)
     body = assert_problem(
-        call(http, "POST", "/accounts", token=tok, session=ses,
-             json_body={"product": "spending", "colour": ECHO}),
-        422, "unknown-field",
+        call(
+            http,
+            "POST",
+            "/accounts",
+            token=tok,
+            session=ses,
+            json_body={"product": "spending", "colour": ECHO},
+        ),
+        422,
+        "unknown-field",
     )
     assert_error_fields(body, "/colour")
     assert account_count(http) == before
 
 
-def test_empty_body_counts_as_absent_whatever_the_content_type(
-    http: httpx.Client, token: str
-) -> None:
+def test_empty_body_counts_as_absent_whatever_the_content_type(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
     for ctype in (None, "text/plain", "application/json"):
-        card = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-                    json_body={"type": "virtual"}).json()
+        card = call(
+            http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
+        ).json()
         extra = {"content-type": ctype} if ctype else None
-        resp = call(http, "POST", f"/cards/{card['card_id']}/close", token=token, content=b"",
-                    extra=extra)
+        resp = call(http, "POST", f"/cards/{card['card_id']}/close", token=token, content=b"", extra=extra)
         assert resp.status_code == 200, (ctype, resp.text)
         assert resp.json()["status"] == "closed"
         assert resp.json()["close_reason"] is None
@@ -273,33 +317,103 @@ def test_empty_body_counts_as_absent_whatever_the_content_type(
 
 def test_error_messages_never_echo_submitted_values(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    card = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-                json_body={"type": "physical"}).json()
+    card = call(
+        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "physical"}
+    ).json()
     cases = [
-        (call(http, "POST", "/accounts", token=token, session=new_session(http, token, Device()),
-              json_body={"product": ECHO}), 422, "unknown-product"),
-        (call(http, "POST", f"/cards/{card['card_id']}/close", token=token,
-              json_body={"reason": ECHO}), 422, "unknown-close-reason"),
-        (call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-              json_body={"type": ECHO}), 422, "unknown-card-type"),
-        (call(http, "POST", f"/accounts/{j.account_id}/events", token=token,
-              json_body={"event_type": ECHO}), 422, "unknown-event-type"),
-        (call(http, "POST", f"/accounts/{j.account_id}/events", token=token,
-              json_body={"event_type": "password.changed", "details": {"ssn": ECHO}}),
-         422, "pii-must-be-encrypted"),
-        (call(http, "POST", f"/accounts/{j.account_id}/events", token=token,
-              json_body={"event_type": "password.changed", "occurred_at": ECHO}),
-         422, "validation-error"),
-        (call(http, "POST", "/webhooks/subscriptions", token=token,
-              json_body={"url": "http://127.0.0.1:9/h", "events": [ECHO]}),
-         422, "unknown-event-type"),
-        (call(http, "POST", "/sessions", token=token,
-              json_body={"session_type": ECHO, "expiration_strategy": "fixed",
-                         "encrypted_data": "x.y.z.w.v"}), 422, "unknown-session-type"),
+        (
+            call(
+                http,
+                "POST",
+                "/accounts",
+                token=token,
+                session=new_session(http, token, Device()),
+                json_body={"product": ECHO},
+            ),
+            422,
+            "unknown-product",
+        ),
+        (
+            call(http, "POST", f"/cards/{card['card_id']}/close", token=token, json_body={"reason": ECHO}),
+            422,
+            "unknown-close-reason",
+        ),
+        (
+            call(http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": ECHO}),
+            422,
+            "unknown-card-type",
+        ),
+        (
+            call(
+                http, "POST", f"/accounts/{j.account_id}/events", token=token, json_body={"event_type": ECHO}
+            ),
+            422,
+            "unknown-event-type",
+        ),
+        (
+            call(
+                http,
+                "POST",
+                f"/accounts/{j.account_id}/events",
+                token=token,
+                json_body={"event_type": "password.changed", "details": {"ssn": ECHO}},
+            ),
+            422,
+            "pii-must-be-encrypted",
+        ),
+        (
+            call(
+                http,
+                "POST",
+                f"/accounts/{j.account_id}/events",
+                token=token,
+                json_body={"event_type": "password.changed", "occurred_at": ECHO},
+            ),
+            422,
+            "validation-error",
+        ),
+        (
+            call(
+                http,
+                "POST",
+                "/webhooks/subscriptions",
+                token=token,
+                json_body={"url": "http://127.0.0.1:9/h", "events": [ECHO]},
+            ),
+            422,
+            "unknown-event-type",
+        ),
+        (
+            call(
+                http,
+                "POST",
+                "/sessions",
+                token=token,
+                json_body={
+                    "session_type": ECHO,
+                    "expiration_strategy": "fixed",
+                    "encrypted_data": "x.y.z.w.v",
+                },
+            ),
+            422,
+            "unknown-session-type",
+        ),
         (call(http, "GET", f"/cards/{ECHO}", token=token), 404, "card-not-found"),
-        (call(http, "POST", "/sessions", token=token,
-              json_body={"session_type": "anonymous", "expiration_strategy": "fixed",
-                         "encrypted_data": ECHO}), 400, "invalid-encrypted-data"),
+        (
+            call(
+                http,
+                "POST",
+                "/sessions",
+                token=token,
+                json_body={
+                    "session_type": "anonymous",
+                    "expiration_strategy": "fixed",
+                    "encrypted_data": ECHO,
+                },
+            ),
+            400,
+            "invalid-encrypted-data",
+        ),
     ]
     for resp, status, code in cases:
         assert_problem(resp, status, code)
@@ -326,16 +440,18 @@ def test_bad_body_without_token_is_401_first(http: httpx.Client) -> None:
 def test_removed_endpoint_needs_no_token_and_wins_over_everything(http: httpx.Client) -> None:
     for resp in (
         http.post("/accounts/acc_1/savings/close"),
-        http.post("/accounts/acc_1/savings/close", content=b"{bad", headers={
-            "content-type": "text/plain", "Authorization": "Bearer nonsense"}),
+        http.post(
+            "/accounts/acc_1/savings/close",
+            content=b"{bad",
+            headers={"content-type": "text/plain", "Authorization": "Bearer nonsense"},
+        ),
     ):
         body = assert_problem(resp, 404, "endpoint-removed")
         assert "1.2.0" in body["detail"]
 
 
 def test_wrong_method_wins_over_token(http: httpx.Client) -> None:
-    assert_problem(http.delete("/accounts", headers={"Authorization": "Bearer x"}), 405,
-                   "method-not-allowed")
+    assert_problem(http.delete("/accounts", headers={"Authorization": "Bearer x"}), 405, "method-not-allowed")
 
 
 def test_token_before_resource(http: httpx.Client) -> None:
@@ -343,20 +459,38 @@ def test_token_before_resource(http: httpx.Client) -> None:
 
 
 def test_body_parsing_before_session(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/accounts", token=token, content=b"{oops",
-                extra={"content-type": "application/json"})
+    resp = call(
+        http, "POST", "/accounts", token=token, content=b"{oops", extra={"content-type": "application/json"}
+    )
     assert_problem(resp, 400, "malformed-json")
-    resp = call(http, "POST", "/accounts", token=token, content=_padded_account_body(65537),
-                extra={"content-type": "application/json"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=token,
+        content=_padded_account_body(65537),
+        extra={"content-type": "application/json"},
+    )
     assert_problem(resp, 413, "payload-too-large")
-    resp = call(http, "POST", "/accounts", token=token, content=b"product=spending",
-                extra={"content-type": "text/plain"})
+    resp = call(
+        http,
+        "POST",
+        "/accounts",
+        token=token,
+        content=b"product=spending",
+        extra={"content-type": "text/plain"},
+    )
     assert_problem(resp, 415, "unsupported-media-type")
 
 
 def test_idempotency_key_before_session(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/p2p/transfers", token=token, json_body={
-        "from_account_id": "acc_x", "to_person_id": "per_x", "amount": money("1.00")})
+    resp = call(
+        http,
+        "POST",
+        "/p2p/transfers",
+        token=token,
+        json_body={"from_account_id": "acc_x", "to_person_id": "per_x", "amount": money("1.00")},
+    )
     assert_problem(resp, 400, "idempotency-key-required")
 
 
@@ -364,8 +498,7 @@ def test_idempotency_key_before_session(http: httpx.Client, token: str) -> None:
     ("session", "code"),
     [(None, "session-required"), ("ses_does_not_exist", "invalid-session")],
 )
-def test_session_before_schema(http: httpx.Client, token: str, session: str | None,
-                               code: str) -> None:
+def test_session_before_schema(http: httpx.Client, token: str, session: str | None, code: str) -> None:
     before = account_count(http)
     for body in ({"product": "spending", "colour": "red"}, {"product": "bogus"}, {}):
         resp = call(http, "POST", "/accounts", token=token, session=session, json_body=body)
@@ -381,45 +514,67 @@ def test_session_type_before_resource(http: httpx.Client, anon: tuple[str, str])
 
 def test_resource_before_binding(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
-    assert_problem(call(http, "GET", "/cards/card_nope", token=tok, session=ses), 404,
-                   "card-not-found")
+    assert_problem(call(http, "GET", "/cards/card_nope", token=tok, session=ses), 404, "card-not-found")
     assert_problem(
-        call(http, "POST", "/accounts/acc_nope/events", token=tok, session=ses,
-             json_body={"event_type": "password.changed"}), 404, "account-not-found")
+        call(
+            http,
+            "POST",
+            "/accounts/acc_nope/events",
+            token=tok,
+            session=ses,
+            json_body={"event_type": "password.changed"},
+        ),
+        404,
+        "account-not-found",
+    )
 
 
 def test_binding_before_pii_and_pii_before_schema(http: httpx.Client, token: str) -> None:
     a = journey(http, until="account")
     b = journey(http, persona_index=1, token=token, until="account")
     # a's account session on b's account: not bound, whatever the body holds
-    resp = call(http, "POST", f"/accounts/{b.account_id}/events", token=token,
-                session=a.account_session,
-                json_body={"event_type": "bogus", "details": {"ssn": "000-00-0000"}})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{b.account_id}/events",
+        token=token,
+        session=a.account_session,
+        json_body={"event_type": "bogus", "details": {"ssn": "000-00-0000"}},
+    )
     assert_problem(resp, 403, "session-not-bound")
     # bound: clear-text PII answers before the unknown event type and the unknown field
-    resp = call(http, "POST", f"/accounts/{a.account_id}/events", token=token,
-                session=a.account_session,
-                json_body={"event_type": "bogus", "extra": 1, "details": {"ssn": ECHO}})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{a.account_id}/events",
+        token=token,
+        session=a.account_session,
+        json_body={"event_type": "bogus", "extra": 1, "details": {"ssn": ECHO}},
+    )
     assert_problem(resp, 422, "pii-must-be-encrypted")
 
 
 def test_resource_before_schema(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/accounts/acc_nope/events", token=token,
-                json_body={"event_type": "bogus", "colour": 1})
+    resp = call(
+        http, "POST", "/accounts/acc_nope/events", token=token, json_body={"event_type": "bogus", "colour": 1}
+    )
     assert_problem(resp, 404, "account-not-found")
 
 
-def test_unknown_field_is_the_first_schema_error(http: httpx.Client,
-                                                 anon: tuple[str, str]) -> None:
+def test_unknown_field_is_the_first_schema_error(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
-    resp = call(http, "POST", "/accounts", token=tok, session=ses,
-                json_body={"product": 5, "colour": "red"})
+    resp = call(http, "POST", "/accounts", token=tok, session=ses, json_body={"product": 5, "colour": "red"})
     assert_problem(resp, 422, "unknown-field")
 
 
 def test_schema_before_decryption(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/sessions", token=token, json_body={
-        "session_type": "bogus", "expiration_strategy": "fixed", "encrypted_data": "garbage"})
+    resp = call(
+        http,
+        "POST",
+        "/sessions",
+        token=token,
+        json_body={"session_type": "bogus", "expiration_strategy": "fixed", "encrypted_data": "garbage"},
+    )
     body = assert_problem(resp, 422, "unknown-session-type")
     assert body["allowed"] == ["anonymous", "account", "person"]
 

@@ -13,22 +13,39 @@ from hypothesis import strategies as st
 from tests.sim.helpers import PROBLEM_CT, call, create_card, journey, snapshot
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
-    | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=12,
 )
-FIELDS = ["type", "reason", "event_type", "occurred_at", "details", "url", "events", "product",
-          "amount", "memo", "from_account_id", "to_person_id", "session_type",
-          "expiration_strategy", "encrypted_data"]
+FIELDS = [
+    "type",
+    "reason",
+    "event_type",
+    "occurred_at",
+    "details",
+    "url",
+    "events",
+    "product",
+    "amount",
+    "memo",
+    "from_account_id",
+    "to_person_id",
+    "session_type",
+    "expiration_strategy",
+    "encrypted_data",
+]
 bodies = st.one_of(
     json_values,
     st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=4),
 )
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture
@@ -46,10 +63,10 @@ def _check(resp: httpx.Response) -> None:
         assert body["type"] == "urn:partner-api-kit:problem:" + body["code"]
 
 
-@pytest.mark.parametrize("route", ["close", "events", "cards", "subscriptions", "p2p",
-                                   "sessions"])
-def test_generated_bodies_never_5xx(http: httpx.Client, token: str, world: dict[str, Any],
-                                    route: str) -> None:
+@pytest.mark.parametrize("route", ["close", "events", "cards", "subscriptions", "p2p", "sessions"])
+def test_generated_bodies_never_5xx(
+    http: httpx.Client, token: str, world: dict[str, Any], route: str
+) -> None:
     j, card = world["j"], world["card"]
     path, session = {
         "close": (f"/cards/{card['card_id']}/close", None),
@@ -66,9 +83,16 @@ def test_generated_bodies_never_5xx(http: httpx.Client, token: str, world: dict[
     @given(body=bodies)
     def run(body: Any) -> None:
         before = snapshot(http, token, (card_path,))
-        resp = call(http, "POST", path, token=token, session=session,
-                    idem=f"fz-{next(counter)}", content=json.dumps(body).encode(),
-                    extra={"content-type": "application/json"})
+        resp = call(
+            http,
+            "POST",
+            path,
+            token=token,
+            session=session,
+            idem=f"fz-{next(counter)}",
+            content=json.dumps(body).encode(),
+            extra={"content-type": "application/json"},
+        )
         _check(resp)
         if resp.status_code >= 400:
             assert snapshot(http, token, (card_path,)) == before

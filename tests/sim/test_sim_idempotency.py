@@ -40,8 +40,16 @@ def test_replay_returns_the_stored_answer(http: httpx.Client, token: str) -> Non
     assert "idempotent-replayed" not in first.headers
     # an equal JSON body, spelled differently
     raw = json.dumps(body, indent=2).encode()
-    second = call(http, "POST", "/accounts", token=token, session=anon, idem="k1", content=raw,
-                  extra={"content-type": "application/json"})
+    second = call(
+        http,
+        "POST",
+        "/accounts",
+        token=token,
+        session=anon,
+        idem="k1",
+        content=raw,
+        extra={"content-type": "application/json"},
+    )
     assert second.status_code == 201
     assert second.json() == first.json()
     assert second.headers.get("idempotent-replayed") == "true"
@@ -54,13 +62,14 @@ def test_replay_returns_the_stored_answer(http: httpx.Client, token: str) -> Non
 def test_replay_is_checked_before_the_session(http: httpx.Client, token: str) -> None:
     device = Device()
     anon = new_session(http, token, device)
-    first = call(http, "POST", "/accounts", token=token, session=anon, idem="k1",
-                 json_body={"product": "spending"})
-    new_session(http, token, device, "account", current=anon,
-                account_id=first.json()["account_id"])
+    first = call(
+        http, "POST", "/accounts", token=token, session=anon, idem="k1", json_body={"product": "spending"}
+    )
+    new_session(http, token, device, "account", current=anon, account_id=first.json()["account_id"])
     # the anonymous session is superseded now, yet the replay answers
-    again = call(http, "POST", "/accounts", token=token, session=anon, idem="k1",
-                 json_body={"product": "spending"})
+    again = call(
+        http, "POST", "/accounts", token=token, session=anon, idem="k1", json_body={"product": "spending"}
+    )
     assert again.status_code == 201, again.text
     assert again.json() == first.json()
     assert again.headers.get("idempotent-replayed") == "true"
@@ -69,21 +78,36 @@ def test_replay_is_checked_before_the_session(http: httpx.Client, token: str) ->
 def test_other_body_or_path_is_422_reused(http: httpx.Client, token: str) -> None:
     j = journey(http, token=token, until="account")
     path = f"/accounts/{j.account_id}/cards"
-    assert call(http, "POST", path, token=token, idem="k1",
-                json_body={"type": "virtual"}).status_code == 201
+    assert call(http, "POST", path, token=token, idem="k1", json_body={"type": "virtual"}).status_code == 201
     before = ledger(http)
-    assert_problem(call(http, "POST", path, token=token, idem="k1",
-                        json_body={"type": "physical"}), 422, "idempotency-key-reused")
-    assert_problem(call(http, "POST", f"/accounts/{j.account_id}/events", token=token, idem="k1",
-                        json_body={"type": "virtual"}), 422, "idempotency-key-reused")
+    assert_problem(
+        call(http, "POST", path, token=token, idem="k1", json_body={"type": "physical"}),
+        422,
+        "idempotency-key-reused",
+    )
+    assert_problem(
+        call(
+            http,
+            "POST",
+            f"/accounts/{j.account_id}/events",
+            token=token,
+            idem="k1",
+            json_body={"type": "virtual"},
+        ),
+        422,
+        "idempotency-key-reused",
+    )
     assert ledger(http) == before
 
 
 def test_failed_requests_are_not_stored(http: httpx.Client, token: str) -> None:
     j = journey(http, token=token, until="account")
     path = f"/accounts/{j.account_id}/cards"
-    assert_problem(call(http, "POST", path, token=token, idem="k1",
-                        json_body={"type": "plastic"}), 422, "unknown-card-type")
+    assert_problem(
+        call(http, "POST", path, token=token, idem="k1", json_body={"type": "plastic"}),
+        422,
+        "unknown-card-type",
+    )
     resp = call(http, "POST", path, token=token, idem="k1", json_body={"type": "virtual"})
     assert resp.status_code == 201, resp.text
     assert "idempotent-replayed" not in resp.headers
@@ -93,16 +117,34 @@ def test_keys_are_scoped_to_the_partner(http: httpx.Client, token: str) -> None:
     a = journey(http, token=token, until="account")
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     b = journey(http, persona_index=1, token=token_b, until="account")
-    one = call(http, "POST", f"/accounts/{a.account_id}/cards", token=token, idem="shared",
-               json_body={"type": "virtual"})
-    two = call(http, "POST", f"/accounts/{b.account_id}/cards", token=token_b, idem="shared",
-               json_body={"type": "physical"})
+    one = call(
+        http,
+        "POST",
+        f"/accounts/{a.account_id}/cards",
+        token=token,
+        idem="shared",
+        json_body={"type": "virtual"},
+    )
+    two = call(
+        http,
+        "POST",
+        f"/accounts/{b.account_id}/cards",
+        token=token_b,
+        idem="shared",
+        json_body={"type": "physical"},
+    )
     assert one.status_code == two.status_code == 201
     assert "idempotent-replayed" not in two.headers
     assert one.json()["card_id"] != two.json()["card_id"]
     # same path and body from partner B: still its own, not A's stored answer
-    three = call(http, "POST", f"/accounts/{a.account_id}/cards", token=token_b, idem="shared2",
-                 json_body={"type": "virtual"})
+    three = call(
+        http,
+        "POST",
+        f"/accounts/{a.account_id}/cards",
+        token=token_b,
+        idem="shared2",
+        json_body={"type": "virtual"},
+    )
     assert_problem(three, 404, "account-not-found")
 
 
@@ -133,29 +175,26 @@ def test_session_creation_replays(http: httpx.Client, token: str) -> None:
     assert second.json() == first.json()
     assert second.headers.get("idempotent-replayed") == "true"
     # without the key the same (used) nonce is refused
-    assert_problem(create_session(http, token, device, encrypted_data=encrypted), 400,
-                   "nonce-invalid")
+    assert_problem(create_session(http, token, device, encrypted_data=encrypted), 400, "nonce-invalid")
 
 
 # --- faults after commit -----
 
 
-def test_p2p_retried_after_an_after_commit_fault_moves_money_once(
-    http: httpx.Client, token: str
-) -> None:
+def test_p2p_retried_after_an_after_commit_fault_moves_money_once(http: httpx.Client, token: str) -> None:
     a = journey(http, token=token)
     b = journey(http, persona_index=1, token=token)
-    add_fault(http, method="POST", path="/p2p/transfers", status=503, when="after_commit",
-              times=1)
-    body = {"from_account_id": a.account_id, "to_person_id": b.person_id,
-            "amount": money("25.00")}
-    first = call(http, "POST", "/p2p/transfers", token=token, session=a.person_session,
-                 idem="kp", json_body=body)
+    add_fault(http, method="POST", path="/p2p/transfers", status=503, when="after_commit", times=1)
+    body = {"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("25.00")}
+    first = call(
+        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kp", json_body=body
+    )
     assert_problem(first, 503, "injected-fault")
     # committed: the money already moved
     assert balance(http, a.account_id) == "475.00"
-    retry = call(http, "POST", "/p2p/transfers", token=token, session=a.person_session,
-                 idem="kp", json_body=body)
+    retry = call(
+        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kp", json_body=body
+    )
     assert retry.status_code == 201, retry.text
     assert retry.headers.get("idempotent-replayed") == "true"
     assert retry.headers.get("svc-p2p-role") == "sender"
@@ -169,14 +208,15 @@ def test_before_commit_fault_changes_nothing(http: httpx.Client, token: str) -> 
     a = journey(http, token=token)
     b = journey(http, persona_index=1, token=token)
     add_fault(http, method="POST", path="/p2p/transfers", status=503, times=1)
-    body = {"from_account_id": a.account_id, "to_person_id": b.person_id,
-            "amount": money("25.00")}
-    first = call(http, "POST", "/p2p/transfers", token=token, session=a.person_session,
-                 idem="kb", json_body=body)
+    body = {"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("25.00")}
+    first = call(
+        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kb", json_body=body
+    )
     assert_problem(first, 503, "injected-fault")
     assert balance(http, a.account_id) == "500.00"
-    retry = call(http, "POST", "/p2p/transfers", token=token, session=a.person_session,
-                 idem="kb", json_body=body)
+    retry = call(
+        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kb", json_body=body
+    )
     assert retry.status_code == 201
     assert "idempotent-replayed" not in retry.headers
     assert balance(http, a.account_id) == "475.00"
@@ -187,26 +227,34 @@ def test_promotion_retried_after_an_after_commit_fault_gets_its_session(
 ) -> None:
     device = Device()
     anon = new_session(http, token, device)
-    account_id = call(http, "POST", "/accounts", token=token, session=anon,
-                      json_body={"product": "spending"}).json()["account_id"]
+    account_id = call(
+        http, "POST", "/accounts", token=token, session=anon, json_body={"product": "spending"}
+    ).json()["account_id"]
     init = init_data(http, token)
     encrypted = encrypt_for_server(init, device.plaintext(init["nonce"], account_id=account_id))
     add_fault(http, method="POST", path="/sessions", status=503, when="after_commit", times=1)
-    first = create_session(http, token, device, "account", current=anon, idem="kpromo",
-                           encrypted_data=encrypted)
+    first = create_session(
+        http, token, device, "account", current=anon, idem="kpromo", encrypted_data=encrypted
+    )
     assert_problem(first, 503, "injected-fault")
     # the promotion happened: the anonymous session is superseded…
-    resp = call(http, "POST", "/accounts", token=token, session=anon,
-                json_body={"product": "spending"})
+    resp = call(http, "POST", "/accounts", token=token, session=anon, json_body={"product": "spending"})
     assert_problem(resp, 401, "session-superseded")
     # …and the retry gets the new session rather than session-superseded
-    retry = create_session(http, token, device, "account", current=anon, idem="kpromo",
-                           encrypted_data=encrypted)
+    retry = create_session(
+        http, token, device, "account", current=anon, idem="kpromo", encrypted_data=encrypted
+    )
     assert retry.status_code == 201, retry.text
     assert retry.headers.get("idempotent-replayed") == "true"
     session = retry.json()["session_token"]
-    resp = call(http, "POST", f"/accounts/{account_id}/cards", token=token, session=session,
-                json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{account_id}/cards",
+        token=token,
+        session=session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
 
 
@@ -215,14 +263,14 @@ def test_second_request_while_the_first_is_in_flight_is_409(
 ) -> None:
     j = journey(http, token=token, until="account")
     path = f"/accounts/{j.account_id}/cards"
-    add_fault(http, method="POST", path="/accounts/{account_id}/cards", status=None,
-              latency_ms=1500, times=1)
+    add_fault(http, method="POST", path="/accounts/{account_id}/cards", status=None, latency_ms=1500, times=1)
     results: dict[str, Any] = {}
 
     def slow() -> None:
         with httpx.Client(base_url=sim_server.base_url, timeout=10) as other:
-            results["first"] = call(other, "POST", path, token=token, idem="kf",
-                                    json_body={"type": "virtual"})
+            results["first"] = call(
+                other, "POST", path, token=token, idem="kf", json_body={"type": "virtual"}
+            )
 
     thread = threading.Thread(target=slow)
     thread.start()
@@ -237,16 +285,17 @@ def test_second_request_while_the_first_is_in_flight_is_409(
 
 
 @pytest.mark.parametrize("route", ["events", "subscriptions", "close"])
-def test_every_partner_post_honours_idempotency_keys(
-    http: httpx.Client, token: str, route: str
-) -> None:
+def test_every_partner_post_honours_idempotency_keys(http: httpx.Client, token: str, route: str) -> None:
     j = journey(http, token=token, until="account")
-    card = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-                json_body={"type": "virtual"}).json()
+    card = call(
+        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
+    ).json()
     path, body = {
         "events": (f"/accounts/{j.account_id}/events", {"event_type": "password.changed"}),
-        "subscriptions": ("/webhooks/subscriptions",
-                          {"url": "http://127.0.0.1:9/h", "events": ["card.closed"]}),
+        "subscriptions": (
+            "/webhooks/subscriptions",
+            {"url": "http://127.0.0.1:9/h", "events": ["card.closed"]},
+        ),
         "close": (f"/cards/{card['card_id']}/close", {"reason": "lost"}),
     }[route]
     first = call(http, "POST", path, token=token, idem="kr", json_body=body)

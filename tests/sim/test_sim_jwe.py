@@ -49,34 +49,44 @@ def _hdr(init: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 def _joserfc(protected: dict[str, Any], pt: dict[str, Any], key: Any, algs: list[str]) -> str:
-    return jwe.encrypt_compact(protected, json.dumps(pt).encode(), key,
-                               registry=JWERegistry(algorithms=algs))
+    return jwe.encrypt_compact(protected, json.dumps(pt).encode(), key, registry=JWERegistry(algorithms=algs))
 
 
 def _foreign_ec(init: dict[str, Any], pt: dict[str, Any]) -> str:
     key = load_key("foreign_ec_p256")
-    return _joserfc({"alg": "ECDH-ES+A256KW", "enc": "A256GCM", "kid": _ec(init)["kid"]}, pt,
-                    key, ["ECDH-ES+A256KW", "A256GCM"])
+    return _joserfc(
+        {"alg": "ECDH-ES+A256KW", "enc": "A256GCM", "kid": _ec(init)["kid"]},
+        pt,
+        key,
+        ["ECDH-ES+A256KW", "A256GCM"],
+    )
 
 
 BAD_JWES: dict[str, Maker] = {
     "rsa1_5": lambda i, p: raw_jwe({**_hdr(i), "alg": "RSA1_5"}, p, _rsa(i), wrap="RSA1_5"),
-    "rsa-oaep-sha1": lambda i, p: raw_jwe({**_hdr(i), "alg": "RSA-OAEP"}, p, _rsa(i),
-                                          wrap="RSA-OAEP"),
+    "rsa-oaep-sha1": lambda i, p: raw_jwe({**_hdr(i), "alg": "RSA-OAEP"}, p, _rsa(i), wrap="RSA-OAEP"),
     "dir": lambda i, p: raw_jwe({**_hdr(i), "alg": "dir"}, p, None, wrap="none"),
     "none": lambda i, p: raw_jwe({**_hdr(i), "alg": "none"}, p, None, wrap="none"),
     "enc-a128gcm": lambda i, p: raw_jwe({**_hdr(i), "enc": "A128GCM"}, p, _rsa(i), cek_len=16),
-    "enc-a256cbc": lambda i, p: raw_jwe({**_hdr(i), "enc": "A256CBC-HS512"}, p, _rsa(i),
-                                        cek_len=32),
+    "enc-a256cbc": lambda i, p: raw_jwe({**_hdr(i), "enc": "A256CBC-HS512"}, p, _rsa(i), cek_len=32),
     "ec-enc-a128gcm": lambda i, p: _joserfc(
-        {"alg": "ECDH-ES+A256KW", "enc": "A128GCM", "kid": _ec(i)["kid"]}, p,
-        ECKey.import_key(_ec(i)), ["ECDH-ES+A256KW", "A128GCM"]),
+        {"alg": "ECDH-ES+A256KW", "enc": "A128GCM", "kid": _ec(i)["kid"]},
+        p,
+        ECKey.import_key(_ec(i)),
+        ["ECDH-ES+A256KW", "A128GCM"],
+    ),
     "ecdh-es-direct": lambda i, p: _joserfc(
-        {"alg": "ECDH-ES", "enc": "A256GCM", "kid": _ec(i)["kid"]}, p,
-        ECKey.import_key(_ec(i)), ["ECDH-ES", "A256GCM"]),
+        {"alg": "ECDH-ES", "enc": "A256GCM", "kid": _ec(i)["kid"]},
+        p,
+        ECKey.import_key(_ec(i)),
+        ["ECDH-ES", "A256GCM"],
+    ),
     "ecdh-es-a128kw": lambda i, p: _joserfc(
-        {"alg": "ECDH-ES+A128KW", "enc": "A256GCM", "kid": _ec(i)["kid"]}, p,
-        ECKey.import_key(_ec(i)), ["ECDH-ES+A128KW", "A256GCM"]),
+        {"alg": "ECDH-ES+A128KW", "enc": "A256GCM", "kid": _ec(i)["kid"]},
+        p,
+        ECKey.import_key(_ec(i)),
+        ["ECDH-ES+A128KW", "A256GCM"],
+    ),
     "unknown-kid": lambda i, p: raw_jwe(_hdr(i, kid="no-such-kid"), p, _rsa(i)),
     "no-kid": lambda i, p: raw_jwe({"alg": "RSA-OAEP-256", "enc": "A256GCM"}, p, _rsa(i)),
     "kid-of-the-other-key": lambda i, p: raw_jwe(_hdr(i, kid=_ec(i)["kid"]), p, _rsa(i)),
@@ -87,7 +97,8 @@ BAD_JWES: dict[str, Maker] = {
     "x5c": lambda i, p: raw_jwe(_hdr(i, x5c=["MIIB"]), p, _rsa(i)),
     "crit": lambda i, p: raw_jwe(_hdr(i, crit=["exp"], exp=1), p, _rsa(i)),
     "never-issued-rsa-key": lambda i, p: raw_jwe(
-        _hdr(i), p, load_key("foreign_rsa_2048").as_dict(private=False)),
+        _hdr(i), p, load_key("foreign_rsa_2048").as_dict(private=False)
+    ),
     "never-issued-ec-key": _foreign_ec,
     "tampered-header": lambda i, p: _retag_header(encrypt_for_server(i, p)),
     "tampered-encrypted-key": lambda i, p: tamper(encrypt_for_server(i, p), 1),
@@ -128,8 +139,14 @@ def _cut_tag(token: str) -> str:
 
 
 def _post(http: httpx.Client, token: str, encrypted: str, **extra: Any) -> httpx.Response:
-    return call(http, "POST", "/sessions", token=token, extra=extra.get("headers"), json_body={
-        "session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": encrypted})
+    return call(
+        http,
+        "POST",
+        "/sessions",
+        token=token,
+        extra=extra.get("headers"),
+        json_body={"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": encrypted},
+    )
 
 
 def reference_detail(http: httpx.Client, token: str) -> str:
@@ -147,8 +164,7 @@ def test_refused_jwe_is_invalid_encrypted_data_and_leaves_the_nonce(
     resp = _post(http, token, BAD_JWES[case](init, plaintext))
     body = assert_problem(resp, 400, "invalid-encrypted-data", not_echo=(init["nonce"],))
     assert body["detail"] == reference_detail(http, token), "one fixed detail for every case"
-    assert "errors" not in body or not any(
-        init["nonce"] in json.dumps(e) for e in body["errors"])
+    assert "errors" not in body or not any(init["nonce"] in json.dumps(e) for e in body["errors"])
     # Refused, so not decrypted: the nonce is still good.
     resp = _post(http, token, encrypt_for_server(init, plaintext))
     assert resp.status_code == 201, resp.text
@@ -160,10 +176,15 @@ def test_refused_jwe_in_person_pii(http: httpx.Client, token: str, case: str) ->
 
     j = journey(http, until="account")
     init = init_data(http, token)
-    pii = {"first_name": "A", "last_name": "B", "date_of_birth": "1990-01-01",
-           "national_id": "000-00-0000"}
-    resp = call(http, "POST", f"/accounts/{j.account_id}/persons", token=token,
-                session=j.account_session, json_body={"encrypted_pii": BAD_JWES[case](init, pii)})
+    pii = {"first_name": "A", "last_name": "B", "date_of_birth": "1990-01-01", "national_id": "000-00-0000"}
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/persons",
+        token=token,
+        session=j.account_session,
+        json_body={"encrypted_pii": BAD_JWES[case](init, pii)},
+    )
     body = assert_problem(resp, 400, "invalid-encrypted-data")
     assert body["detail"] == reference_detail(http, token)
 
@@ -215,9 +236,7 @@ def test_nonce_of_another_partner_is_nonce_invalid(http: httpx.Client, token: st
 
 
 @pytest.mark.parametrize("nonce", [None, "", "made-up-nonce", 12345])
-def test_missing_or_made_up_nonce_is_nonce_invalid(
-    http: httpx.Client, token: str, nonce: Any
-) -> None:
+def test_missing_or_made_up_nonce_is_nonce_invalid(http: httpx.Client, token: str, nonce: Any) -> None:
     init = init_data(http, token)
     device = Device()
     pt = device.plaintext(None)

@@ -53,9 +53,10 @@ def test_client_credentials_by_basic_auth(http: httpx.Client, partner: tuple[str
 
 
 def test_client_credentials_in_the_form(http: httpx.Client) -> None:
-    resp = http.post("/oauth/accesstoken", data={
-        "grant_type": "client_credentials", "client_id": PARTNER_A[0],
-        "client_secret": PARTNER_A[1]})
+    resp = http.post(
+        "/oauth/accesstoken",
+        data={"grant_type": "client_credentials", "client_id": PARTNER_A[0], "client_secret": PARTNER_A[1]},
+    )
     body = assert_token_body(resp)
     assert bearer_ok(http, body["access_token"])
 
@@ -74,16 +75,22 @@ def test_tokens_are_random_and_a_new_one_does_not_revoke_older_ones(http: httpx.
 
 
 def test_both_basic_and_form_credentials_is_invalid_request(http: httpx.Client) -> None:
-    resp = http.post("/oauth/accesstoken", auth=PARTNER_A, data={
-        "grant_type": "client_credentials", "client_id": PARTNER_A[0],
-        "client_secret": PARTNER_A[1]})
+    resp = http.post(
+        "/oauth/accesstoken",
+        auth=PARTNER_A,
+        data={"grant_type": "client_credentials", "client_id": PARTNER_A[0], "client_secret": PARTNER_A[1]},
+    )
     assert_oauth_error(resp, 400, "invalid_request")
 
 
 @pytest.mark.parametrize(
     ("client_id", "secret"),
-    [("sim-partner", "wrong"), ("nobody", "sim-secret"), ("sim-partner", "sim-secret-b"),
-     ("sim-partner-b", "sim-secret")],
+    [
+        ("sim-partner", "wrong"),
+        ("nobody", "sim-secret"),
+        ("sim-partner", "sim-secret-b"),
+        ("sim-partner-b", "sim-secret"),
+    ],
 )
 def test_wrong_basic_credentials_are_401_invalid_client(
     http: httpx.Client, client_id: str, secret: str
@@ -95,8 +102,10 @@ def test_wrong_basic_credentials_are_401_invalid_client(
 
 
 def test_wrong_form_credentials_are_401_invalid_client(http: httpx.Client) -> None:
-    resp = http.post("/oauth/accesstoken", data={
-        "grant_type": "client_credentials", "client_id": PARTNER_A[0], "client_secret": "no"})
+    resp = http.post(
+        "/oauth/accesstoken",
+        data={"grant_type": "client_credentials", "client_id": PARTNER_A[0], "client_secret": "no"},
+    )
     assert_oauth_error(resp, 401, "invalid_client")
 
 
@@ -118,10 +127,18 @@ def test_missing_grant_type_is_invalid_request(http: httpx.Client) -> None:
 
 def test_token_endpoint_ignores_idempotency_keys(http: httpx.Client) -> None:
     # §3.9: every partner POST may carry Idempotency-Key, "the token endpoints not".
-    one = http.post("/oauth/accesstoken", auth=PARTNER_A, headers={"Idempotency-Key": "k1"},
-                    data={"grant_type": "client_credentials"})
-    two = http.post("/oauth/accesstoken", auth=PARTNER_A, headers={"Idempotency-Key": "k1"},
-                    data={"grant_type": "client_credentials"})
+    one = http.post(
+        "/oauth/accesstoken",
+        auth=PARTNER_A,
+        headers={"Idempotency-Key": "k1"},
+        data={"grant_type": "client_credentials"},
+    )
+    two = http.post(
+        "/oauth/accesstoken",
+        auth=PARTNER_A,
+        headers={"Idempotency-Key": "k1"},
+        data={"grant_type": "client_credentials"},
+    )
     assert one.status_code == two.status_code == 200
     assert one.json()["access_token"] != two.json()["access_token"]
     assert "idempotent-replayed" not in two.headers
@@ -185,12 +202,24 @@ def test_legacy_post_answers_like_the_oauth_endpoint(http: httpx.Client) -> None
 @pytest.mark.parametrize(
     ("kwargs", "status", "error"),
     [
-        ({"auth": ("sim-partner", "wrong"), "data": {"grant_type": "client_credentials"}},
-         401, "invalid_client"),
+        (
+            {"auth": ("sim-partner", "wrong"), "data": {"grant_type": "client_credentials"}},
+            401,
+            "invalid_client",
+        ),
         ({"auth": PARTNER_A, "data": {"grant_type": "password"}}, 400, "unsupported_grant_type"),
-        ({"auth": PARTNER_A, "data": {"grant_type": "client_credentials",
-                                      "client_id": PARTNER_A[0], "client_secret": PARTNER_A[1]}},
-         400, "invalid_request"),
+        (
+            {
+                "auth": PARTNER_A,
+                "data": {
+                    "grant_type": "client_credentials",
+                    "client_id": PARTNER_A[0],
+                    "client_secret": PARTNER_A[1],
+                },
+            },
+            400,
+            "invalid_request",
+        ),
     ],
 )
 def test_legacy_post_errors_are_rfc6749_with_deprecation(
@@ -224,8 +253,7 @@ def test_strict_mode_answers_410_endpoint_deprecated(strict_http: httpx.Client) 
     tok = partner_token(strict_http)
     for resp in (
         strict_http.post(LEGACY, auth=PARTNER_A, data={"grant_type": "client_credentials"}),
-        strict_http.post(LEGACY, auth=("sim-partner", "wrong"),
-                         data={"grant_type": "client_credentials"}),
+        strict_http.post(LEGACY, auth=("sim-partner", "wrong"), data={"grant_type": "client_credentials"}),
         strict_http.delete(LEGACY, headers={"Authorization": f"Bearer {tok}"}),
     ):
         assert_problem(resp, 410, "endpoint-deprecated")

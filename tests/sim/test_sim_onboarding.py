@@ -38,8 +38,7 @@ from tests.sim.helpers import (
 def test_account_opens_with_the_starting_balance(http: httpx.Client, token: str) -> None:
     now = clock_now(http)
     session = new_session(http, token, Device())
-    resp = call(http, "POST", "/accounts", token=token, session=session,
-                json_body={"product": "spending"})
+    resp = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
     assert resp.status_code == 201, resp.text
     body = resp.json()
     assert body["account_id"].startswith("acc_")
@@ -47,8 +46,7 @@ def test_account_opens_with_the_starting_balance(http: httpx.Client, token: str)
     assert body["balance"] == {"value": "500.00", "currency": "USD"}
     assert body["product"] == "spending"
     assert parse_time(body["created_at"]) == now
-    assert {"account_id": body["account_id"], "balance": body["balance"]} in ledger(http)[
-        "accounts"]
+    assert {"account_id": body["account_id"], "balance": body["balance"]} in ledger(http)["accounts"]
 
 
 def test_starting_balance_follows_the_register(http: httpx.Client, token: str) -> None:
@@ -56,8 +54,7 @@ def test_starting_balance_follows_the_register(http: httpx.Client, token: str) -
 
     value = register.value("A10")
     account = create_account(http, token, new_session(http, token, Device()))
-    assert account["balance"] == {"value": value["starting_balance"],
-                                  "currency": value["currency"]}
+    assert account["balance"] == {"value": value["starting_balance"], "currency": value["currency"]}
 
 
 @pytest.mark.parametrize(
@@ -74,7 +71,8 @@ def test_bad_account_request(http: httpx.Client, token: str, body: dict, code: s
     session = new_session(http, token, Device())
     before = snapshot(http)
     problem = assert_problem(
-        call(http, "POST", "/accounts", token=token, session=session, json_body=body), 422, code)
+        call(http, "POST", "/accounts", token=token, session=session, json_body=body), 422, code
+    )
     if code == "unknown-product":
         assert problem["allowed"] == ["spending"]
     else:
@@ -90,11 +88,13 @@ def test_account_needs_an_anonymous_session(http: httpx.Client, token: str) -> N
     account_session = session_token_of(direct, j.device)
     before = snapshot(http)
     body = {"product": "spending"}
-    assert_problem(call(http, "POST", "/accounts", token=token, json_body=body), 401,
-                   "session-required")
+    assert_problem(call(http, "POST", "/accounts", token=token, json_body=body), 401, "session-required")
     for session in (account_session, j.person_session):
-        assert_problem(call(http, "POST", "/accounts", token=token, session=session,
-                            json_body=body), 403, "session-type-not-allowed")
+        assert_problem(
+            call(http, "POST", "/accounts", token=token, session=session, json_body=body),
+            403,
+            "session-type-not-allowed",
+        )
     assert snapshot(http) == before
 
 
@@ -119,17 +119,19 @@ def test_person_needs_a_bound_account_or_person_session(http: httpx.Client, toke
     a = journey(http, until="account")
     b = journey(http, persona_index=1, token=token, until="account")
     pii = pii_of(a.persona)
-    assert_problem(create_person(http, token, b.account_session, a.account_id, pii), 403,
-                   "session-not-bound")
+    assert_problem(create_person(http, token, b.account_session, a.account_id, pii), 403, "session-not-bound")
     anon = new_session(http, token, Device())
-    assert_problem(create_person(http, token, anon, a.account_id, pii), 403,
-                   "session-type-not-allowed")
+    assert_problem(create_person(http, token, anon, a.account_id, pii), 403, "session-type-not-allowed")
     init = init_data(http, token)
-    resp = call(http, "POST", f"/accounts/{a.account_id}/persons", token=token,
-                json_body={"encrypted_pii": encrypt_for_server(init, pii)})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{a.account_id}/persons",
+        token=token,
+        json_body={"encrypted_pii": encrypt_for_server(init, pii)},
+    )
     assert_problem(resp, 401, "session-required")
-    assert_problem(create_person(http, token, a.account_session, "acc_nope", pii), 404,
-                   "account-not-found")
+    assert_problem(create_person(http, token, a.account_session, "acc_nope", pii), 404, "account-not-found")
 
 
 @pytest.mark.parametrize(
@@ -149,8 +151,9 @@ def test_bad_pii_plaintext_is_validation_error_on_encrypted_pii(
     pii = pii_of(j.persona)
     mutate(pii)
     resp = create_person(http, token, j.account_session, j.account_id, pii)
-    body = assert_problem(resp, 422, "validation-error",
-                          not_echo=tuple(str(v) for v in pii.values() if len(str(v)) > 3))
+    body = assert_problem(
+        resp, 422, "validation-error", not_echo=tuple(str(v) for v in pii.values() if len(str(v)) > 3)
+    )
     assert [e["field"] for e in body["errors"]] == ["/encrypted_pii"] * len(body["errors"])
 
 
@@ -162,9 +165,7 @@ def _pii_cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("name", "where"), _pii_cases())
-def test_clear_text_pii_in_events_is_refused(
-    http: httpx.Client, token: str, name: str, where: str
-) -> None:
+def test_clear_text_pii_in_events_is_refused(http: httpx.Client, token: str, name: str, where: str) -> None:
     j = journey(http, until="account")
     value = ECHO + "-1990-01-01"
     body: dict[str, Any] = {"event_type": "password.changed"}
@@ -190,52 +191,99 @@ def test_pii_list_is_the_register_list() -> None:
     "route",
     ["accounts", "persons", "cards", "close", "subscriptions", "p2p", "sessions", "answers"],
 )
-def test_clear_text_pii_is_refused_on_every_route(
-    http: httpx.Client, token: str, route: str
-) -> None:
+def test_clear_text_pii_is_refused_on_every_route(http: httpx.Client, token: str, route: str) -> None:
     j = journey(http)
     persona = j.persona
-    card = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-                json_body={"type": "virtual"}).json()
+    card = call(
+        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
+    ).json()
     init = init_data(http, token)
     anon = new_session(http, token, Device())
     method_path_body_session = {
-        "accounts": ("/accounts", {"product": "spending", "date_of_birth": persona[
-            "date_of_birth"]}, anon, None),
-        "persons": (f"/accounts/{j.account_id}/persons",
-                    {"encrypted_pii": encrypt_for_server(init, pii_of(persona)),
-                     "national_id": persona["national_id"]}, j.person_session, None),
-        "cards": (f"/accounts/{j.account_id}/cards",
-                  {"type": "virtual", "meta": {"ssn": persona["national_id"]}}, None, None),
-        "close": (f"/cards/{card['card_id']}/close",
-                  {"reason": "lost", "extra": [{"tax_id": persona["national_id"]}]}, None,
-                  None),
-        "subscriptions": ("/webhooks/subscriptions",
-                          {"url": "http://127.0.0.1:9/h", "events": ["card.closed"],
-                           "passport_number": persona["national_id"]}, None, None),
-        "p2p": ("/p2p/transfers", {"from_account_id": j.account_id, "to_person_id": "per_x",
-                                   "amount": {"value": "1.00", "currency": "USD"},
-                                   "memo": {"dob": persona["date_of_birth"]}},
-                j.person_session, "pii-key-1"),
-        "sessions": ("/sessions", {"session_type": "anonymous", "expiration_strategy": "fixed",
-                                   "encrypted_data": "a.b.c.d.e",
-                                   "birth_date": persona["date_of_birth"]}, None, None),
-        "answers": (f"/persons/{j.person_id}/kyc/answers",
-                    {"encrypted_answers": "a.b.c.d.e", "first_name": persona["first_name"]},
-                    j.person_session, None),
+        "accounts": (
+            "/accounts",
+            {"product": "spending", "date_of_birth": persona["date_of_birth"]},
+            anon,
+            None,
+        ),
+        "persons": (
+            f"/accounts/{j.account_id}/persons",
+            {
+                "encrypted_pii": encrypt_for_server(init, pii_of(persona)),
+                "national_id": persona["national_id"],
+            },
+            j.person_session,
+            None,
+        ),
+        "cards": (
+            f"/accounts/{j.account_id}/cards",
+            {"type": "virtual", "meta": {"ssn": persona["national_id"]}},
+            None,
+            None,
+        ),
+        "close": (
+            f"/cards/{card['card_id']}/close",
+            {"reason": "lost", "extra": [{"tax_id": persona["national_id"]}]},
+            None,
+            None,
+        ),
+        "subscriptions": (
+            "/webhooks/subscriptions",
+            {
+                "url": "http://127.0.0.1:9/h",
+                "events": ["card.closed"],
+                "passport_number": persona["national_id"],
+            },
+            None,
+            None,
+        ),
+        "p2p": (
+            "/p2p/transfers",
+            {
+                "from_account_id": j.account_id,
+                "to_person_id": "per_x",
+                "amount": {"value": "1.00", "currency": "USD"},
+                "memo": {"dob": persona["date_of_birth"]},
+            },
+            j.person_session,
+            "pii-key-1",
+        ),
+        "sessions": (
+            "/sessions",
+            {
+                "session_type": "anonymous",
+                "expiration_strategy": "fixed",
+                "encrypted_data": "a.b.c.d.e",
+                "birth_date": persona["date_of_birth"],
+            },
+            None,
+            None,
+        ),
+        "answers": (
+            f"/persons/{j.person_id}/kyc/answers",
+            {"encrypted_answers": "a.b.c.d.e", "first_name": persona["first_name"]},
+            j.person_session,
+            None,
+        ),
     }
     path, body, session, idem = method_path_body_session[route]
     before = snapshot(http, token, (f"/cards/{card['card_id']}",))
     resp = call(http, "POST", path, token=token, session=session, idem=idem, json_body=body)
-    assert_problem(resp, 422, "pii-must-be-encrypted",
-                   not_echo=(persona["national_id"], persona["date_of_birth"]))
+    assert_problem(
+        resp, 422, "pii-must-be-encrypted", not_echo=(persona["national_id"], persona["date_of_birth"])
+    )
     assert snapshot(http, token, (f"/cards/{card['card_id']}",)) == before
 
 
 def test_pii_field_names_as_values_are_fine(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    resp = call(http, "POST", f"/accounts/{j.account_id}/events", token=token, json_body={
-        "event_type": "password.changed", "details": {"field": "ssn", "list": ["date_of_birth"]}})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/events",
+        token=token,
+        json_body={"event_type": "password.changed", "details": {"field": "ssn", "list": ["date_of_birth"]}},
+    )
     assert resp.status_code == 202, resp.text
 
 
@@ -244,8 +292,7 @@ def test_pii_field_names_as_values_are_fine(http: httpx.Client, token: str) -> N
 
 def test_kyc_questions_are_encrypted_to_the_device(http: httpx.Client, token: str) -> None:
     j = journey(http, until="pending")
-    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token,
-                session=j.account_session)
+    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token, session=j.account_session)
     assert resp.status_code == 200, resp.text
     body = resp.json()
     assert set(body) == {"encrypted_questions"}
@@ -267,11 +314,9 @@ def test_kyc_questions_are_encrypted_to_the_device(http: httpx.Client, token: st
 
 def test_right_answers_establish_the_person(http: httpx.Client, token: str) -> None:
     j = journey(http, until="pending")
-    resp = send_answers(http, token, j.account_session, j.person_id,
-                        kyc_answers(http, j.person_id))
+    resp = send_answers(http, token, j.account_session, j.person_id, kyc_answers(http, j.person_id))
     assert resp.status_code == 200, resp.text
-    assert resp.json() == {"person_id": j.person_id, "status": "established",
-                           "attempts_left": 3}
+    assert resp.json() == {"person_id": j.person_id, "status": "established", "attempts_left": 3}
 
 
 def test_three_wrong_attempts_lock_the_person(http: httpx.Client, token: str) -> None:
@@ -281,31 +326,23 @@ def test_three_wrong_attempts_lock_the_person(http: httpx.Client, token: str) ->
     for left in (2, 1, 0):
         resp = send_answers(http, token, j.account_session, j.person_id, wrong)
         assert resp.status_code == 200, resp.text
-        assert resp.json() == {"person_id": j.person_id, "status": "failed",
-                               "attempts_left": left}
-    assert_problem(send_answers(http, token, j.account_session, j.person_id, right), 409,
-                   "kyc-locked")
-    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token,
-                session=j.account_session)
+        assert resp.json() == {"person_id": j.person_id, "status": "failed", "attempts_left": left}
+    assert_problem(send_answers(http, token, j.account_session, j.person_id, right), 409, "kyc-locked")
+    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token, session=j.account_session)
     assert_problem(resp, 409, "kyc-locked")
     from tests.sim.helpers import create_session
 
-    resp = create_session(http, token, j.device, "person", current=j.account_session,
-                          person_id=j.person_id)
+    resp = create_session(http, token, j.device, "person", current=j.account_session, person_id=j.person_id)
     assert_problem(resp, 409, "invalid-session-transition")
 
 
-def test_attempts_left_stays_when_established_after_a_failure(
-    http: httpx.Client, token: str
-) -> None:
+def test_attempts_left_stays_when_established_after_a_failure(http: httpx.Client, token: str) -> None:
     j = journey(http, until="pending")
     right = kyc_answers(http, j.person_id)
-    resp = send_answers(http, token, j.account_session, j.person_id,
-                        wrong_answers(j.questions, right))
+    resp = send_answers(http, token, j.account_session, j.person_id, wrong_answers(j.questions, right))
     assert resp.json()["attempts_left"] == 2
     resp = send_answers(http, token, j.account_session, j.person_id, right)
-    assert resp.json() == {"person_id": j.person_id, "status": "established",
-                           "attempts_left": 2}
+    assert resp.json() == {"person_id": j.person_id, "status": "established", "attempts_left": 2}
 
 
 def test_a_choice_not_offered_counts_as_wrong(http: httpx.Client, token: str) -> None:
@@ -341,8 +378,7 @@ def test_answers_after_established_change_nothing(http: httpx.Client, token: str
     for answers in (wrong_answers(j.questions, right), right):
         resp = send_answers(http, token, j.person_session, j.person_id, answers)
         assert resp.status_code == 200, resp.text
-        assert resp.json() == {"person_id": j.person_id, "status": "established",
-                               "attempts_left": 3}
+        assert resp.json() == {"person_id": j.person_id, "status": "established", "attempts_left": 3}
 
 
 def test_kyc_session_rules(http: httpx.Client, token: str) -> None:
@@ -351,14 +387,14 @@ def test_kyc_session_rules(http: httpx.Client, token: str) -> None:
     path = f"/persons/{b.person_id}/kyc/questions"
     assert_problem(call(http, "GET", path, token=token), 401, "session-required")
     anon = new_session(http, token, Device())
-    assert_problem(call(http, "GET", path, token=token, session=anon), 403,
-                   "session-type-not-allowed")
-    assert_problem(call(http, "GET", path, token=token, session=a.account_session), 401,
-                   "session-superseded")
-    assert_problem(call(http, "GET", path, token=token, session=a.person_session), 403,
-                   "session-not-bound")
-    assert_problem(call(http, "GET", "/persons/per_nope/kyc/questions", token=token,
-                        session=b.account_session), 404, "person-not-found")
+    assert_problem(call(http, "GET", path, token=token, session=anon), 403, "session-type-not-allowed")
+    assert_problem(call(http, "GET", path, token=token, session=a.account_session), 401, "session-superseded")
+    assert_problem(call(http, "GET", path, token=token, session=a.person_session), 403, "session-not-bound")
+    assert_problem(
+        call(http, "GET", "/persons/per_nope/kyc/questions", token=token, session=b.account_session),
+        404,
+        "person-not-found",
+    )
     # b's own account session works
     assert len(kyc_questions(http, token, b.account_session, b.person_id, b.device)) == 3
 
@@ -367,8 +403,9 @@ def test_another_partner_gets_404_for_a_person(http: httpx.Client, token: str) -
     j = journey(http, until="pending")
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     bj = journey(http, persona_index=1, token=token_b, until="account")
-    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token_b,
-                session=bj.account_session)
+    resp = call(
+        http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token_b, session=bj.account_session
+    )
     assert_problem(resp, 404, "person-not-found")
 
 

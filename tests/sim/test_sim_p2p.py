@@ -36,9 +36,16 @@ def pair(http: httpx.Client, token: str) -> tuple[Any, Any]:
 
 
 def transfer(
-    http: httpx.Client, sender: Any, to_person_id: str, value: str = "12.50",
-    currency: str = "USD", *, idem: str | None = "key-1", memo: Any = "lunch",
-    session: str | None = None, from_account_id: str | None = None,
+    http: httpx.Client,
+    sender: Any,
+    to_person_id: str,
+    value: str = "12.50",
+    currency: str = "USD",
+    *,
+    idem: str | None = "key-1",
+    memo: Any = "lunch",
+    session: str | None = None,
+    from_account_id: str | None = None,
 ) -> httpx.Response:
     body: dict[str, Any] = {
         "from_account_id": from_account_id or sender.account_id,
@@ -47,8 +54,15 @@ def transfer(
     }
     if memo is not None:
         body["memo"] = memo
-    return call(http, "POST", "/p2p/transfers", token=sender.token,
-                session=session or sender.person_session, idem=idem, json_body=body)
+    return call(
+        http,
+        "POST",
+        "/p2p/transfers",
+        token=sender.token,
+        session=session or sender.person_session,
+        idem=idem,
+        json_body=body,
+    )
 
 
 def test_transfer_between_two_customers(http: httpx.Client, pair: tuple[Any, Any]) -> None:
@@ -58,8 +72,15 @@ def test_transfer_between_two_customers(http: httpx.Client, pair: tuple[Any, Any
     assert resp.status_code == 201, resp.text
     assert resp.headers.get("svc-p2p-role") == "sender"
     body = resp.json()
-    assert set(body) == {"transfer_id", "status", "from_account_id", "to_person_id", "amount",
-                         "memo", "created_at"}, body
+    assert set(body) == {
+        "transfer_id",
+        "status",
+        "from_account_id",
+        "to_person_id",
+        "amount",
+        "memo",
+        "created_at",
+    }, body
     assert body["transfer_id"].startswith("p2p_")
     assert body["status"] == "completed"
     assert body["from_account_id"] == a.account_id
@@ -73,8 +94,9 @@ def test_transfer_between_two_customers(http: httpx.Client, pair: tuple[Any, Any
     assert ids.count(body["transfer_id"]) == 1
 
 
-@pytest.mark.parametrize(("value", "shown"), [("7", "7.00"), ("0.5", "0.50"), ("0.01", "0.01"),
-                                              ("500", "500.00")])
+@pytest.mark.parametrize(
+    ("value", "shown"), [("7", "7.00"), ("0.5", "0.50"), ("0.01", "0.01"), ("500", "500.00")]
+)
 def test_amounts_are_shown_with_two_decimals(
     http: httpx.Client, pair: tuple[Any, Any], value: str, shown: str
 ) -> None:
@@ -105,51 +127,57 @@ def test_get_by_sender_and_receiver(http: httpx.Client, pair: tuple[Any, Any]) -
         assert resp.json() == {**created, "viewer_role": role}
 
 
-def test_third_person_and_non_person_sessions(http: httpx.Client, token: str,
-                                              pair: tuple[Any, Any]) -> None:
+def test_third_person_and_non_person_sessions(http: httpx.Client, token: str, pair: tuple[Any, Any]) -> None:
     a, b = pair
     c = journey(http, persona_index=2, token=token)
     created = transfer(http, a, b.person_id).json()
     path = f"/p2p/transfers/{created['transfer_id']}"
-    assert_problem(call(http, "GET", path, token=token, session=c.person_session), 404,
-                   "transfer-not-found")
-    assert_problem(call(http, "GET", "/p2p/transfers/p2p_nope", token=token,
-                        session=a.person_session), 404, "transfer-not-found")
+    assert_problem(call(http, "GET", path, token=token, session=c.person_session), 404, "transfer-not-found")
+    assert_problem(
+        call(http, "GET", "/p2p/transfers/p2p_nope", token=token, session=a.person_session),
+        404,
+        "transfer-not-found",
+    )
     direct = create_session(http, token, a.device, "account", account_id=a.account_id)
     from tests.sim.helpers import session_token_of
 
     account_session = session_token_of(direct, a.device)
     anon = new_session(http, token, Device())
     for session in (account_session, anon):
-        assert_problem(call(http, "GET", path, token=token, session=session), 403,
-                       "session-type-not-allowed")
+        assert_problem(call(http, "GET", path, token=token, session=session), 403, "session-type-not-allowed")
     assert_problem(call(http, "GET", path, token=token), 401, "session-required")
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
-    assert_problem(call(http, "GET", path, token=token_b, session=a.person_session), 401,
-                   "invalid-session")
+    assert_problem(call(http, "GET", path, token=token_b, session=a.person_session), 401, "invalid-session")
     other = journey(http, persona_index=3, token=token_b)
-    assert_problem(call(http, "GET", path, token=token_b, session=other.person_session), 404,
-                   "transfer-not-found")
+    assert_problem(
+        call(http, "GET", path, token=token_b, session=other.person_session), 404, "transfer-not-found"
+    )
 
 
-def test_post_needs_the_senders_person_session(http: httpx.Client, token: str,
-                                               pair: tuple[Any, Any]) -> None:
+def test_post_needs_the_senders_person_session(http: httpx.Client, token: str, pair: tuple[Any, Any]) -> None:
     a, b = pair
     before = snapshot(http)
     direct = create_session(http, token, a.device, "account", account_id=a.account_id)
     from tests.sim.helpers import session_token_of
 
     account_session = session_token_of(direct, a.device)
-    assert_problem(transfer(http, a, b.person_id, session=account_session), 403,
-                   "session-type-not-allowed")
-    resp = call(http, "POST", "/p2p/transfers", token=token, idem="k-nosession", json_body={
-        "from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("1")})
+    assert_problem(transfer(http, a, b.person_id, session=account_session), 403, "session-type-not-allowed")
+    resp = call(
+        http,
+        "POST",
+        "/p2p/transfers",
+        token=token,
+        idem="k-nosession",
+        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("1")},
+    )
     assert_problem(resp, 401, "session-required")
     # b's person session cannot send from a's account
-    assert_problem(transfer(http, a, b.person_id, session=b.person_session, idem="k-b"), 403,
-                   "session-not-bound")
-    assert_problem(transfer(http, a, b.person_id, from_account_id="acc_nope", idem="k-nope"),
-                   404, "account-not-found")
+    assert_problem(
+        transfer(http, a, b.person_id, session=b.person_session, idem="k-b"), 403, "session-not-bound"
+    )
+    assert_problem(
+        transfer(http, a, b.person_id, from_account_id="acc_nope", idem="k-nope"), 404, "account-not-found"
+    )
     assert snapshot(http) == before
 
 
@@ -165,8 +193,26 @@ def test_idempotency_key_is_required(http: httpx.Client, pair: tuple[Any, Any]) 
 
 @pytest.mark.parametrize(
     "value",
-    ["0", "0.00", "-1", "-0.01", "1.234", "1e3", "١٢", "12.", ".5", " 12", "12 ", "+5", "1,00",
-     "0x10", "NaN", "Infinity", "", ECHO],
+    [
+        "0",
+        "0.00",
+        "-1",
+        "-0.01",
+        "1.234",
+        "1e3",
+        "١٢",
+        "12.",
+        ".5",
+        " 12",
+        "12 ",
+        "+5",
+        "1,00",
+        "0x10",
+        "NaN",
+        "Infinity",
+        "",
+        ECHO,
+    ],
 )
 def test_invalid_amount(http: httpx.Client, pair: tuple[Any, Any], value: str) -> None:
     a, b = pair
@@ -179,13 +225,18 @@ def test_invalid_amount(http: httpx.Client, pair: tuple[Any, Any], value: str) -
 
 
 @pytest.mark.parametrize("amount", [12.5, 12, None, {"value": "1.00"}, "12.50"])
-def test_amount_of_the_wrong_shape(http: httpx.Client, pair: tuple[Any, Any],
-                                   amount: Any) -> None:
+def test_amount_of_the_wrong_shape(http: httpx.Client, pair: tuple[Any, Any], amount: Any) -> None:
     a, b = pair
     before = snapshot(http)
-    resp = call(http, "POST", "/p2p/transfers", token=a.token, session=a.person_session,
-                idem="k-shape", json_body={"from_account_id": a.account_id,
-                                           "to_person_id": b.person_id, "amount": amount})
+    resp = call(
+        http,
+        "POST",
+        "/p2p/transfers",
+        token=a.token,
+        session=a.person_session,
+        idem="k-shape",
+        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": amount},
+    )
     assert resp.status_code == 422, resp.text
     assert resp.json()["code"] in ("validation-error", "invalid-amount", "unsupported-currency")
     assert snapshot(http) == before
@@ -221,8 +272,9 @@ def test_recipient_not_eligible(http: httpx.Client, token: str, pair: tuple[Any,
     details = set()
     for person_id in ("per_nope", pending.person_id, locked.person_id, foreign.person_id):
         # before insufficient funds
-        body = assert_problem(transfer(http, a, person_id, "9999.00", idem=f"k-{person_id}"),
-                              422, "recipient-not-eligible")
+        body = assert_problem(
+            transfer(http, a, person_id, "9999.00", idem=f"k-{person_id}"), 422, "recipient-not-eligible"
+        )
         details.add(body["detail"])
     assert len(details) == 1, "one code and one message: no enumeration of persons"
     assert snapshot(http) == before
@@ -236,8 +288,7 @@ def test_insufficient_funds(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     resp = transfer(http, a, b.person_id, "500.00", idem="k-all")
     assert resp.status_code == 201, resp.text
     assert balance(http, a.account_id) == "0.00"
-    assert_problem(transfer(http, a, b.person_id, "0.01", idem="k-more"), 422,
-                   "insufficient-funds")
+    assert_problem(transfer(http, a, b.person_id, "0.01", idem="k-more"), 422, "insufficient-funds")
 
 
 def test_funding_allows_larger_transfers(http: httpx.Client, pair: tuple[Any, Any]) -> None:
@@ -252,8 +303,7 @@ def test_funding_allows_larger_transfers(http: httpx.Client, pair: tuple[Any, An
     assert balance(http, b.account_id) == "1100.25"
 
 
-def test_money_moves_exactly_once_across_retries(http: httpx.Client,
-                                                 pair: tuple[Any, Any]) -> None:
+def test_money_moves_exactly_once_across_retries(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
     first = transfer(http, a, b.person_id, "10.00", idem="same")
     for _ in range(3):

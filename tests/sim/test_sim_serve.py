@@ -42,9 +42,11 @@ def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kit", "serve", "--host", "127.0.0.1", "--port", "0",
-         "--seed", "7"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "kit", "serve", "--host", "127.0.0.1", "--port", "0", "--seed", "7"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
@@ -75,8 +77,7 @@ def test_kit_serve_token_init_session_account(served: str) -> None:
         init = init_data(http, tok)
         assert init["enc"] == ["A256GCM"]
         session = new_session(http, tok, Device())
-        resp = call(http, "POST", "/accounts", token=tok, session=session,
-                    json_body={"product": "spending"})
+        resp = call(http, "POST", "/accounts", token=tok, session=session, json_body={"product": "spending"})
         assert resp.status_code == 201, resp.text
         assert resp.json()["account_id"].startswith("acc_")
         assert resp.json()["balance"] == {"value": "500.00", "currency": "USD"}

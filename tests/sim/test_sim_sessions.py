@@ -38,8 +38,7 @@ CAP = timedelta(seconds=43200)
 
 def use_anonymous(http: httpx.Client, token: str, session: str) -> httpx.Response:
     """A 2xx call that needs an anonymous session (it opens an account)."""
-    return call(http, "POST", "/accounts", token=token, session=session,
-                json_body={"product": "spending"})
+    return call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
 
 
 def expires_header(resp: httpx.Response) -> Any:
@@ -60,8 +59,9 @@ def test_anonymous_session_is_created(
     resp = create_session(http, token, device, "anonymous", strategy)
     assert resp.status_code == 201, resp.text
     body = resp.json()
-    assert set(body) == {"session_token", "session_type", "expiration_strategy", "expires_at",
-                         "device_id"}, body
+    assert set(body) == {"session_token", "session_type", "expiration_strategy", "expires_at", "device_id"}, (
+        body
+    )
     assert body["session_token"].startswith("ses_")
     assert body["session_type"] == "anonymous"
     assert body["expiration_strategy"] == strategy
@@ -93,11 +93,13 @@ def test_bad_session_request_fields(
     device = Device()
     from tests.sim.helpers import encrypt_for_server
 
-    body = {"session_type": "anonymous", "expiration_strategy": "fixed",
-            "encrypted_data": encrypt_for_server(init, device.plaintext(init["nonce"]))}
+    body = {
+        "session_type": "anonymous",
+        "expiration_strategy": "fixed",
+        "encrypted_data": encrypt_for_server(init, device.plaintext(init["nonce"])),
+    }
     body[field] = value
-    problem = assert_problem(call(http, "POST", "/sessions", token=token, json_body=body), 422,
-                             code)
+    problem = assert_problem(call(http, "POST", "/sessions", token=token, json_body=body), 422, code)
     if allowed is not None:
         assert problem["allowed"] == allowed
     else:
@@ -107,8 +109,13 @@ def test_bad_session_request_fields(
 
 
 def test_missing_encrypted_data_is_validation_error(http: httpx.Client, token: str) -> None:
-    resp = call(http, "POST", "/sessions", token=token,
-                json_body={"session_type": "anonymous", "expiration_strategy": "fixed"})
+    resp = call(
+        http,
+        "POST",
+        "/sessions",
+        token=token,
+        json_body={"session_type": "anonymous", "expiration_strategy": "fixed"},
+    )
     body = assert_problem(resp, 422, "validation-error")
     assert "/encrypted_data" in [e["field"] for e in body["errors"]]
 
@@ -145,28 +152,30 @@ def test_promotion_anonymous_account_person(http: httpx.Client, token: str) -> N
     resp = send_answers(http, token, account_session, person_id, kyc_answers(http, person_id))
     assert resp.json()["status"] == "established", resp.text
 
-    resp = create_session(http, token, device, "person", current=account_session,
-                          person_id=person_id)
+    resp = create_session(http, token, device, "person", current=account_session, person_id=person_id)
     assert resp.status_code == 201, resp.text
     assert resp.json()["session_type"] == "person"
     person_session = resp.json()["session_token"]
-    resp = call(http, "GET", f"/persons/{person_id}/kyc/questions", token=token,
-                session=account_session)
+    resp = call(http, "GET", f"/persons/{person_id}/kyc/questions", token=token, session=account_session)
     assert_problem(resp, 401, "session-superseded")
     # a person session covers its person's account
-    resp = call(http, "POST", f"/accounts/{account_id}/cards", token=token,
-                session=person_session, json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{account_id}/cards",
+        token=token,
+        session=person_session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
 
 
 def test_failed_promotion_leaves_the_old_session_valid(http: httpx.Client, token: str) -> None:
     j = journey(http, until="pending")
     # KYC not established yet: 409, and the account session still works
-    resp = create_session(http, token, j.device, "person", current=j.account_session,
-                          person_id=j.person_id)
+    resp = create_session(http, token, j.device, "person", current=j.account_session, person_id=j.person_id)
     assert_problem(resp, 409, "invalid-session-transition")
-    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token,
-                session=j.account_session)
+    resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token, session=j.account_session)
     assert resp.status_code == 200, resp.text
 
 
@@ -210,8 +219,7 @@ def test_illegal_transitions_are_409(http: httpx.Client, token: str, case: str) 
         "account-that-does-not-exist": (anon, "account", d, {"account_id": "acc_nope"}),
     }[case]
     if current is None:  # a fresh account session of a, made directly (device is bound)
-        current = session_token_of(
-            create_session(http, token, d, "account", account_id=a.account_id), d)
+        current = session_token_of(create_session(http, token, d, "account", account_id=a.account_id), d)
     resp = create_session(http, token, device, kind, current=current, **kw)
     assert_problem(resp, 409, "invalid-session-transition")
     # the current session is still valid (a failed promotion leaves it)
@@ -219,9 +227,7 @@ def test_illegal_transitions_are_409(http: httpx.Client, token: str, case: str) 
         assert use_anonymous(http, token, anon).status_code == 201
 
 
-def test_promotion_from_an_invalid_session_is_a_session_error(
-    http: httpx.Client, token: str
-) -> None:
+def test_promotion_from_an_invalid_session_is_a_session_error(http: httpx.Client, token: str) -> None:
     device = Device()
     anon = new_session(http, token, device)
     account_id = create_account(http, token, anon)["account_id"]
@@ -229,8 +235,7 @@ def test_promotion_from_an_invalid_session_is_a_session_error(
     # the anonymous session is superseded: 401 before any transition check
     resp = create_session(http, token, device, "account", current=anon, account_id=account_id)
     assert_problem(resp, 401, "session-superseded")
-    resp = create_session(http, token, device, "account", current="ses_unknown",
-                          account_id=account_id)
+    resp = create_session(http, token, device, "account", current="ses_unknown", account_id=account_id)
     assert_problem(resp, 401, "invalid-session")
 
 
@@ -250,12 +255,24 @@ def test_direct_account_session_for_a_bound_device(http: httpx.Client, token: st
     assert set(inner) == {"session_token"}
     session = inner["session_token"]
     assert session.startswith("ses_")
-    resp = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token, session=session,
-                json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/cards",
+        token=token,
+        session=session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
     # the promoted account session lives on: a device may hold several sessions
-    resp = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token,
-                session=j.account_session, json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/cards",
+        token=token,
+        session=j.account_session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
 
 
@@ -264,15 +281,19 @@ def test_direct_person_session_for_a_bound_device(http: httpx.Client, token: str
     resp = create_session(http, token, j.device, "person", person_id=j.person_id)
     assert resp.status_code == 201, resp.text
     assert "session_token" not in resp.json()
-    session = decrypt_from_server(j.device, resp.json()["encrypted_session_token"])[
-        "session_token"]
-    resp = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token, session=session,
-                json_body={"type": "virtual"})
+    session = decrypt_from_server(j.device, resp.json()["encrypted_session_token"])["session_token"]
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/cards",
+        token=token,
+        session=session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
 
 
-def test_encrypted_session_token_is_for_the_device_key_only(http: httpx.Client,
-                                                            token: str) -> None:
+def test_encrypted_session_token_is_for_the_device_key_only(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
     resp = create_session(http, token, j.device, "account", account_id=j.account_id)
     stranger = Device()
@@ -282,8 +303,16 @@ def test_encrypted_session_token_is_for_the_device_key_only(http: httpx.Client,
 
 @pytest.mark.parametrize(
     "case",
-    ["new-device", "same-id-other-key", "same-key-other-id", "account-does-not-exist",
-     "person-does-not-exist", "other-partner", "person-not-yet-bound", "other-account"],
+    [
+        "new-device",
+        "same-id-other-key",
+        "same-key-other-id",
+        "account-does-not-exist",
+        "person-does-not-exist",
+        "other-partner",
+        "person-not-yet-bound",
+        "other-account",
+    ],
 )
 def test_direct_session_refused_is_403_device_not_recognized(
     http: httpx.Client, token: str, case: str
@@ -294,8 +323,7 @@ def test_direct_session_refused_is_403_device_not_recognized(
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     kind, device, tok, kw = {
         "new-device": ("account", Device(), token, {"account_id": j.account_id}),
-        "same-id-other-key": ("account", Device(d.device_id), token,
-                              {"account_id": j.account_id}),
+        "same-id-other-key": ("account", Device(d.device_id), token, {"account_id": j.account_id}),
         "same-key-other-id": ("account", Device(key=d.key), token, {"account_id": j.account_id}),
         "account-does-not-exist": ("account", d, token, {"account_id": "acc_nope"}),
         "person-does-not-exist": ("person", d, token, {"person_id": "per_nope"}),
@@ -312,8 +340,10 @@ def test_device_not_recognized_does_not_enumerate(http: httpx.Client, token: str
     j = journey(http, until="account")
     exists = create_session(http, token, Device(), "account", account_id=j.account_id)
     missing = create_session(http, token, Device(), "account", account_id="acc_missing")
-    assert assert_problem(exists, 403, "device-not-recognized")["detail"] == assert_problem(
-        missing, 403, "device-not-recognized")["detail"]
+    assert (
+        assert_problem(exists, 403, "device-not-recognized")["detail"]
+        == assert_problem(missing, 403, "device-not-recognized")["detail"]
+    )
 
 
 # --- lifetimes -----
@@ -351,8 +381,7 @@ def test_sliding_session_does_not_slide_on_errors(http: httpx.Client, token: str
     start = clock_now(http)
     session = new_session(http, token, Device(), "anonymous", "sliding")
     advance(http, 600)
-    resp = call(http, "POST", "/accounts", token=token, session=session,
-                json_body={"product": "bogus"})
+    resp = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "bogus"})
     assert_problem(resp, 422, "unknown-product")
     # presented and valid: the header is there, with the unmoved expiry
     assert expires_header(resp) == start + SLIDING
@@ -379,19 +408,30 @@ def test_sliding_chain_is_capped_at_12_hours(http: httpx.Client, token: str) -> 
     assert resp.status_code == 201, resp.text
     assert expires_header(resp) == start + CAP
     account_id = resp.json()["account_id"]
-    resp = create_session(http, token, device, "account", "sliding", current=session,
-                          account_id=account_id)
+    resp = create_session(http, token, device, "account", "sliding", current=session, account_id=account_id)
     assert resp.status_code == 201, resp.text
     assert parse_time(resp.json()["expires_at"]) == start + CAP
     account_session = resp.json()["session_token"]
     advance(http, 599)
-    resp = call(http, "POST", f"/accounts/{account_id}/cards", token=token,
-                session=account_session, json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{account_id}/cards",
+        token=token,
+        session=account_session,
+        json_body={"type": "virtual"},
+    )
     assert resp.status_code == 201, resp.text
     assert expires_header(resp) == start + CAP
     advance(http, 1)
-    resp = call(http, "POST", f"/accounts/{account_id}/cards", token=token,
-                session=account_session, json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{account_id}/cards",
+        token=token,
+        session=account_session,
+        json_body={"type": "virtual"},
+    )
     assert_problem(resp, 401, "session-expired")
 
 
@@ -399,8 +439,7 @@ def test_session_expiry_header_is_sent_when_a_valid_session_is_presented(
     http: httpx.Client, token: str
 ) -> None:
     j = journey(http, until="account")
-    resp = call(http, "GET", "/persons/per_nope/kyc/questions", token=token,
-                session=j.account_session)
+    resp = call(http, "GET", "/persons/per_nope/kyc/questions", token=token, session=j.account_session)
     assert resp.status_code == 404
     assert resp.headers.get("svc-session-expires-at")
 
@@ -410,11 +449,13 @@ def test_session_expiry_header_is_sent_when_a_valid_session_is_presented(
 
 def test_session_errors(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    assert_problem(call(http, "POST", "/accounts", token=token, json_body={"product": "spending"}),
-                   401, "session-required")
+    assert_problem(
+        call(http, "POST", "/accounts", token=token, json_body={"product": "spending"}),
+        401,
+        "session-required",
+    )
     assert_problem(use_anonymous(http, token, "ses_unknown"), 401, "invalid-session")
-    assert_problem(use_anonymous(http, token, j.account_session), 403,
-                   "session-type-not-allowed")
+    assert_problem(use_anonymous(http, token, j.account_session), 403, "session-type-not-allowed")
 
 
 def test_delete_session_ends_it(http: httpx.Client, token: str) -> None:
@@ -467,12 +508,19 @@ def test_another_partner_cannot_use_a_session(http: httpx.Client, token: str) ->
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     anon = new_session(http, token, Device())
     assert_problem(use_anonymous(http, token_b, anon), 401, "invalid-session")
-    resp = call(http, "POST", f"/accounts/{j.account_id}/cards", token=token_b,
-                session=j.account_session, json_body={"type": "virtual"})
+    resp = call(
+        http,
+        "POST",
+        f"/accounts/{j.account_id}/cards",
+        token=token_b,
+        session=j.account_session,
+        json_body={"type": "virtual"},
+    )
     assert_problem(resp, 401, "invalid-session")
     resp = call(http, "DELETE", "/sessions", token=token_b, session=anon)
     assert_problem(resp, 401, "invalid-session")
     assert use_anonymous(http, token, anon).status_code == 201, "B's attempt must not end it"
-    resp = create_session(http, token_b, j.device, "account", current=j.account_session,
-                          account_id=j.account_id)
+    resp = create_session(
+        http, token_b, j.device, "account", current=j.account_session, account_id=j.account_id
+    )
     assert_problem(resp, 401, "invalid-session")

@@ -62,8 +62,13 @@ def close_card(http: httpx.Client, token: str, card_id: str, reason: str = "lost
 
 
 def test_subscription_is_created(http: httpx.Client, token: str, receiver: Receiver) -> None:
-    resp = call(http, "POST", "/webhooks/subscriptions", token=token,
-                json_body={"url": receiver.url, "events": WEBHOOK_EVENTS})
+    resp = call(
+        http,
+        "POST",
+        "/webhooks/subscriptions",
+        token=token,
+        json_body={"url": receiver.url, "events": WEBHOOK_EVENTS},
+    )
     assert resp.status_code == 201, resp.text
     body = resp.json()
     assert set(body) == {"subscription_id", "url", "events"}
@@ -77,14 +82,26 @@ def test_subscription_is_created(http: httpx.Client, token: str, receiver: Recei
     [
         (["card.created"], "unknown-event-type", None),
         (["card.closed", ECHO], "unknown-event-type", None),
-        (["person.document_request.created"], "event-renamed",
-         {"person.document_request.created": "document_request.created"}),
-        (["person.document_request.completed", "document_request.created"], "event-renamed",
-         {"person.document_request.completed": "document_request.completed"}),
-        (["bogus", "person.document_request.created"], "event-renamed",
-         {"person.document_request.created": "document_request.created"}),
-        (["person.document_request.created", "bogus"], "event-renamed",
-         {"person.document_request.created": "document_request.created"}),
+        (
+            ["person.document_request.created"],
+            "event-renamed",
+            {"person.document_request.created": "document_request.created"},
+        ),
+        (
+            ["person.document_request.completed", "document_request.created"],
+            "event-renamed",
+            {"person.document_request.completed": "document_request.completed"},
+        ),
+        (
+            ["bogus", "person.document_request.created"],
+            "event-renamed",
+            {"person.document_request.created": "document_request.created"},
+        ),
+        (
+            ["person.document_request.created", "bogus"],
+            "event-renamed",
+            {"person.document_request.created": "document_request.created"},
+        ),
         ([], "validation-error", None),
         ("card.closed", "validation-error", None),
     ],
@@ -92,8 +109,13 @@ def test_subscription_is_created(http: httpx.Client, token: str, receiver: Recei
 def test_bad_subscription_events(
     http: httpx.Client, token: str, receiver: Receiver, events: Any, code: str, extra: Any
 ) -> None:
-    resp = call(http, "POST", "/webhooks/subscriptions", token=token,
-                json_body={"url": receiver.url, "events": events})
+    resp = call(
+        http,
+        "POST",
+        "/webhooks/subscriptions",
+        token=token,
+        json_body={"url": receiver.url, "events": events},
+    )
     body = assert_problem(resp, 422, code)
     if code == "event-renamed":
         assert body["renamed"] == extra
@@ -107,21 +129,28 @@ def test_bad_subscription_events(
     assert deliveries(http) == []
 
 
-@pytest.mark.parametrize(
-    "url", ["not a url", "ftp://127.0.0.1/x", "/relative/path", "http://", 5]
-)
+@pytest.mark.parametrize("url", ["not a url", "ftp://127.0.0.1/x", "/relative/path", "http://", 5])
 def test_bad_subscription_url(http: httpx.Client, token: str, url: Any) -> None:
-    resp = call(http, "POST", "/webhooks/subscriptions", token=token,
-                json_body={"url": url, "events": ["card.closed"]})
+    resp = call(
+        http,
+        "POST",
+        "/webhooks/subscriptions",
+        token=token,
+        json_body={"url": url, "events": ["card.closed"]},
+    )
     body = assert_problem(resp, 422, "validation-error")
     assert body["errors"][0]["field"] == "/url"
 
 
 @pytest.mark.parametrize("url", ["http://example.com/hook", "https://10.1.2.3/hook"])
-def test_non_loopback_webhook_urls_are_not_allowed(http: httpx.Client, token: str,
-                                                   url: str) -> None:
-    resp = call(http, "POST", "/webhooks/subscriptions", token=token,
-                json_body={"url": url, "events": ["card.closed"]})
+def test_non_loopback_webhook_urls_are_not_allowed(http: httpx.Client, token: str, url: str) -> None:
+    resp = call(
+        http,
+        "POST",
+        "/webhooks/subscriptions",
+        token=token,
+        json_body={"url": url, "events": ["card.closed"]},
+    )
     assert_problem(resp, 422, "webhook-url-not-allowed")
 
 
@@ -142,8 +171,7 @@ def test_jwks_holds_public_es256_keys(http: httpx.Client, token: str) -> None:
 # --- a delivery -----
 
 
-def test_card_closed_is_delivered_signed(http: httpx.Client, token: str,
-                                         receiver: Receiver) -> None:
+def test_card_closed_is_delivered_signed(http: httpx.Client, token: str, receiver: Receiver) -> None:
     sub = subscribe(http, token, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
     card = create_card(http, token, j.account_id)
@@ -170,8 +198,9 @@ def test_card_closed_is_delivered_signed(http: httpx.Client, token: str,
     assert header["svc_event_id"] == body["id"]
     assert header["iat"] == int(now.timestamp())
     # the verifier is honest: a changed body does not verify
-    assert not signature_is_valid(req.headers["svc-webhook-signature"],
-                                  req.body.replace(b"stolen", b"lost__"), keys)
+    assert not signature_is_valid(
+        req.headers["svc-webhook-signature"], req.body.replace(b"stolen", b"lost__"), keys
+    )
     assert "deprecation" not in req.headers
 
     record = wait_delivery(http, lambda d: d["status"] == "delivered")
@@ -198,8 +227,7 @@ def test_only_subscriptions_listing_the_event_receive_it(http: httpx.Client, tok
         unwanted.close()
 
 
-def test_other_partners_subscriptions_see_nothing(http: httpx.Client, token: str,
-                                                  receiver: Receiver) -> None:
+def test_other_partners_subscriptions_see_nothing(http: httpx.Client, token: str, receiver: Receiver) -> None:
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     subscribe(http, token_b, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
@@ -211,8 +239,7 @@ def test_other_partners_subscriptions_see_nothing(http: httpx.Client, token: str
 # --- retries on simulator time -----
 
 
-def test_retries_follow_the_simulator_clock(http: httpx.Client, token: str,
-                                            receiver: Receiver) -> None:
+def test_retries_follow_the_simulator_clock(http: httpx.Client, token: str, receiver: Receiver) -> None:
     receiver.fail_next = 5
     subscribe(http, token, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
@@ -248,8 +275,7 @@ def test_retries_follow_the_simulator_clock(http: httpx.Client, token: str,
         verify_signature(r.headers["svc-webhook-signature"], r.body, keys)
 
 
-def test_delivery_fails_after_six_attempts(http: httpx.Client, token: str,
-                                           receiver: Receiver) -> None:
+def test_delivery_fails_after_six_attempts(http: httpx.Client, token: str, receiver: Receiver) -> None:
     receiver.fail_always = True
     subscribe(http, token, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
@@ -287,16 +313,16 @@ def test_connection_errors_count_as_failures(http: httpx.Client, token: str) -> 
 # --- card.expired -----
 
 
-def test_card_expired_goes_only_to_subscriptions_listing_it(http: httpx.Client,
-                                                            token: str) -> None:
+def test_card_expired_goes_only_to_subscriptions_listing_it(http: httpx.Client, token: str) -> None:
     listing, not_listing = Receiver(), Receiver()
     try:
         sub = subscribe(http, token, listing.url, ["card.closed", "card.expired"])
         subscribe(http, token, not_listing.url, ["card.closed"])
         j = journey(http, token=token, until="account")
         card = create_card(http, token, j.account_id, "temporary")
-        expiry = datetime.combine(date.fromisoformat(card["expires_on"]) + timedelta(days=1),
-                                  dtime(0, 0), UTC)
+        expiry = datetime.combine(
+            date.fromisoformat(card["expires_on"]) + timedelta(days=1), dtime(0, 0), UTC
+        )
         advance(http, int((expiry - clock_now(http)).total_seconds()))
         got = listing.wait_for(1)
         assert len(got) == 1, "card.expired not delivered"
@@ -307,8 +333,7 @@ def test_card_expired_goes_only_to_subscriptions_listing_it(http: httpx.Client,
         tok = partner_token(http)
         assert body["data"] == call(http, "GET", f"/cards/{card['card_id']}", token=tok).json()
         assert body["data"]["status"] == "expired"
-        header = verify_signature(req.headers["svc-webhook-signature"], req.body,
-                                  jwks(http, tok))
+        header = verify_signature(req.headers["svc-webhook-signature"], req.body, jwks(http, tok))
         assert header["iat"] == int(expiry.timestamp()), "iat is simulator time"
         assert parse_time(body["created_at"]) == expiry
         time.sleep(0.2)
@@ -326,8 +351,7 @@ def test_card_expired_goes_only_to_subscriptions_listing_it(http: httpx.Client,
 def test_document_request_created_listed_and_completed(
     http: httpx.Client, token: str, receiver: Receiver
 ) -> None:
-    subscribe(http, token, receiver.url, ["document_request.created",
-                                          "document_request.completed"])
+    subscribe(http, token, receiver.url, ["document_request.created", "document_request.completed"])
     j = journey(http, token=token)
     resp = http.post(f"/_sim/persons/{j.person_id}/document_requests", json={})
     assert resp.status_code == 201, resp.text
@@ -342,14 +366,22 @@ def test_document_request_created_listed_and_completed(
     assert created[0].json()["type"] == "document_request.created"
     now = clock_now(http)
 
-    listed = call(http, "GET", f"/persons/{j.person_id}/document_requests", token=token,
-                  session=j.person_session)
+    listed = call(
+        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.person_session
+    )
     assert listed.status_code == 200, listed.text
     items = listed.json()["document_requests"]
     assert [d["document_request_id"] for d in items] == [doc_id]
     assert created[0].json()["data"] == items[0]
-    assert set(items[0]) == {"document_request_id", "person_id", "account_id", "status",
-                             "document_type", "created_at", "completed_at"}, items[0]
+    assert set(items[0]) == {
+        "document_request_id",
+        "person_id",
+        "account_id",
+        "status",
+        "document_type",
+        "created_at",
+        "completed_at",
+    }, items[0]
     assert items[0]["status"] == "open" and items[0]["completed_at"] is None
     assert items[0]["account_id"] == j.account_id
     assert items[0]["document_type"] == "proof_of_address"
@@ -358,20 +390,31 @@ def test_document_request_created_listed_and_completed(
 
     init = init_data(http, token)
     submit = {"encrypted_document": encrypt_for_server(init, {"kind": "utility_bill"})}
-    resp = call(http, "POST", f"/document_requests/{doc_id}/submit", token=token,
-                session=j.person_session, json_body=submit)
+    resp = call(
+        http,
+        "POST",
+        f"/document_requests/{doc_id}/submit",
+        token=token,
+        session=j.person_session,
+        json_body=submit,
+    )
     assert resp.status_code == 200, resp.text
     assert resp.json()["status"] == "completed"
     assert parse_time(resp.json()["completed_at"]) == now + timedelta(seconds=60)
     done = receiver.wait_for(2)
-    assert [r.json()["type"] for r in done] == ["document_request.created",
-                                                "document_request.completed"]
+    assert [r.json()["type"] for r in done] == ["document_request.created", "document_request.completed"]
     assert done[1].json()["data"]["status"] == "completed"
 
     init = init_data(http, token)
     again = {"encrypted_document": encrypt_for_server(init, {"kind": "utility_bill"})}
-    resp = call(http, "POST", f"/document_requests/{doc_id}/submit", token=token,
-                session=j.person_session, json_body=again)
+    resp = call(
+        http,
+        "POST",
+        f"/document_requests/{doc_id}/submit",
+        token=token,
+        session=j.person_session,
+        json_body=again,
+    )
     assert_problem(resp, 409, "document-request-not-open")
     time.sleep(0.2)
     assert len(receiver.received()) == 2
@@ -380,39 +423,85 @@ def test_document_request_created_listed_and_completed(
 def test_document_request_errors(http: httpx.Client, token: str) -> None:
     j = journey(http, token=token)
     other = journey(http, persona_index=1, token=token)
-    doc_id = http.post(f"/_sim/persons/{j.person_id}/document_requests",
-                       json={}).json()["document_request_id"]
+    doc_id = http.post(f"/_sim/persons/{j.person_id}/document_requests", json={}).json()[
+        "document_request_id"
+    ]
     path = f"/document_requests/{doc_id}/submit"
-    assert_problem(call(http, "POST", path, token=token, session=j.person_session,
-                        json_body={"encrypted_document": "not.a.jwe.at.all"}), 400,
-                   "invalid-encrypted-data")
+    assert_problem(
+        call(
+            http,
+            "POST",
+            path,
+            token=token,
+            session=j.person_session,
+            json_body={"encrypted_document": "not.a.jwe.at.all"},
+        ),
+        400,
+        "invalid-encrypted-data",
+    )
     init = init_data(http, token)
     good = {"encrypted_document": encrypt_for_server(init, {"kind": "x"})}
-    assert_problem(call(http, "POST", path, token=token, json_body=good), 401,
-                   "session-required")
-    assert_problem(call(http, "POST", path, token=token, session=other.person_session,
-                        json_body=good), 403, "session-not-bound")
-    assert_problem(call(http, "POST", "/document_requests/doc_nope/submit", token=token,
-                        session=j.person_session, json_body=good), 404,
-                   "document-request-not-found")
-    assert_problem(call(http, "GET", f"/persons/{j.person_id}/document_requests", token=token,
-                        session=other.person_session), 403, "session-not-bound")
+    assert_problem(call(http, "POST", path, token=token, json_body=good), 401, "session-required")
+    assert_problem(
+        call(http, "POST", path, token=token, session=other.person_session, json_body=good),
+        403,
+        "session-not-bound",
+    )
+    assert_problem(
+        call(
+            http,
+            "POST",
+            "/document_requests/doc_nope/submit",
+            token=token,
+            session=j.person_session,
+            json_body=good,
+        ),
+        404,
+        "document-request-not-found",
+    )
+    assert_problem(
+        call(
+            http,
+            "GET",
+            f"/persons/{j.person_id}/document_requests",
+            token=token,
+            session=other.person_session,
+        ),
+        403,
+        "session-not-bound",
+    )
     init = init_data(http, token)
-    resp = call(http, "POST", path, token=token, session=j.person_session,
-                json_body={"encrypted_document": encrypt_for_server(init, [1, 2])})
+    resp = call(
+        http,
+        "POST",
+        path,
+        token=token,
+        session=j.person_session,
+        json_body={"encrypted_document": encrypt_for_server(init, [1, 2])},
+    )
     body = assert_problem(resp, 422, "validation-error")
     assert body["errors"][0]["field"] == "/encrypted_document"
     token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
     b = journey(http, persona_index=2, token=token_b)
-    assert_problem(call(http, "GET", f"/persons/{j.person_id}/document_requests",
-                        token=token_b, session=b.person_session), 404, "person-not-found")
-    assert_problem(call(http, "POST", path, token=token_b, session=b.person_session,
-                        json_body=good), 404, "document-request-not-found")
-    listed = call(http, "GET", f"/persons/{j.person_id}/document_requests", token=token,
-                  session=j.person_session).json()["document_requests"]
+    assert_problem(
+        call(
+            http, "GET", f"/persons/{j.person_id}/document_requests", token=token_b, session=b.person_session
+        ),
+        404,
+        "person-not-found",
+    )
+    assert_problem(
+        call(http, "POST", path, token=token_b, session=b.person_session, json_body=good),
+        404,
+        "document-request-not-found",
+    )
+    listed = call(
+        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.person_session
+    ).json()["document_requests"]
     assert listed[0]["status"] == "open", "refused submissions must leave it open"
-    direct = call(http, "GET", f"/persons/{j.person_id}/document_requests", token=token,
-                  session=j.account_session)
+    direct = call(
+        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.account_session
+    )
     assert_problem(direct, 401, "session-superseded")
     resp = call(http, "POST", path, token=token, session=j.person_session, json_body=good)
     assert resp.status_code == 200, resp.text
@@ -450,3 +539,28 @@ def test_redirects_are_not_followed(http: httpx.Client, token: str) -> None:
     finally:
         first.close()
         target.close()
+
+
+def test_extra_webhook_hosts_can_be_allowed_at_start() -> None:
+    from kit.sim import Settings
+    from kit.sim.server import start_embedded
+
+    server = start_embedded(Settings(seed=7, webhook_hosts=("hooks.example.test",)))
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=10) as client:
+            tok = partner_token(client)
+
+            def sub(url: str) -> httpx.Response:
+                return call(
+                    client,
+                    "POST",
+                    "/webhooks/subscriptions",
+                    token=tok,
+                    json_body={"url": url, "events": ["card.closed"]},
+                )
+
+            assert sub("https://hooks.example.test/in").status_code == 201
+            assert sub("http://localhost:9/in").status_code == 201
+            assert_problem(sub("https://other.example.test/in"), 422, "webhook-url-not-allowed")
+    finally:
+        server.stop()
