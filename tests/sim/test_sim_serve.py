@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -45,3 +48,19 @@ def test_kit_serve_uses_the_seed(served: str, http: httpx.Client) -> None:
         theirs = init_data(other, partner_token(other))["jwks"]
     ours = init_data(http, partner_token(http))["jwks"]
     assert theirs == ours
+
+
+def test_kit_serve_refuses_a_public_control_plane_without_a_token() -> None:
+    # DESIGN §3.11: off loopback, the control plane needs a control token. The refusal comes
+    # before anything is bound, so no non-loopback socket is ever opened here.
+    env = {k: v for k, v in os.environ.items() if k != "KIT_SIM_CONTROL_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "-m", "kit", "serve", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "KIT_SIM_CONTROL_TOKEN" in done.stderr
+    assert done.stdout == ""
