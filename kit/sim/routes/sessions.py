@@ -120,8 +120,8 @@ def _create(call: Call) -> Reply:
         call.assumptions.add("A07")
         if _NEXT_TYPE.get(current.session_type) != kind:
             raise _transition_refused(
-                f"A {current.session_type} session can only be promoted to "
-                f"{_NEXT_TYPE.get(current.session_type, 'nothing')}, one step at a time."
+                f"The current session is {current.session_type}; it can only be promoted to "
+                f"{_NEXT_TYPE.get(current.session_type, 'nothing further')}, one step at a time."
             )
         if current.device != device:
             raise _transition_refused("A promotion must come from the same device and device key.")
