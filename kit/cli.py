@@ -1,4 +1,5 @@
-"""The ``kit`` command: ``kit serve`` (a standalone simulator) and ``kit walk`` (a scripted tour).
+"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit regress`` (the notebooks as
+regression checks) and ``kit walk`` (a scripted tour of every flow).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
@@ -121,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
     walk.set_defaults(func=_walk)
+
+    from kit.regress import add_arguments as regress_arguments  # papermill loads lazily
+
+    regress_arguments(
+        commands.add_parser("regress", help="run the notebooks with papermill, in parallel, and report")
+    )
     return parser
 
 

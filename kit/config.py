@@ -27,7 +27,7 @@ from typing import Any
 from kit.errors import ConfigError
 from kit.sensitive import Sensitive
 
-__all__ = ["ENV_VARS", "PROFILES", "Config", "resolve"]
+__all__ = ["ACCESS_TOKEN_ENV", "ENV_VARS", "PROFILES", "Config", "resolve"]
 
 PROFILES = ("sim", "sandbox")
 ENV_VARS = {
@@ -35,6 +35,9 @@ ENV_VARS = {
     "client_id": "PARTNER_API_CLIENT_ID",
     "client_secret": "PARTNER_API_CLIENT_SECRET",
 }
+#: A partner token fetched once by ``kit regress`` for a whole sandbox run ("about once per
+#: day", spec) and handed to the kernels through the environment, never as a parameter.
+ACCESS_TOKEN_ENV = "PARTNER_API_ACCESS_TOKEN"
 SIM_CLIENT_ID = "sim-partner"
 SIM_CLIENT_SECRET = "sim-secret"
 
@@ -59,6 +62,7 @@ class Config:
     device: Mapping[str, str] | None = None
     control_token: Sensitive[str] | None = field(default=None, repr=False)
     token_refresh_margin: float = 60.0
+    access_token: Sensitive[str] | None = field(default=None, repr=False)
 
 
 _OPTIONS = {
@@ -126,6 +130,9 @@ def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str,
         base_url = str(values["base_url"]).rstrip("/")
         client_id = str(values["client_id"])
         secret = str(values["client_secret"])
+        handed = environ.get(ACCESS_TOKEN_ENV)
+        if handed:
+            opts["access_token"] = Sensitive(handed, label="access_token")
     if opts.get("jwe_alg", "RSA-OAEP-256") not in ("RSA-OAEP-256", "ECDH-ES+A256KW"):
         raise ConfigError(
             f"jwe_alg {opts['jwe_alg']!r} is not allowed; allowed: RSA-OAEP-256, ECDH-ES+A256KW"

@@ -333,6 +333,8 @@ def redact(
 ) -> str:
     """``text`` with every leak replaced by ``[redacted <kind>]`` (for reports and messages).
 
+    A text without leaks comes back unchanged; one with leaks also loses its ANSI colour codes.
+
     Example::
 
         >>> redact("AssertionError: sim-secret != x")
@@ -343,9 +345,12 @@ def redact(
     """
     if not isinstance(text, str):
         raise TypeError(f"redact needs a str, not {type(text).__name__}")
-    text = _ANSI.sub("", text)
-    parts, last = [], 0
-    for kind, start, end in _Scanner(secrets, extra, environ).matches(text):
+    plain = _ANSI.sub("", text)
+    hits = _Scanner(secrets, extra, environ).matches(plain)
+    if not hits:
+        return text  # untouched, colour codes included
+    text, parts, last = plain, [], 0
+    for kind, start, end in hits:
         parts += [text[last:start], f"[redacted {kind}]"]
         last = end
     return "".join([*parts, text[last:]])

@@ -39,6 +39,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -77,6 +78,7 @@ SANDBOX_ENV = ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLI
 KERNEL_NAME = "python3"
 _SECRET_WORDS = ("secret", "token", "password", "key")
 _ERROR_CHARS = 240
+_STDERR_LINES = 200
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # jupyter_client interrupts every kernel before shutting it down (SIGINT, then
 # shutdown_request); a kernel caught inside a message handler logs this line. Not a finding.
@@ -97,7 +99,10 @@ class NotebookResult:
 
     ``cell`` names the failing cell as in the executed notebook (counted from 1, with its
     execution count: ``cell 5 (In [3])``); ``error`` is ``"<ErrorName>: <short message>"`` with
-    any leak redacted; ``findings`` are the leaks found in the executed notebook.
+    any leak redacted; ``details`` the traceback and findings (for JUnit); ``findings`` the leaks
+    found in the executed notebook (which is then rewritten with the values redacted);
+    ``notes`` what else deserves a look (papermill warnings, kernel stderr, stderr outputs);
+    ``stderr`` what the kernel wrote to its stderr, redacted.
     """
 
     notebook: str
@@ -109,6 +114,7 @@ class NotebookResult:
     details: str = ""
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
+    stderr: str = ""
 
     @property
     def ok(self) -> bool:
@@ -381,7 +387,7 @@ def _execute(
     with _captured_stderr() as stderr:
         try:
             argv0 = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv[0]
-            if os.path.realpath(argv0) != os.path.realpath(sys.executable):
+            if argv0 != sys.executable:  # the pinned spec must win over any user-installed one
                 raise RegressError(f"kernel {KERNEL_NAME!r} resolves to {argv0}, not {sys.executable}")
             papermill.execute_notebook(
                 source,
@@ -434,14 +440,43 @@ def _short(text: str, secrets: Sequence[str]) -> str:
 
 def _failing_cell(nb: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
     """The cell papermill marked failed (or left running: a time-out), and its error output."""
-    for i, cell in enumerate(nb.get("cells", []), start=1):
-        meta = cell.get("metadata", {}).get("papermill", {})
-        if meta.get("exception") or meta.get("status") in ("failed", "running"):
-            count = cell.get("execution_count")
-            name = f"cell {i}" + (f" (In [{count}])" if count else "")
-            err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
-            return name, err
-    return None, None
+    cells = list(enumerate(nb.get("cells", []), start=1))
+
+    def error_of(cell: Mapping[str, Any]) -> dict[str, Any] | None:
+        return next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+
+    marked = [
+        (i, c)
+        for i, c in cells
+        if c.get("metadata", {}).get("papermill", {}).get("exception")
+        or c.get("metadata", {}).get("papermill", {}).get("status") in ("failed", "running")
+    ]
+    # a time-out leaves the cell "completed" with the interrupt's error output
+    found = marked or [(i, c) for i, c in cells if error_of(c) is not None]
+    if not found:
+        return None, None
+    i, cell = found[0]
+    count = cell.get("execution_count")
+    return f"cell {i}" + (f" (In [{count}])" if count else ""), error_of(cell)
+
+
+def _redact_notebook(output: Path, nb: Mapping[str, Any], secrets: Sequence[str]) -> None:
+    """Rewrite an executed notebook with each leak replaced by ``[redacted <kind>]``.
+
+    CI keeps the output folder as an artifact: a leak found must not stay there.
+    """
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return leaks.redact(value, secrets=secrets)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    text = json.dumps(clean(nb), indent=1, ensure_ascii=False, sort_keys=True)
+    output.write_text(text + "\n", encoding="utf-8")
 
 
 def _result(path: Path, output: Path, outcome: Mapping[str, Any], secrets: Sequence[str]) -> NotebookResult:
@@ -451,8 +486,16 @@ def _result(path: Path, output: Path, outcome: Mapping[str, Any], secrets: Seque
             nb = json.loads(output.read_text(encoding="utf-8"))
     findings = tuple(leaks.scan_notebook(nb, secrets=secrets, name=str(output))) if nb else ()
     notes = [f"papermill: {_short(m, secrets)}" for m in outcome["notes"]]
+    if findings:
+        _redact_notebook(output, nb, secrets)
+        if leaks.scan_notebook(output, secrets=secrets):
+            notes.append("some leaks could not be redacted from the executed notebook: delete it")
+        else:
+            notes.append("the leaked values were redacted from the executed notebook")
     stderr = [line for line in outcome["stderr"] if not _BENIGN_STDERR.search(line)]
-    notes += [f"stderr: {_short(line, secrets)}" for line in stderr[:5]]
+    if stderr:
+        lines = "line" if len(stderr) == 1 else "lines"
+        notes.append(f"the kernel wrote {len(stderr)} {lines} to stderr, first: {_short(stderr[0], secrets)}")
     for i, cell in enumerate(nb.get("cells", []), start=1):
         if any(o.get("name") == "stderr" for o in cell.get("outputs", [])):
             notes.append(f"cell {i} wrote to stderr (nbval compares it: a warning breaks validation)")
@@ -476,6 +519,7 @@ def _result(path: Path, output: Path, outcome: Mapping[str, Any], secrets: Seque
         error = f"{error} — and leaks: {', '.join(sorted({f.kind for f in findings}))}"
     if findings:
         details = "\n".join([details, *map(str, findings)]).strip()
+    stderr_text = leaks.redact("\n".join(stderr[:_STDERR_LINES]), secrets=secrets)
     return NotebookResult(
         notebook=path.name,
         status=status,
@@ -486,6 +530,7 @@ def _result(path: Path, output: Path, outcome: Mapping[str, Any], secrets: Seque
         details=details,
         findings=findings,
         notes=tuple(notes),
+        stderr=stderr_text,
     )
 
 
@@ -561,8 +606,8 @@ def _junit(results: Sequence[NotebookResult], params: Mapping[str, Any], noteboo
             kind = "Leak" if r.status == "leaked" else (r.error or "Error").split(":")[0]
             failure = ET.SubElement(case, "failure", message=r.message, type=kind)
             failure.text = r.details
-        if r.notes:
-            ET.SubElement(case, "system-err").text = "\n".join(r.notes)
+        if r.notes or r.stderr:
+            ET.SubElement(case, "system-err").text = "\n".join([*r.notes, r.stderr]).strip()
     ET.indent(suites)
     return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
 
@@ -602,6 +647,28 @@ def _progress(total: int, enabled: bool) -> Callable[[NotebookResult], None]:
 
 
 # --- the run --------------------------------------------------------------------------------
+
+
+def _outcome(future: concurrent.futures.Future[dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return future.result()
+    except Exception as exc:  # the worker process itself died (BrokenProcessPool…)
+        error = {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
+        return {"seconds": 0.0, "error": error, "notes": [], "stderr": []}
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """``fork`` on Linux while this process has a single thread, else ``spawn``.
+
+    Forked workers inherit the imports (papermill is imported once, here), which saves about a
+    second of CPU per worker. Forking a process that runs other threads (an embedded simulator,
+    a Jupyter kernel calling :func:`run`) can deadlock: then the workers are spawned.
+    """
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        import papermill  # noqa: F401  (inherited by the forked workers)
+
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _default_jobs() -> int:
@@ -653,6 +720,8 @@ def run(
     jobs = max(1, min(jobs or _default_jobs(), len(notebooks)))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for path in notebooks:  # a stale copy from an earlier run must not pass for this one
+        (out / path.name).unlink(missing_ok=True)
     show = sys.stderr.isatty() if progress is None else progress
     results: dict[Path, NotebookResult] = {}
     with tempfile.TemporaryDirectory(prefix="kit-regress-") as tmp:
@@ -662,11 +731,9 @@ def run(
         )
         ipc_dir = Path(tmp) / "ipc"
         ipc_dir.mkdir()
-        advance = _progress(len(notebooks), show)
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=jobs,
-            # spawn: the caller may hold threads (an embedded simulator, a Jupyter kernel)
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=_mp_context(),
             initializer=_init_worker,
             initargs=(kernel_env,),
         ) as pool:
@@ -682,19 +749,15 @@ def run(
                 ): path
                 for path in notebooks
             }
-            for future in concurrent.futures.as_completed(futures):
-                path = futures[future]
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # the worker process itself died
-                    outcome = {
-                        "seconds": 0.0,
-                        "error": {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []},
-                        "notes": [],
-                        "stderr": [],
-                    }
-                results[path] = _result(path, out / path.name, outcome, secrets)
-                advance(results[path])
+            advance = _progress(len(notebooks), show)  # after the workers started: tqdm runs a thread
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    path = futures[future]
+                    results[path] = _result(path, out / path.name, _outcome(future), secrets)
+                    advance(results[path])
+            except KeyboardInterrupt:  # Ctrl-C: do not start the notebooks still queued
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     ordered = tuple(results[p] for p in notebooks)
     summary = _summary(ordered, params, out, jobs, cell_timeout)
     junit_path, summary_path = out / "junit.xml", out / "summary.md"

@@ -101,6 +101,8 @@ class Transport:
             margin=config.token_refresh_margin,
             observer=self._observe_auth,
         )
+        if config.access_token is not None:
+            self.auth.preset(config.access_token)
 
     def __repr__(self) -> str:
         return f"Transport(base_url=<{self.config.profile}>, auth={self.auth!r})"

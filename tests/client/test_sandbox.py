@@ -59,3 +59,31 @@ def test_sandbox_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
         kit.connect("sandbox")
     for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
         assert name in str(caught.value)
+
+
+def test_a_handed_over_token_is_used_without_fetching(
+    sandbox_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # kit regress fetches the partner token once and hands it to kernels by environment.
+    import httpx
+
+    token = httpx.post(
+        f"{sandbox_env}/oauth/accesstoken",
+        data={"grant_type": "client_credentials"},
+        auth=("team-partner", "team-secret"),
+    ).json()["access_token"]
+    monkeypatch.setenv("PARTNER_API_ACCESS_TOKEN", token)
+    with kit.connect("sandbox") as api:
+        api.sessions.create("anonymous")
+        assert "/oauth/accesstoken" not in set(api.history["path"])
+        assert token not in repr(api) and token not in api.history.to_csv()
+
+
+def test_a_refused_handed_over_token_is_replaced_once(
+    sandbox_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARTNER_API_ACCESS_TOKEN", "not-a-valid-token")
+    with kit.connect("sandbox") as api:
+        api.sessions.create("anonymous")
+        paths = list(api.history["path"])
+        assert paths.count("/oauth/accesstoken") == 1

@@ -1,0 +1,85 @@
+"""``notebooks/_template.ipynb``: the house shape (STYLE.md), and it runs cleanly under regress."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kit import leaks, regress
+from tests.notebooks.helpers import ROOT, load
+
+TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
+
+
+def _source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+@pytest.fixture(scope="module")
+def cells() -> list[dict[str, Any]]:
+    return load(TEMPLATE)["cells"]
+
+
+def test_title_purpose_and_diagram(cells: list[dict[str, Any]]) -> None:
+    first = re.sub(r"<!--.*?-->", "", _source(cells[0]), flags=re.S).strip()
+    title, _, purpose = first.partition("\n")
+    assert title.startswith("# ") and not title.startswith("## ")
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", purpose.strip()) if s]
+    assert 2 <= len(sentences) <= 3
+    headings = [ln for c in cells if c["cell_type"] == "markdown" for ln in _source(c).splitlines()]
+    assert sum(ln.startswith("# ") for ln in headings) == 1
+    assert any(
+        _source(c).startswith("```mermaid\nsequenceDiagram") for c in cells if c["cell_type"] == "markdown"
+    )
+
+
+def test_one_parameters_cell_with_profile_and_seed(cells: list[dict[str, Any]]) -> None:
+    tagged = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
+    assert len(tagged) == 1 and tagged[0]["cell_type"] == "code"
+    assigned = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in ast.parse(_source(tagged[0])).body
+        if isinstance(node, ast.Assign)
+    }
+    assert assigned == {"profile": "sim", "seed": 7}
+    regress.check_parameters(assigned)
+
+
+def test_numbered_sections_then_recap_then_asserts(cells: list[dict[str, Any]]) -> None:
+    sections = [
+        ln
+        for c in cells
+        if c["cell_type"] == "markdown"
+        for ln in _source(c).splitlines()
+        if ln.startswith("## ")
+    ]
+    numbered = [s for s in sections if re.match(r"## \d+\. ", s)]
+    assert [int(s.split()[1].rstrip(".")) for s in numbered] == list(range(1, len(numbered) + 1))
+    assert len(numbered) >= 2
+    assert sections[-1] == "## Recap"
+    recap = next(i for i, c in enumerate(cells) if _source(c).startswith("## Recap"))
+    after = [c for c in cells[recap + 1 :] if c["cell_type"] == "code"]
+    assert any(isinstance(node, ast.Assert) for c in after for node in ast.walk(ast.parse(_source(c))))
+
+
+def test_template_is_stored_without_outputs_or_leaks(cells: list[dict[str, Any]]) -> None:
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    assert leaks.scan_notebook(TEMPLATE) == []
+    assert load(TEMPLATE)["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.papermill
+def test_template_runs_cleanly_with_execution_counts(tmp_path: Path) -> None:
+    report = regress.run(["_template"], notebooks_dir=ROOT / "notebooks", out_dir=tmp_path, jobs=1)
+    (result,) = report.results
+    assert result.status == "passed", result.details
+    assert result.notes == ()  # nothing on stderr, no papermill warning
+    executed = load(tmp_path / "_template.ipynb")
+    code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+    assert not any(o.get("name") == "stderr" for c in code for o in c["outputs"])
