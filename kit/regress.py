@@ -184,7 +184,7 @@ def parse_value(text: str) -> Any:
     return text
 
 
-def parse_parameters(items: Iterable[str]) -> dict[str, Any]:
+def parse_parameters(items: Iterable[str], *, raw: bool = False) -> dict[str, Any]:
     """``["seed=7", "profile=sim"]`` → ``{"seed": 7, "profile": "sim"}`` (see :func:`parse_value`).
 
     Example::
@@ -192,16 +192,19 @@ def parse_parameters(items: Iterable[str]) -> dict[str, Any]:
         >>> parse_parameters(["seed=7", "card_type=virtual"])
         {'seed': 7, 'card_type': 'virtual'}
 
+    With ``raw=True`` values stay strings (``-r amount=20.00`` keeps ``"20.00"``, which ``-p``
+    would turn into the float 20.0 — money is never a float).
+
     Raises:
         RegressError: an item without ``=`` or with a key that is not a Python identifier.
     """
     params: dict[str, Any] = {}
     for item in items:
-        key, sep, raw = item.partition("=")
+        key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
             raise RegressError(f"-p takes key=value with a Python identifier as key, not {key or item!r}")
-        params[key] = parse_value(raw)
+        params[key] = text if raw else parse_value(text)
     return params
 
 
@@ -814,6 +817,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "never a secret: keys containing secret, token, password or key are refused",
     )
     parser.add_argument(
+        "-r",
+        "--raw-parameter",
+        dest="raw_parameters",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="like -p but the value stays a string (amounts: -r amount=20.00)",
+    )
+    parser.add_argument(
         "-j", "--jobs", type=int, default=None, help="notebooks at once (default: one per core)"
     )
     parser.add_argument(
@@ -878,7 +890,10 @@ def command(args: argparse.Namespace) -> int:
             args.selection,
             notebooks_dir=args.notebooks,
             out_dir=args.out,
-            parameters=parse_parameters(args.parameters),
+            parameters={
+                **parse_parameters(args.parameters),
+                **parse_parameters(args.raw_parameters, raw=True),
+            },
             jobs=args.jobs,
             cell_timeout=args.cell_timeout,
             progress=args.progress,

@@ -89,11 +89,15 @@ class Webhooks(Resource):
             return self._receiver
 
     def _forget(self) -> None:
-        """The simulator was reset: subscriptions are gone; subscribe again on next use."""
+        """The simulator was reset: subscriptions are gone. A receiver that was listening
+        subscribes again at once, so events right after a reset are not missed."""
         with self._lock:
             self._subscription = None
+            listening = self._receiver is not None
             if self._receiver is not None:
                 self._receiver.reset()
+        if listening:
+            self._ensure_receiver()
 
     def listen(self) -> Subscription:
         """(sim) Start the loopback receiver and subscribe it now; return the subscription."""

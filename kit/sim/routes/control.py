@@ -6,6 +6,7 @@ No partner token; a control token (``svc-control-token``) when one was set at st
 from __future__ import annotations
 
 import hmac
+from decimal import Decimal
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -23,6 +24,7 @@ from kit.sim.runtime import Sim
 from kit.sim.state import DocumentRequest, Fault
 
 CONTROL_TOKEN_HEADER = "svc-control-token"
+MAX_BALANCE = Decimal(10) ** 18
 
 
 def _control_token(request: Request) -> None:
@@ -122,6 +124,14 @@ async def fund(request: Request, account_id: str) -> dict[str, Any]:
     if account is None:
         raise not_found("account")
     amount, _ = parse_amount((await _body(request, FundIn)).amount)
+    if account.balance + amount >= MAX_BALANCE:
+        # Balances beyond Decimal's 28 digits would be rounded and could not be shown (a 5xx).
+        raise Problem(
+            422,
+            "invalid-amount",
+            f"A balance may not reach {MAX_BALANCE:,} USD; fund a smaller amount.",
+            errors=[{"field": "/amount/value", "message": "the resulting balance is too large"}],
+        )
     account.balance += amount
     return {"account_id": account.account_id, "balance": money(account.balance)}
 
@@ -158,7 +168,11 @@ async def clear_faults(request: Request) -> Response:
 
 @router.get("/webhooks/deliveries")
 async def deliveries(request: Request) -> dict[str, Any]:
-    state = _sim(request).state
+    sim = _sim(request)
+    # Attempts in flight finish first (each bounded by the delivery time-out), so a receiver
+    # that has just seen an event also sees its attempt recorded here.
+    await sim.delivery.settle()
+    state = sim.state
     return {
         "deliveries": [
             {
