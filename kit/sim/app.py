@@ -47,6 +47,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=sim.version,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Starlette would answer 307 to "/p2p/transfers/" (no problem+json); the route check
+        # answers 404 not-found instead (DESIGN §3, order of checks 1).
+        redirect_slashes=False,
         openapi_tags=[{"name": "simulator control plane", "description": "Simulator only (/_sim)."}],
     )
     app.state.sim = sim

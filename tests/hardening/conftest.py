@@ -1,0 +1,49 @@
+"""Fixtures for the hardening suite (issue #6): one real simulator per xdist worker.
+
+The simulator runs under uvicorn in a thread (``kit.sim.server.start_embedded``), as users
+run it; every test that asks for ``http`` starts from the seeded state (``POST /_sim/reset``)
+and fails at teardown when any partner answer was a 5xx that the test did not inject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.hardening.harness import CheckedClient, checked_client
+from tests.sim.helpers import partner_token, reset
+
+
+@pytest.fixture(scope="session")
+def sim_server() -> Iterator[Any]:
+    from kit.sim import Settings
+    from kit.sim.server import start_embedded
+
+    server = start_embedded(Settings(seed=7))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def _client(sim_server: Any) -> Iterator[CheckedClient]:
+    with checked_client(sim_server.base_url) as client:
+        yield client
+
+
+@pytest.fixture
+def http(_client: CheckedClient) -> Iterator[CheckedClient]:
+    """An httpx client on the simulator, freshly reset to seed 7."""
+    reset(_client, 7)
+    _client.violations.clear()
+    yield _client
+    violations = list(_client.violations)
+    _client.violations.clear()
+    assert not violations, "contract violations:\n" + "\n".join(violations)
+
+
+@pytest.fixture
+def token(http: httpx.Client) -> str:
+    return partner_token(http)
