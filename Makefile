@@ -9,7 +9,7 @@ JOBS   ?= 2
 NOTEBOOKS := $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with data/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install run walk regress test lint nbval lab serve stress clean
+.PHONY: install run walk regress test lint nbval lab serve stress bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,9 @@ serve: install
 
 stress: install
 	$(PY) benchmarks/stress.py
+
+bench: install
+	$(PY) benchmarks/bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out
