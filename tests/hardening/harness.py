@@ -44,43 +44,11 @@ from tests.sim.helpers import (
     partner_token,
     reset,
 )
+from tests.sim.helpers import CheckedClient as CheckedClient
+from tests.sim.helpers import checked_client as checked_client
 
 OAUTH_PATHS = ("/oauth/accesstoken", "/authorization/server_api/access_tokens")
 PROBLEM_FIELDS = ("type", "title", "status", "detail", "code")
-
-
-# --- an httpx client that checks every partner answer ----------------------------------------
-
-
-class CheckedClient(httpx.Client):
-    """Records a violation for every partner answer without the §3 headers or with a 5xx
-    that was not injected (``injected-fault``)."""
-
-    violations: list[str]
-
-
-def checked_client(base_url: str) -> CheckedClient:
-    client = CheckedClient(base_url=base_url, timeout=30.0)
-    client.violations = []
-
-    def check(resp: httpx.Response) -> None:
-        path = resp.request.url.path
-        if path.startswith("/_sim/"):
-            return
-        where = f"{resp.request.method} {path} -> {resp.status_code}"
-        if not resp.headers.get("svc-request-id") or resp.headers.get("svc-api-version") != API_VERSION:
-            client.violations.append(f"svc-request-id / svc-api-version missing: {where}")
-        if resp.status_code >= 500:
-            resp.read()
-            try:
-                code = resp.json().get("code")
-            except ValueError:
-                code = None
-            if code != "injected-fault":
-                client.violations.append(f"5xx not injected: {where}: {resp.text[:200]}")
-
-    client.event_hooks["response"] = [check]
-    return client
 
 
 def problem_violation(path: str, status: int, headers: Any, body: bytes) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import API_VERSION, Receiver, partner_token, reset
+from tests.sim.helpers import CheckedClient, Receiver, checked_client, partner_token, reset
 
 
 def _start(**settings: Any) -> Any:
@@ -25,36 +25,6 @@ def _start(**settings: Any) -> Any:
     from kit.sim.server import start_embedded
 
     return start_embedded(Settings(**settings))
-
-
-class _Checked(httpx.Client):
-    violations: list[str]
-
-
-def _client(base_url: str) -> _Checked:
-    client = _Checked(base_url=base_url, timeout=15.0)
-    client.violations = []
-
-    def check(resp: httpx.Response) -> None:
-        path = resp.request.url.path
-        if path.startswith("/_sim/"):
-            return  # the control plane has its own test (test_sim_control)
-        where = f"{resp.request.method} {path} -> {resp.status_code}"
-        if not resp.headers.get("svc-request-id"):
-            client.violations.append(f"no svc-request-id: {where}")
-        if resp.headers.get("svc-api-version") != API_VERSION:
-            client.violations.append(f"svc-api-version missing or wrong: {where}")
-        if resp.status_code >= 500:
-            resp.read()
-            try:
-                code = resp.json().get("code")
-            except Exception:
-                code = None
-            if code != "injected-fault":
-                client.violations.append(f"5xx not injected: {where}: {resp.text[:200]}")
-
-    client.event_hooks["response"] = [check]
-    return client
 
 
 @pytest.fixture(scope="session")
@@ -79,24 +49,24 @@ def nocontrol_server() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def _sim_client(sim_server: Any) -> Iterator[_Checked]:
-    with _client(sim_server.base_url) as client:
+def _sim_client(sim_server: Any) -> Iterator[CheckedClient]:
+    with checked_client(sim_server.base_url) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def _strict_client(strict_server: Any) -> Iterator[_Checked]:
-    with _client(strict_server.base_url) as client:
+def _strict_client(strict_server: Any) -> Iterator[CheckedClient]:
+    with checked_client(strict_server.base_url) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def _nocontrol_client(nocontrol_server: Any) -> Iterator[_Checked]:
-    with _client(nocontrol_server.base_url) as client:
+def _nocontrol_client(nocontrol_server: Any) -> Iterator[CheckedClient]:
+    with checked_client(nocontrol_server.base_url) as client:
         yield client
 
 
-def _fresh(client: _Checked) -> Iterator[_Checked]:
+def _fresh(client: CheckedClient) -> Iterator[CheckedClient]:
     reset(client, 7)
     client.violations.clear()
     yield client
@@ -106,18 +76,18 @@ def _fresh(client: _Checked) -> Iterator[_Checked]:
 
 
 @pytest.fixture
-def http(_sim_client: _Checked) -> Iterator[_Checked]:
+def http(_sim_client: CheckedClient) -> Iterator[CheckedClient]:
     """An httpx client on a simulator freshly reset to seed 7."""
     yield from _fresh(_sim_client)
 
 
 @pytest.fixture
-def strict_http(_strict_client: _Checked) -> Iterator[_Checked]:
+def strict_http(_strict_client: CheckedClient) -> Iterator[CheckedClient]:
     yield from _fresh(_strict_client)
 
 
 @pytest.fixture
-def nocontrol_http(_nocontrol_client: _Checked) -> Iterator[_Checked]:
+def nocontrol_http(_nocontrol_client: CheckedClient) -> Iterator[CheckedClient]:
     _nocontrol_client.violations.clear()
     yield _nocontrol_client
     violations = list(_nocontrol_client.violations)

@@ -800,3 +800,37 @@ def signature_is_valid(signature: str, body: bytes, jwks: dict[str, Any]) -> boo
     except (JoseError, ValueError, AssertionError):
         return False
     return True
+
+
+# --- an httpx client that checks every partner answer ----------------------------------------
+
+
+class CheckedClient(httpx.Client):
+    """Records a violation for every partner answer without the §3 headers or with a 5xx
+    that was not injected (``injected-fault``)."""
+
+    violations: list[str]
+
+
+def checked_client(base_url: str) -> CheckedClient:
+    client = CheckedClient(base_url=base_url, timeout=30.0)
+    client.violations = []
+
+    def check(resp: httpx.Response) -> None:
+        path = resp.request.url.path
+        if path.startswith("/_sim/"):
+            return
+        where = f"{resp.request.method} {path} -> {resp.status_code}"
+        if not resp.headers.get("svc-request-id") or resp.headers.get("svc-api-version") != API_VERSION:
+            client.violations.append(f"svc-request-id / svc-api-version missing: {where}")
+        if resp.status_code >= 500:
+            resp.read()
+            try:
+                code = resp.json().get("code")
+            except ValueError:
+                code = None
+            if code != "injected-fault":
+                client.violations.append(f"5xx not injected: {where}: {resp.text[:200]}")
+
+    client.event_hooks["response"] = [check]
+    return client
