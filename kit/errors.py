@@ -57,6 +57,7 @@ Example::
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -156,6 +157,16 @@ class KitError(Exception):
     def __str__(self) -> str:
         return f"{self.message} — {self.hint}" if self.hint else self.message
 
+    def _repr_html_(self) -> str:
+        """A readable card for notebooks: class, status and code (API errors), message, hint."""
+        status, code = getattr(self, "status", None), getattr(self, "code", None)
+        ref = f" <code>{html.escape(f'{status} {code}')}</code>" if code else ""
+        hint = f"<br><i>{html.escape(self.hint)}</i>" if self.hint else ""
+        return (
+            f'<div style="border-left:4px solid #cf222e;padding:4px 8px">'
+            f"<b>{html.escape(type(self).__name__)}</b>{ref}: {html.escape(self.message)}{hint}</div>"
+        )
+
 
 # --- client-side errors ---------------------------------------------------------------------
 
@@ -199,7 +210,11 @@ class SensitiveDataError(KitError, TypeError):
 class WebhookTimeout(KitError, TimeoutError):
     """No matching webhook delivery arrived in time."""
 
-    hint = "check api.webhooks.events and api.sim.deliveries(); deliveries retry on sim time"
+    hint = (
+        "the receiver subscribes on first use of api.webhooks: call api.webhooks.listen() before "
+        "the action that emits the event; check api.webhooks.events and api.sim.deliveries() "
+        "(retries happen only when the simulator clock advances)"
+    )
 
 
 class WebhookVerificationError(KitError):
