@@ -20,10 +20,9 @@ import threading
 import warnings
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
-import pandas as pd
 
 from kit.auth import TOKEN_PATH
 from kit.config import Config, resolve
@@ -44,7 +43,10 @@ from kit.resources import (
 )
 from kit.sensitive import Sensitive
 from kit.sessions import CurrentSession, Sessions
-from kit.transport import Reply, Transport
+from kit.transport import Reply, Transport, shared_ssl_context
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
@@ -275,7 +277,9 @@ class Client:
         with self._clock_lock:  # deliveries may arrive on several receiver threads at once
             if self._clock_http is None:
                 assert self.config.base_url is not None
-                self._clock_http = httpx.Client(base_url=self.config.base_url, timeout=5.0)
+                self._clock_http = httpx.Client(
+                    base_url=self.config.base_url, timeout=5.0, verify=shared_ssl_context()
+                )
         headers = {}
         if self.config.control_token is not None:
             headers["svc-control-token"] = self.config.control_token.reveal()

@@ -16,8 +16,11 @@ from __future__ import annotations
 import threading
 from dataclasses import astuple, dataclass, fields
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 __all__ = ["COLUMNS", "Entry", "History"]
 
@@ -66,6 +69,8 @@ class History:
 
     def frame(self) -> pd.DataFrame:
         """Every call so far, oldest first (columns :data:`COLUMNS`)."""
+        import pandas as pd
+
         rows = [astuple(e) for e in self.entries()]
         frame = pd.DataFrame(rows, columns=COLUMNS)
         return frame.astype({"retries": "int64", "replayed": "bool"}) if rows else frame

@@ -32,9 +32,7 @@ import time
 from collections.abc import Callable, Mapping, MutableSet
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
 from kit.errors import (
@@ -48,6 +46,9 @@ from kit.errors import (
     WebhookVerificationError,
 )
 from kit.models import WebhookEvent
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SIGNATURE_HEADER", "Receiver", "verify"]
 
@@ -258,6 +259,8 @@ class Receiver:
 
     def frame(self) -> pd.DataFrame:
         """Received deliveries, oldest first (no ``data`` beyond the resource id)."""
+        import pandas as pd
+
         with self._cond:
             return pd.DataFrame([dict(r) for r in self._rows], columns=EVENT_COLUMNS)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kit.models import DocumentRequest, Money, Persona, parse_time
 from kit.resources._base import Resource, seg
 from kit.sensitive import MASK, Sensitive
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SimControl"]
 
@@ -50,6 +51,8 @@ class SimControl(Resource):
 
     def personas(self) -> pd.DataFrame:
         """The synthetic people, PII columns masked (use :meth:`persona` to onboard one)."""
+        import pandas as pd
+
         rows = []
         for p in self._personas_raw():
             device = p.get("device") or {}
@@ -137,6 +140,8 @@ class SimControl(Resource):
 
     def deliveries(self) -> pd.DataFrame:
         """Webhook deliveries as the simulator recorded them (one row per delivery)."""
+        import pandas as pd
+
         rows = []
         for d in (self._call("GET", "/_sim/webhooks/deliveries") or {}).get("deliveries") or []:
             attempts = d.get("attempts") or []
@@ -155,6 +160,8 @@ class SimControl(Resource):
 
     def ledger(self, what: str = "accounts") -> pd.DataFrame:
         """Balances (``what="accounts"``) or transfers (``what="transfers"``)."""
+        import pandas as pd
+
         body = self._call("GET", "/_sim/ledger") or {}
         if what == "transfers":
             rows = [

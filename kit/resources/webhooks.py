@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
 from kit.errors import NotAvailable
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.resources._base import Resource
 from kit.webhooks import Receiver
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["AUTO_EVENTS", "Webhooks"]
 

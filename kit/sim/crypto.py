@@ -13,7 +13,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from Crypto.PublicKey import RSA
@@ -29,6 +29,10 @@ SIGNING_ALG = "ES256"
 # is refused (DESIGN §3.2).
 _ALLOWED_JWE_HEADERS = frozenset({"alg", "enc", "kid", "epk", "apu", "apv", "typ", "cty"})
 _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+# One registry per allowed algorithm, built once (DESIGN §7: allow-list at every decrypt).
+_FROM_CLIENT = {alg: jwe.JWERegistry(algorithms=[alg, CONTENT_ENCRYPTION]) for alg in (RSA_ALG, EC_ALG)}
 
 
 class CryptoError(Exception):
@@ -79,26 +83,33 @@ class ServerKeys:
     def __repr__(self) -> str:  # keys never appear in a repr
         return f"ServerKeys(kids={[self.rsa_kid, self.ec_kid, self.signing_kid]})"
 
-    @property
+    @cached_property  # a thumbprint per request was measurable: compute it once
     def rsa_kid(self) -> str:
         return "enc-rsa-" + self.rsa.thumbprint()[:16]
 
-    @property
+    @cached_property  # a thumbprint per request was measurable: compute it once
     def ec_kid(self) -> str:
         return "enc-ec-" + self.ec.thumbprint()[:16]
 
-    @property
+    @cached_property  # a thumbprint per request was measurable: compute it once
     def signing_kid(self) -> str:
         return "sig-ec-" + self.signing.thumbprint()[:16]
 
     def encryption_jwks(self) -> dict[str, Any]:
         """Public JWK set of init data: RSA-2048 (RSA-OAEP-256) and EC P-256 (ECDH-ES+A256KW)."""
-        return {
-            "keys": [
-                {**self.rsa.as_dict(private=False), "kid": self.rsa_kid, "use": "enc", "alg": RSA_ALG},
-                {**self.ec.as_dict(private=False), "kid": self.ec_kid, "use": "enc", "alg": EC_ALG},
-            ]
-        }
+        return json.loads(self._encryption_jwks_json)  # a fresh copy: callers may change it
+
+    @cached_property
+    def _encryption_jwks_json(self) -> str:
+        # Serializing the RSA modulus for every init data request was measurable: do it once.
+        return json.dumps(
+            {
+                "keys": [
+                    {**self.rsa.as_dict(private=False), "kid": self.rsa_kid, "use": "enc", "alg": RSA_ALG},
+                    {**self.ec.as_dict(private=False), "kid": self.ec_kid, "use": "enc", "alg": EC_ALG},
+                ]
+            }
+        )
 
     def signing_jwks(self) -> dict[str, Any]:
         """Public JWK set for webhook signatures (``GET /webhooks/jwks``)."""
@@ -138,9 +149,8 @@ class ServerKeys:
             key = self.ec
         else:
             raise CryptoError("unknown kid or algorithm not allowed for it")
-        registry = jwe.JWERegistry(algorithms=[alg, CONTENT_ENCRYPTION])
         try:
-            return jwe.decrypt_compact(token, key, registry=registry).plaintext or b""
+            return jwe.decrypt_compact(token, key, registry=_FROM_CLIENT[alg]).plaintext or b""
         except Exception as exc:  # joserfc raises JoseError, ValueError and others
             raise CryptoError(type(exc).__name__) from exc
 

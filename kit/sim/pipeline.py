@@ -276,18 +276,22 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _too_large() -> Problem:
+    # Built only when raised: building it for every request showed in the profile.
+    return Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
+
+
 async def read_body(request: Request) -> bytes:
     """The raw body, refused with 413 past the limit (A22) without reading it all."""
     length = request.headers.get("content-length")
-    too_large = Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise too_large
+        raise _too_large()
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY:
-            raise too_large
+            raise _too_large()
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -397,9 +401,12 @@ def _store(call: Call, record: IdempotencyRecord, response: Response) -> None:
 
 def draw_fault(sim: Sim, request: Request) -> Fault | None:
     """The injected fault for this request, drawn from the seeded random source."""
+    faults = sim.state.faults
+    if not faults:  # the common case: no URL to build (Starlette's request.url is costly)
+        return None
     route = request.scope.get("route")
-    template = getattr(route, "path", request.url.path)
-    for fault in sim.state.faults.values():
+    template = getattr(route, "path", None) or request.url.path
+    for fault in faults.values():
         if fault.method != request.method or fault.path != template:
             continue
         if fault.times is not None and fault.fired >= fault.times:

@@ -1,0 +1,232 @@
+"""Benchmark 1 — session creation through HTTP vs the RSA-OAEP-256 decrypt floor.
+
+Server side: sessions created per second against ``kit serve`` (a subprocess), each one
+``GET /sessions/user_session_initialization_data`` + ``POST /sessions`` (anonymous, a fresh
+device id, pre-built device keys), sent on keep-alive connections by a lean asyncio client.
+The client's own JWE encryption is kept out of the clock: nonces are fetched in a batch
+(timed), encrypted (not timed), then posted (timed).
+
+Floor: RSA-OAEP-256 + A256GCM JWE decrypts per second by joserfc alone, in this process, with
+a 2048-bit key and a plaintext of the same size as a session request's.
+
+The ratio is server sessions/s ÷ floor decrypts/s, rounds alternating the two sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from bench_support import (
+    RawConnection,
+    kit_serve,
+    median,
+    new_loop,
+    partner_token,
+    raw_request,
+)
+
+TARGET = 0.6
+ENC = "A256GCM"
+ALG = "RSA-OAEP-256"
+
+
+def _plaintext(nonce: str, device_id: str, jwks: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {
+            "nonce": nonce,
+            "device": {"device_id": device_id, "platform": "ios", "model": "bench", "os_version": "17.2"},
+            "device_jwks": jwks,
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+def _floor(count: int, seconds: float, plaintext_size: int) -> float:
+    """joserfc RSA-OAEP-256 decrypts per second (one thread), same key size and payload size."""
+    from joserfc import jwe
+    from joserfc.jwk import RSAKey
+
+    key = RSAKey.generate_key(2048, parameters={"kid": "floor"}, private=True)
+    registry = jwe.JWERegistry(algorithms=[ALG, ENC])
+    payload = b"x" * plaintext_size
+    tokens = [
+        jwe.encrypt_compact({"alg": ALG, "enc": ENC, "kid": "floor"}, payload, key, registry=registry)
+        for _ in range(min(count, 64))
+    ]
+    done = 0
+    deadline = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    while done < count and time.perf_counter() < deadline:
+        jwe.decrypt_compact(tokens[done % len(tokens)], key, registry=registry)
+        done += 1
+    return done / (time.perf_counter() - t0)
+
+
+async def _sessions(
+    host: str,
+    port: int,
+    token: str,
+    jwks_list: list[dict[str, Any]],
+    server_key: Any,
+    kid: str,
+    count: int,
+    batch: int,
+    connections: int,
+    tag: str,
+    deadline_s: float,
+) -> dict[str, Any]:
+    from joserfc import jwe
+
+    registry = jwe.JWERegistry(algorithms=[ALG, ENC])
+    conns = [RawConnection(host, port) for _ in range(connections)]
+    await asyncio.gather(*(c.open() for c in conns))
+    auth = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    init_req = raw_request("GET", host, port, "/sessions/user_session_initialization_data", auth)
+    timed = 0.0
+    created = 0
+    statuses: dict[int, int] = {}
+    size = 0
+    hard_deadline = time.perf_counter() + deadline_s
+
+    async def spread(requests: list[bytes]) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = [(0, b"")] * len(requests)
+        next_index = 0
+
+        async def worker(c: RawConnection) -> None:
+            nonlocal next_index
+            while next_index < len(requests):
+                i = next_index
+                next_index += 1
+                out[i] = await c.request(requests[i])
+
+        await asyncio.gather(*(worker(c) for c in conns))
+        return out
+
+    n = 0
+    while n < count and time.perf_counter() < hard_deadline:
+        b = min(batch, count - n)
+        t0 = time.perf_counter()
+        inits = await spread([init_req] * b)
+        timed += time.perf_counter() - t0
+        posts = []
+        for i, (status, body) in enumerate(inits):  # client-side work: not timed
+            if status != 200:
+                raise RuntimeError(f"init data answered {status}")
+            nonce = json.loads(body)["nonce"]
+            plain = _plaintext(nonce, f"bench-{tag}-{n + i}", jwks_list[(n + i) % len(jwks_list)])
+            size = len(plain)
+            jwe_token = jwe.encrypt_compact(
+                {"alg": ALG, "enc": ENC, "kid": kid}, plain, server_key, registry=registry
+            )
+            body_bytes = json.dumps(
+                {"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": jwe_token}
+            ).encode()
+            posts.append(
+                raw_request(
+                    "POST", host, port, "/sessions", {**auth, "Content-Type": "application/json"}, body_bytes
+                )
+            )
+        t0 = time.perf_counter()
+        answers = await spread(posts)
+        timed += time.perf_counter() - t0
+        for status, _ in answers:
+            statuses[status] = statuses.get(status, 0) + 1
+            created += status == 201
+        n += b
+    for c in conns:
+        c.close()
+    return {
+        "sessions_per_s": created / timed,
+        "created": created,
+        "timed_s": round(timed, 3),
+        "statuses": {str(k): v for k, v in statuses.items()},
+        "plaintext_bytes": size,
+    }
+
+
+def measure(
+    *,
+    rounds: int = 5,
+    sessions: int = 600,
+    batch: int = 100,
+    connections: int = 16,
+    floor_seconds: float = 1.0,
+) -> dict[str, Any]:
+    import httpx
+    from joserfc.jwk import ECKey, RSAKey
+
+    devices = [ECKey.generate_key("P-256", private=True) for _ in range(32)]
+    jwks_list = [{"keys": [{**d.as_dict(private=False), "use": "enc"}]} for d in devices]
+    server_rounds: list[dict[str, Any]] = []
+    floor_rounds: list[float] = []
+    with kit_serve() as served:
+        host, port = "127.0.0.1", served.port
+        token = partner_token(served.url)
+        init = httpx.get(
+            served.url + "/sessions/user_session_initialization_data",
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
+        rsa = next(k for k in init["jwks"]["keys"] if k["alg"] == ALG)
+        server_key = RSAKey.import_key(rsa)
+        # warm-up (imports, first-request paths)
+        with new_loop_ctx() as loop:
+            loop.run_until_complete(
+                _sessions(
+                    host, port, token, jwks_list, server_key, rsa["kid"], 50, 50, connections, "warm", 30
+                )
+            )
+            for r in range(rounds):
+                one = loop.run_until_complete(
+                    _sessions(
+                        host,
+                        port,
+                        token,
+                        jwks_list,
+                        server_key,
+                        rsa["kid"],
+                        sessions,
+                        batch,
+                        connections,
+                        f"r{r}",
+                        60,
+                    )
+                )
+                server_rounds.append(one)
+                floor_rounds.append(_floor(2000, floor_seconds, one["plaintext_bytes"]))
+    per_round = [s["sessions_per_s"] / f for s, f in zip(server_rounds, floor_rounds, strict=True)]
+    server = median([s["sessions_per_s"] for s in server_rounds])
+    floor = median(floor_rounds)
+    return {
+        "name": "session creation ÷ RSA-OAEP-256 decrypt floor",
+        "kit": round(server, 1),
+        "kit_unit": "sessions/s (init data + POST /sessions over HTTP)",
+        "reference": round(floor, 1),
+        "reference_unit": "joserfc RSA-OAEP-256 decrypts/s (2048-bit, one thread)",
+        "ratio": round(server / floor, 3),
+        "ratio_per_round_median": round(median(per_round), 3),
+        "target": f">= {TARGET}",
+        "met": server / floor >= TARGET,
+        "rounds": rounds,
+        "details": {
+            "server_rounds": server_rounds,
+            "floor_rounds": [round(f, 1) for f in floor_rounds],
+            "connections": connections,
+            "batch": batch,
+        },
+    }
+
+
+class new_loop_ctx:
+    def __enter__(self) -> asyncio.AbstractEventLoop:
+        self.loop = new_loop()
+        return self.loop
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.close()
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(rounds=3), indent=2))
