@@ -29,6 +29,7 @@ walk: install
 
 lint: install
 	$(PY) -m ruff check kit tests benchmarks
+	$(PY) -m mypy kit
 
 test: install lint
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope tests
