@@ -191,6 +191,8 @@ class Client:
             expires_in=body.get("expires_in"),
             scope=body.get("scope"),
             token=Sensitive(str(body.get("access_token", "")), label="access_token"),
+            deprecation=reply.headers.get("deprecation"),
+            link=reply.headers.get("link"),
         )
 
     def legacy_revoke(self, token: TokenInfo | Sensitive[str] | None = None) -> None:

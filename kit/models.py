@@ -165,6 +165,9 @@ class TokenInfo(Model):
     expires_in: int | None
     scope: str | None
     token: Sensitive[str] = dataclasses.field(repr=False)
+    #: For the deprecated endpoints: the ``Deprecation`` and ``Link`` headers of the answer.
+    deprecation: str | None = None
+    link: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -176,6 +179,8 @@ class InitData(Model):
     enc: tuple[str, ...]
     nonce_expires_at: datetime | None
     nonce: Sensitive[str] = dataclasses.field(repr=False)
+    #: Each public key's description (kid, kty, crv or size in bits, use, alg): no key material.
+    keys: tuple[dict[str, Any], ...] = dataclasses.field(default=(), repr=False)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

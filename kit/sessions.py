@@ -93,6 +93,7 @@ class Sessions:
             enc=tuple(body.get("enc") or ()),
             nonce_expires_at=parse_time(body.get("nonce_expires_at")),
             nonce=Sensitive(str(body.get("nonce", "")), label="nonce"),
+            keys=tuple(_describe(k) for k in keys),
         )
 
     # -- session requests -------------------------------------------------------------------
@@ -272,3 +273,18 @@ class Sessions:
         current = self._api._current
         if sent is not None and current is sent and expires_at is not None:
             self._api._current = replace(current, expires_at=expires_at)
+
+
+def _describe(jwk: dict[str, Any]) -> dict[str, Any]:
+    """A public JWK's description without its numbers (RSA size from the modulus length)."""
+    size: int | None = None
+    if jwk.get("kty") == "RSA" and isinstance(jwk.get("n"), str):
+        size = len(jwk["n"].rstrip("=")) * 6 // 8 * 8  # base64url characters → bits
+    return {
+        "kid": jwk.get("kid"),
+        "kty": jwk.get("kty"),
+        "crv": jwk.get("crv"),
+        "size": size,
+        "use": jwk.get("use"),
+        "alg": jwk.get("alg"),
+    }

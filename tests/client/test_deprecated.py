@@ -53,3 +53,15 @@ def test_revoking_a_given_legacy_token(make_client) -> None:  # type: ignore[no-
             partner=False,
         )
     api.sessions.init_data()
+
+
+def test_a_legacy_token_carries_the_deprecation_headers(make_client) -> None:  # type: ignore[no-untyped-def]
+    import warnings
+
+    api = make_client(allow_deprecated=True)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        legacy = api.legacy_token()
+    assert legacy.deprecation == "@1671062400"
+    assert legacy.link == '</oauth/accesstoken>; rel="successor-version"'
+    assert "@1671062400" in repr(legacy) and legacy.token.reveal() not in repr(legacy)

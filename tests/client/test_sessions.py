@@ -158,3 +158,12 @@ def test_control_plane_clock_fund_and_personas(api: kit.Client) -> None:
     frame = api.sim.personas()
     assert len(frame) >= 3 and set(frame["first_name"]) == {kit.sensitive.MASK}
     assert api.sim.health()["status"] == "ok"
+
+
+def test_init_data_describes_each_public_key_without_its_numbers(api) -> None:  # type: ignore[no-untyped-def]
+    init = api.sessions.init_data()
+    by_alg = {k["alg"]: k for k in init.keys}
+    assert by_alg["RSA-OAEP-256"]["kty"] == "RSA" and by_alg["RSA-OAEP-256"]["size"] == 2048
+    assert by_alg["ECDH-ES+A256KW"]["crv"] == "P-256"
+    assert all(k["use"] == "enc" and k["kid"] in init.kids for k in init.keys)
+    assert not any({"n", "e", "x", "y", "d"} & set(k) for k in init.keys)
