@@ -120,8 +120,15 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Never a stack trace or a submitted value on the wire.
-        return Problem(500, "internal-error", "The simulator failed unexpectedly.").response()
+        # Never a stack trace or a submitted value on the wire. Starlette answers this one
+        # outside the middleware stack, so the service headers are set here.
+        headers = {"svc-api-version": request.app.version}
+        request_id = getattr(request.state, "request_id", None)
+        if request_id:
+            headers["svc-request-id"] = request_id
+        return Problem(
+            500, "internal-error", "The simulator failed unexpectedly.", headers=headers
+        ).response()
 
 
 def pointer(path: tuple[Any, ...] | list[Any]) -> str:

@@ -1,0 +1,31 @@
+"""An unexpected failure still answers a problem with the service headers and no detail of
+the failure (DESIGN §3: every response carries svc-request-id and svc-api-version)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from kit.sim import create_app
+
+
+def test_an_unexpected_failure_is_a_problem_with_the_service_headers() -> None:
+    app = create_app()
+
+    @app.get("/sessions/_explode")
+    async def explode() -> None:
+        raise RuntimeError("secret-looking internals 000-00-0001")
+
+    async def call() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
+            return await client.get("/sessions/_explode")
+
+    resp = asyncio.run(call())
+    assert resp.status_code == 500
+    assert resp.headers["content-type"] == "application/problem+json"
+    assert resp.json()["code"] == "internal-error"
+    assert resp.headers["svc-api-version"] == "1.2.0-20221215"
+    assert resp.headers["svc-request-id"].startswith("req_")
+    assert "000-00-0001" not in resp.text and "RuntimeError" not in resp.text
