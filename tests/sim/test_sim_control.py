@@ -70,6 +70,26 @@ def test_clock_advance_rejects_bad_input(http: httpx.Client, body: dict) -> None
     assert clock_now(http) == CLOCK_START
 
 
+def test_clock_advance_past_year_9000_is_refused_and_leaves_the_clock(http: httpx.Client) -> None:
+    ten_years = 10 * 366 * 86400  # the largest single step the control plane takes
+    last = None
+    for _ in range(800):  # 2025 + 800 x 10 years passes 9000: bounded
+        resp = http.post("/_sim/clock/advance", json={"seconds": ten_years})
+        if resp.status_code != 200:
+            break
+        last = resp.json()["now"]
+    assert resp.status_code == 422 and resp.json()["code"] == "validation-error", resp.text
+    assert resp.json()["errors"][0]["field"] == "/seconds"
+    assert last is not None and http.get("/_sim/clock").json()["now"] == last
+    # everything still works at the far end of the clock: tokens, sessions, cards
+    token = partner_token(http)
+    session = new_session(http, token, Device())
+    account = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
+    assert account.status_code == 201, account.text
+    card = create_card(http, token, account.json()["account_id"], "physical")
+    assert card["status"] == "active"
+
+
 def test_reset_restores_the_start_and_revokes_everything(http: httpx.Client) -> None:
     tok = partner_token(http)
     session = new_session(http, tok, Device())
