@@ -28,7 +28,7 @@ CLOCK_LIMIT_YEAR = 9000
 MAX_BALANCE = Decimal(10) ** 18
 
 
-def _control_token(request: Request) -> None:
+async def _control_token(request: Request) -> None:
     expected = request.app.state.sim.settings.control_token
     if expected is None:
         return
