@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from fastapi import Request, Response
@@ -37,6 +37,10 @@ MAX_JWE = int(_A("A33")["max_jwe_bytes"])
 PII_FIELDS = frozenset(f.lower() for f in _A("A11")["pii_fields"])
 IDEMPOTENCY_HEADER = _A("A20")["header"]
 IDEMPOTENCY_RETENTION = int(_A("A20")["retention_seconds"])
+_LIFETIMES = _A("A06")
+FIXED_LIFETIME = timedelta(seconds=int(_LIFETIMES["fixed_seconds"]))
+SLIDING_IDLE = timedelta(seconds=int(_LIFETIMES["sliding_idle_seconds"]))
+SLIDING_MAX = timedelta(seconds=int(_LIFETIMES["sliding_max_seconds"]))
 SESSION_HEADER = _A("A28")["session_id"]
 ENCRYPTED_DATA_DETAIL = (
     "The encrypted data could not be used. Encrypt with a key from "
@@ -315,20 +319,11 @@ async def read_json(request: Request) -> Any:
 # --- 5. session ------------------------------------------------------------------------------
 
 
-def session_expires_at(sim: Sim, s: Session):
-    lifetimes = register.value("A06")
+def session_expires_at(sim: Sim, s: Session) -> datetime:
+    """When a session stops being valid (A06): fixed from creation, sliding from last use."""
     if s.strategy == "fixed":
-        return s.created_at + _seconds(lifetimes["fixed_seconds"])
-    return min(
-        s.last_used + _seconds(lifetimes["sliding_idle_seconds"]),
-        s.chain_start + _seconds(lifetimes["sliding_max_seconds"]),
-    )
-
-
-def _seconds(n: int):
-    from datetime import timedelta
-
-    return timedelta(seconds=n)
+        return s.created_at + FIXED_LIFETIME
+    return min(s.last_used + SLIDING_IDLE, s.chain_start + SLIDING_MAX)
 
 
 def load_session(sim: Sim, partner: str, token: str) -> Session:
@@ -542,11 +537,3 @@ class ServiceHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-_ID = re.compile(r"^[a-z0-9]+_[A-Za-z0-9]{1,64}$")
-
-
-def looks_like_id(value: str, prefix: str) -> bool:
-    """Whether ``value`` could be an id of this kind (others are simply not found)."""
-    return value.startswith(prefix + "_") and bool(_ID.match(value))

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.hardening.harness import CheckedClient, checked_client
-from tests.sim.helpers import partner_token, reset
+from tests.sim.helpers import checked, partner_token
 
 
 @pytest.fixture(scope="session")
@@ -36,12 +36,7 @@ def _client(sim_server: Any) -> Iterator[CheckedClient]:
 @pytest.fixture
 def http(_client: CheckedClient) -> Iterator[CheckedClient]:
     """An httpx client on the simulator, freshly reset to seed 7."""
-    reset(_client, 7)
-    _client.violations.clear()
-    yield _client
-    violations = list(_client.violations)
-    _client.violations.clear()
-    assert not violations, "contract violations:\n" + "\n".join(violations)
+    yield from checked(_client)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import CheckedClient, Receiver, checked_client, partner_token, reset
+from tests.sim.helpers import CheckedClient, Receiver, checked, checked_client, partner_token
 
 
 def _start(**settings: Any) -> Any:
@@ -66,33 +66,20 @@ def _nocontrol_client(nocontrol_server: Any) -> Iterator[CheckedClient]:
         yield client
 
 
-def _fresh(client: CheckedClient) -> Iterator[CheckedClient]:
-    reset(client, 7)
-    client.violations.clear()
-    yield client
-    violations = list(client.violations)
-    client.violations.clear()
-    assert not violations, "contract violations on responses:\n" + "\n".join(violations)
-
-
 @pytest.fixture
 def http(_sim_client: CheckedClient) -> Iterator[CheckedClient]:
     """An httpx client on a simulator freshly reset to seed 7."""
-    yield from _fresh(_sim_client)
+    yield from checked(_sim_client)
 
 
 @pytest.fixture
 def strict_http(_strict_client: CheckedClient) -> Iterator[CheckedClient]:
-    yield from _fresh(_strict_client)
+    yield from checked(_strict_client)
 
 
 @pytest.fixture
 def nocontrol_http(_nocontrol_client: CheckedClient) -> Iterator[CheckedClient]:
-    _nocontrol_client.violations.clear()
-    yield _nocontrol_client
-    violations = list(_nocontrol_client.violations)
-    _nocontrol_client.violations.clear()
-    assert not violations, "contract violations on responses:\n" + "\n".join(violations)
+    yield from checked(_nocontrol_client, reset_to=None)  # no control plane to reset with
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -834,3 +835,14 @@ def checked_client(base_url: str) -> CheckedClient:
 
     client.event_hooks["response"] = [check]
     return client
+
+
+def checked(client: CheckedClient, *, reset_to: int | None = 7) -> Iterator[CheckedClient]:
+    """Yield ``client`` (reset to ``reset_to`` unless None) and fail on any recorded violation."""
+    if reset_to is not None:
+        reset(client, reset_to)
+    client.violations.clear()
+    yield client
+    violations = list(client.violations)
+    client.violations.clear()
+    assert not violations, "contract violations on responses:\n" + "\n".join(violations)
