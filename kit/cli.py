@@ -62,6 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
         control=not args.no_control,
         control_token=control_token,
         webhook_hosts=tuple(args.allow_webhook_host),
+        crypto_workers=args.crypto_workers,
         **overrides,  # type: ignore[arg-type]
     )
     config = uvicorn.Config(
@@ -84,8 +85,10 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"Serving on http://{host}:{port}", flush=True)
         await task
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
+    # uvicorn's own loop choice (uvloop when installed), which asyncio.run would not make.
+    loop_factory = config.get_loop_factory()
+    with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve())
     return 0 if server.started else 1
 
 
@@ -114,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="deliver webhooks to this non-loopback host too (repeatable)",
     )
     serve.add_argument("--access-log", action="store_true", help="log method, path and status")
+    serve.add_argument(
+        "--crypto-workers",
+        type=int,
+        default=min(4, max(0, (os.cpu_count() or 1) - 1)),
+        metavar="N",
+        help="processes decrypting JWEs beside the event loop (default: one per spare core, "
+        "at most 4; 0 decrypts on the loop)",
+    )
     serve.epilog = (
         f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default sim-partner/sim-secret and "
         f"sim-partner-b/sim-secret-b). Control token: {CONTROL_TOKEN_ENV}."

@@ -31,6 +31,15 @@ def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
 @contextmanager
 def kit_serve(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """``python -m kit serve --host 127.0.0.1 --port 0 --seed 7 *args``; yields the base URL."""
+    with kit_serve_process(*args, env=env) as (url, _):
+        yield url
+
+
+@contextmanager
+def kit_serve_process(
+    *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """As :func:`kit_serve`, with the server's process too."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "kit", "serve", "--host", "127.0.0.1", "--port", "0", "--seed", "7", *args],
         cwd=ROOT,
@@ -46,7 +55,7 @@ def kit_serve(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
             proc.kill()
             _, err = proc.communicate(timeout=5)
             raise RuntimeError(f"kit serve printed {line!r} first; stderr: {err[-800:]}")
-        yield match.group(1)
+        yield match.group(1), proc
     finally:
         if proc.poll() is None:
             proc.terminate()

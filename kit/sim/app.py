@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
 from kit.sim import openapi, problems
+from kit.sim.fastpath import PlainRoutes
 from kit.sim.pipeline import ServiceHeaders
 from kit.sim.routes import (
     cards,
@@ -32,6 +35,16 @@ DESCRIPTION = (
 )
 
 
+# Newer FastAPI versions instrument every request for OpenTelemetry and look the global
+# providers up each time (issue #7 profile: three os.environ reads per request). The simulator
+# reports through its own svc-request-id headers and must not mix spans into a notebook's.
+_NO_TELEMETRY: dict[str, Any] = (
+    {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+    if "telemetry" in inspect.signature(FastAPI).parameters
+    else {}
+)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """A new simulator app with its own state, seeded by ``settings.seed``."""
     settings = settings or Settings()
@@ -39,10 +52,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await sim.start()
         yield
-        await sim.delivery.aclose()
+        await sim.aclose()
 
     app = FastAPI(
+        **_NO_TELEMETRY,
         title="Partner Financial Services API (simulator)",
         version=sim.version,
         description=DESCRIPTION,
@@ -54,10 +69,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.sim = sim
     problems.install(app)
-    for module in (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed):
-        app.include_router(module.router)
+    partner = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)
+    routers = [module.router for module in partner]
     if settings.control:
-        app.include_router(control.router)
+        routers.append(control.router)
+    for router in routers:
+        app.include_router(router)
+    if settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
+        app.add_middleware(PlainRoutes, routes=[r for router in routers for r in router.routes])
     app.add_middleware(ServiceHeaders, sim=sim)
     openapi.install(app)
     return app

@@ -13,7 +13,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 from Crypto.PublicKey import RSA
@@ -174,8 +174,19 @@ def device_key(jwks: object) -> tuple[ECKey, str]:
         raise DeviceKeyError("a private key was sent")
     if jwk.get("use", "enc") != "enc":
         raise DeviceKeyError("key use is not enc")
+    x, y = jwk.get("x"), jwk.get("y")
+    if not isinstance(x, str) or not isinstance(y, str):
+        raise DeviceKeyError("x and y must be strings")
+    return _device_key(x, y)
+
+
+@lru_cache(maxsize=4096)
+def _device_key(x: str, y: str) -> tuple[ECKey, str]:
+    # A device presents its key on every session it creates or promotes; importing and
+    # thumbprinting it was 9 % of a session's server time (issue #7 profile). Keyed by the
+    # point alone, so the cache cannot mix up keys; failures are not cached (they raise).
     try:
-        key = ECKey.import_key({k: v for k, v in jwk.items() if k in ("kty", "crv", "x", "y")})
+        key = ECKey.import_key({"kty": "EC", "crv": "P-256", "x": x, "y": y})
         key.public_key  # noqa: B018 - forces the point onto the curve check
     except Exception as exc:
         raise DeviceKeyError(type(exc).__name__) from exc

@@ -23,7 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.crypto import CryptoError
+from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.cryptoworker import WorkerUnavailable
 from kit.sim.problems import Problem, pointer, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.state import Account, Fault, IdempotencyRecord, Person, Session
@@ -70,6 +71,8 @@ class Call:
         self.session: Session | None = None
         self.session_in_force: Session | None = None
         self.assumptions: set[str] = request.state.assumptions
+        #: JWEs decrypted ahead, off the event loop (see ``decrypt_ahead``), by the keys used.
+        self.decrypted: tuple[ServerKeys | None, dict[str, bytes | CryptoError]] = (None, {})
 
     @property
     def now(self):
@@ -143,7 +146,11 @@ class Call:
             if len(value) > MAX_JWE:  # refused before any decryption work (A33)
                 self.assumptions.add("A33")
                 raise CryptoError("too large")
-            plaintext = self.state.keys.decrypt(value)
+            keys, ready = self.decrypted
+            found = ready.get(value) if keys is self.state.keys else None
+            if isinstance(found, CryptoError):
+                raise found
+            plaintext = found if found is not None else self.state.keys.decrypt(value)
         except CryptoError:
             raise Problem(400, "invalid-encrypted-data", ENCRYPTED_DATA_DETAIL) from None
         try:
@@ -316,6 +323,39 @@ async def read_json(request: Request) -> Any:
         raise Problem(400, "malformed-json", "The request body is not valid JSON.") from None
 
 
+# --- 11, prepared: decryption ahead of the checks ------------------------------------------
+
+
+async def decrypt_ahead(call: Call) -> None:
+    """Decrypt the body's ``encrypted_*`` JWEs in the simulator's crypto workers, if it has any.
+
+    Only the work moves: the results wait in ``call.decrypted`` until the handler reaches
+    step 11 (``Call.decrypt``), so the order of checks and every answer stay the same. It runs
+    before any state is read or changed (idempotency, session), and a result is used only with
+    the keys it was made with (a reset in between changes them). Anything oversized is left
+    to step 11, which refuses it without decrypting (A33); so is everything when no worker
+    can take it.
+    """
+    workers, body = call.sim.crypto, call.body
+    if workers is None or not isinstance(body, dict):
+        return
+    tokens = [
+        value
+        for name, value in body.items()
+        if name.startswith("encrypted_") and isinstance(value, str) and len(value) <= MAX_JWE
+    ]
+    keys, seed = call.state.keys, call.state.seed
+    ready: dict[str, bytes | CryptoError] = {}
+    for token in tokens:
+        try:
+            ready[token] = await workers.decrypt(seed, token)
+        except CryptoError as exc:
+            ready[token] = exc
+        except WorkerUnavailable:
+            return
+    call.decrypted = (keys, ready)
+
+
 # --- 5. session ------------------------------------------------------------------------------
 
 
@@ -439,6 +479,7 @@ async def run(
     partner = authenticate(sim, request)
     body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None
     call = Call(sim, request, partner, body)
+    await decrypt_ahead(call)
     record: IdempotencyRecord | None = None
     if request.method == "POST" and idempotency != "none":
         key = request.headers.get(IDEMPOTENCY_HEADER)

@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from kit import register
+from kit.sim.cryptoworker import CryptoWorkers
 from kit.sim.delivery import DeliveryEngine
 from kit.sim.settings import Settings
 from kit.sim.state import State
@@ -19,6 +20,21 @@ class Sim:
         self.state = State(settings.seed, settings.clock_start)
         self.delivery = DeliveryEngine(self)
         self.version: str = register.spec()["version"]
+        #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
+        self.crypto = (
+            CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
+        )
+
+    async def start(self) -> None:
+        """Start what runs beside the app (the app's lifespan calls this)."""
+        if self.crypto is not None:
+            await self.crypto.start()
+
+    async def aclose(self) -> None:
+        """Stop the webhook engine and the crypto workers (the app's lifespan calls this)."""
+        await self.delivery.aclose()
+        if self.crypto is not None:
+            await self.crypto.aclose()
 
     @property
     def starting_balance(self) -> Decimal:

@@ -68,8 +68,9 @@ def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1")
     failure: list[BaseException] = []
 
     def run() -> None:
-        try:
-            asyncio.run(server.serve())
+        try:  # uvicorn's own loop choice (uvloop when installed), as `kit serve` makes it
+            with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
+                runner.run(server.serve())
         except BaseException as exc:  # surfaced to the caller below
             failure.append(exc)
 

@@ -20,6 +20,8 @@ class Settings:
     ``strict`` makes the deprecated token endpoints answer 410. ``control`` mounts the
     ``/_sim`` control plane; ``control_token`` protects it (required off loopback).
     ``webhook_hosts`` lists extra hosts webhooks may be delivered to besides loopback.
+    ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
+    per spare core); the embedded simulator decrypts in process.
     """
 
     seed: int = 7
@@ -31,6 +33,8 @@ class Settings:
     clock_start: str = "2025-01-06T09:00:00Z"
     webhook_hosts: tuple[str, ...] = ()
     allow_any_webhook_host: bool = False
+    crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
+    fast_path: bool = True  # False: every request through FastAPI's routing (for comparison)
 
 
 def is_loopback(host: str) -> bool:

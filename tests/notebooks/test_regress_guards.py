@@ -1,5 +1,3 @@
-
-
 def test_raw_parameters_stay_strings_so_money_is_never_a_float() -> None:
     from kit.regress import build_parser, parse_parameters
 

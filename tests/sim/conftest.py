@@ -49,6 +49,30 @@ def nocontrol_server() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def workers_server() -> Iterator[Any]:
+    """Decrypting in a crypto worker process, as ``kit serve`` does by default."""
+    server = _start(seed=7, crypto_workers=1)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def _workers_client(workers_server: Any) -> Iterator[CheckedClient]:
+    with checked_client(workers_server.base_url) as client:
+        yield client
+
+
+@pytest.fixture(params=["_sim_client", "_workers_client"], ids=["decrypt-on-loop", "decrypt-in-worker"])
+def both_decrypt_modes(request: pytest.FixtureRequest) -> Iterator[CheckedClient]:
+    """The same simulator contract with JWEs decrypted on the event loop, then in a worker.
+
+    Modules whose tests send JWEs use it as their ``http``: every answer, refusal code and
+    unchanged nonce must be the same either way.
+    """
+    yield from checked(request.getfixturevalue(request.param))
+
+
+@pytest.fixture(scope="session")
 def _sim_client(sim_server: Any) -> Iterator[CheckedClient]:
     with checked_client(sim_server.base_url) as client:
         yield client

@@ -33,6 +33,13 @@ from tests.sim.helpers import (
     tamper,
 )
 
+
+@pytest.fixture
+def http(both_decrypt_modes: Any) -> Any:
+    """Every test here runs with JWEs decrypted on the event loop and in a worker process."""
+    return both_decrypt_modes
+
+
 Maker = Callable[[dict[str, Any], dict[str, Any]], str]
 
 

@@ -32,6 +32,13 @@ from tests.sim.helpers import (
     wrong_answers,
 )
 
+
+@pytest.fixture
+def http(both_decrypt_modes: Any) -> Any:
+    """Every test here runs with JWEs decrypted on the event loop and in a worker process."""
+    return both_decrypt_modes
+
+
 # --- accounts -----
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.serving import kit_serve
+from tests.serving import kit_serve, kit_serve_process
 from tests.sim.helpers import (
     API_VERSION,
     Device,
@@ -18,6 +18,7 @@ from tests.sim.helpers import (
     init_data,
     new_session,
     partner_token,
+    wait_until,
 )
 
 
@@ -64,3 +65,47 @@ def test_kit_serve_refuses_a_public_control_plane_without_a_token() -> None:
     assert done.returncode == 2
     assert "KIT_SIM_CONTROL_TOKEN" in done.stderr
     assert done.stdout == ""
+
+
+def _workers_of(pid: int) -> list[int]:
+    """Pids of ``pid``'s crypto worker processes (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and b"kit.sim.cryptoworker" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has exited
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("workers", [0, 2])
+def test_kit_serve_crypto_workers_start_serve_and_stop(workers: int) -> None:
+    refused = {"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": "a.b.c.d.e"}
+    with kit_serve_process("--crypto-workers", str(workers)) as (url, proc):
+        with httpx.Client(base_url=url, timeout=10) as http:
+            tok = partner_token(http)
+            new_session(http, tok, Device())
+            bad = call(http, "POST", "/sessions", token=tok, json_body=refused)
+            assert bad.status_code == 400 and bad.json()["code"] == "invalid-encrypted-data"
+        pids = _workers_of(proc.pid)
+        assert len(pids) == workers
+        proc.terminate()
+        proc.wait(timeout=15)
+    # A graceful stop takes its workers with it: none is left running.
+    assert wait_until(lambda: all(_gone(pid) for pid in pids), timeout=10)

@@ -31,6 +31,13 @@ from tests.sim.helpers import (
     session_token_of,
 )
 
+
+@pytest.fixture
+def http(both_decrypt_modes: Any) -> Any:
+    """Every test here runs with JWEs decrypted on the event loop and in a worker process."""
+    return both_decrypt_modes
+
+
 FIXED = timedelta(seconds=1800)
 SLIDING = timedelta(seconds=900)
 CAP = timedelta(seconds=43200)
