@@ -14,17 +14,12 @@ import httpx
 import pytest
 
 from tests.hardening.harness import CheckedClient, checked_client
-from tests.sim.helpers import checked, partner_token
+from tests.sim.helpers import checked, embedded, partner_token
 
 
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[Any]:
-    from kit.sim import Settings
-    from kit.sim.server import start_embedded
-
-    server = start_embedded(Settings(seed=7))
-    yield server
-    server.stop()
+    yield from embedded(seed=7)
 
 
 @pytest.fixture(scope="session")

@@ -17,43 +17,28 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import CheckedClient, Receiver, checked, checked_client, partner_token
-
-
-def _start(**settings: Any) -> Any:
-    from kit.sim import Settings
-    from kit.sim.server import start_embedded
-
-    return start_embedded(Settings(**settings))
+from tests.sim.helpers import CheckedClient, Receiver, checked, checked_client, embedded, partner_token
 
 
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[Any]:
-    server = _start(seed=7)
-    yield server
-    server.stop()
+    yield from embedded(seed=7)
 
 
 @pytest.fixture(scope="session")
 def strict_server() -> Iterator[Any]:
-    server = _start(seed=7, strict=True)
-    yield server
-    server.stop()
+    yield from embedded(seed=7, strict=True)
 
 
 @pytest.fixture(scope="session")
 def nocontrol_server() -> Iterator[Any]:
-    server = _start(seed=7, control=False)
-    yield server
-    server.stop()
+    yield from embedded(seed=7, control=False)
 
 
 @pytest.fixture(scope="session")
 def workers_server() -> Iterator[Any]:
     """Decrypting in a crypto worker process, as ``kit serve`` does by default."""
-    server = _start(seed=7, crypto_workers=1)
-    yield server
-    server.stop()
+    yield from embedded(seed=7, crypto_workers=1)
 
 
 @pytest.fixture(scope="session")

@@ -837,6 +837,16 @@ def checked_client(base_url: str) -> CheckedClient:
     return client
 
 
+def embedded(**settings: Any) -> Iterator[Any]:
+    """A session fixture's body: an embedded simulator with ``settings``, stopped afterwards."""
+    from kit.sim import Settings
+    from kit.sim.server import start_embedded
+
+    server = start_embedded(Settings(**settings))
+    yield server
+    server.stop()
+
+
 def checked(client: CheckedClient, *, reset_to: int | None = 7) -> Iterator[CheckedClient]:
     """Yield ``client`` (reset to ``reset_to`` unless None) and fail on any recorded violation."""
     if reset_to is not None:
