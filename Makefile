@@ -45,10 +45,10 @@ serve: install
 	$(PY) -m kit serve
 
 stress: install
-	$(PY) benchmarks/stress.py
+	$(PY) -m benchmarks.stress
 
 bench: install
-	$(PY) benchmarks/bench.py
+	$(PY) -m benchmarks.bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out

@@ -9,15 +9,23 @@ The client's public surface is small::
 
 Errors live in :mod:`kit.errors` (``kit.errors.by_code``), webhook verification for
 partners' own servers in :mod:`kit.webhooks` (``kit.webhooks.verify``).
+
+The names below are loaded on first use (PEP 562), so ``import kit.sim`` (``kit serve``, the
+crypto workers) loads none of the client.
 """
 
 from __future__ import annotations
 
-from kit import errors, webhooks
-from kit.client import Client, connect
-from kit.errors import ApiError, KitError
-from kit.models import Money
-from kit.sensitive import Sensitive
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kit import errors, webhooks
+    from kit.client import Client, connect
+    from kit.errors import ApiError, KitError
+    from kit.models import Money
+    from kit.sensitive import Sensitive
 
 __version__ = "0.1.0"
 
@@ -31,3 +39,31 @@ __all__ = [
     "errors",
     "webhooks",
 ]
+
+#: Each public name → the module that defines it (a module itself when the name is the module).
+_WHERE = {
+    "ApiError": "kit.errors",
+    "Client": "kit.client",
+    "KitError": "kit.errors",
+    "Money": "kit.models",
+    "Sensitive": "kit.sensitive",
+    "connect": "kit.client",
+    "errors": "kit.errors",
+    "webhooks": "kit.webhooks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None and not name.startswith("_") and importlib.util.find_spec(f"kit.{name}"):
+        where = f"kit.{name}"  # a submodule (kit.models…), as when ``import kit`` loaded them all
+    if where is None:
+        raise AttributeError(f"module 'kit' has no attribute {name!r}")
+    module = importlib.import_module(where)
+    value = module if where == f"kit.{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

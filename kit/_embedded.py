@@ -1,8 +1,9 @@
-"""The one seam between the client and the simulator (STYLE: "one small seam").
+"""The one bridge between the client core and the simulator: starting the embedded server.
 
 The client never imports ``kit.sim`` anywhere else, and here only inside a function, so that
 ``import kit`` stays free of FastAPI and uvicorn and a sandbox run never loads the simulator.
-A test scans ``kit/*.py`` to keep it that way.
+Tests read the import graph to keep it that way (``tests/test_layout.py``,
+``tests/client/test_public_api.py``).
 """
 
 from __future__ import annotations

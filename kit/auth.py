@@ -1,12 +1,15 @@
-"""Partner-level authentication: OAuth 2.0 client credentials as an ``httpx.Auth`` (DESIGN §3.1).
+"""Partner-level authentication: the OAuth 2.0 client-credentials exchange and an ``httpx.Auth``.
 
-The token is fetched when first needed (``POST /oauth/accesstoken``, form
-``grant_type=client_credentials``, HTTP Basic per RFC 6749 §2.3.1), cached until shortly before
-it expires, and fetched once more when an answer is the 401 problem ``invalid-partner-token``
-(a revoked or expired token) — never on session 401s. authlib is not used: its httpx client
-prints deprecation warnings on stderr with httpx 0.28 (DESIGN §7).
+The exchange is written once, here: :func:`token_request` (``POST /oauth/accesstoken``, form
+``grant_type=client_credentials``, HTTP Basic per RFC 6749 §2.3.1) and
+:meth:`TokenGrant.from_body` (reading the answer). :func:`fetch_token` makes it on its own
+(``kit regress`` fetches one token for a whole sandbox run); :class:`PartnerAuth` makes it
+inside a client's calls: fetched when first needed, cached until shortly before it expires,
+and fetched once more when an answer is the 401 problem ``invalid-partner-token`` (a revoked
+or expired token) — never on session 401s. authlib is not used: its httpx client prints
+deprecation warnings on stderr with httpx 0.28.
 
-The token lives in a :class:`~kit.Sensitive`; ``repr`` of this object masks it.
+Tokens live in a :class:`~kit.Sensitive`; ``repr`` of these objects masks them.
 
 Example::
 
@@ -21,29 +24,137 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote_plus
 
 import httpx
 
+from kit.errors import OAuthError, TransportError, error_from_response
 from kit.sensitive import Sensitive
 
-__all__ = ["TOKEN_PATH", "PartnerAuth", "problem_code"]
+__all__ = [
+    "CLIENT_CREDENTIALS",
+    "TOKEN_PATH",
+    "PartnerAuth",
+    "TokenGrant",
+    "fetch_token",
+    "problem_code",
+    "token_headers",
+    "token_request",
+]
 
 TOKEN_PATH = "/oauth/accesstoken"
+#: The form of every token request (the deprecated legacy endpoint takes the same).
+CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
 
 #: Called with (response, elapsed ms) for the exchanges the auth flow makes on its own.
 Observer = Callable[[httpx.Response, float], None]
 
 
+@dataclass(frozen=True)
+class TokenGrant:
+    """A token endpoint's answer: the token (masked), its type, lifetime and scope.
+
+    ``raw`` is the JSON body without the token.
+    """
+
+    access_token: Sensitive[str]
+    token_type: str
+    expires_in: int | None
+    scope: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_body(cls, body: Any) -> TokenGrant | None:
+        """The grant in a token endpoint's JSON answer, or ``None`` when it holds no token.
+
+        Example::
+
+            >>> TokenGrant.from_body({"access_token": "t", "token_type": "Bearer"}).token_type
+            'Bearer'
+        """
+        if not isinstance(body, Mapping) or not isinstance(body.get("access_token"), str):
+            return None
+        expires_in = body.get("expires_in")
+        scope = body.get("scope")
+        return cls(
+            access_token=Sensitive(body["access_token"], label="access_token"),
+            token_type=str(body.get("token_type")),
+            expires_in=int(expires_in) if isinstance(expires_in, int | float) else None,
+            scope=scope if isinstance(scope, str) else None,
+            raw={k: v for k, v in body.items() if k != "access_token"},
+        )
+
+
 def problem_code(response: httpx.Response) -> str | None:
     """The ``code`` of a problem+json answer (``None`` for anything else)."""
+    body = _json(response)
+    return str(body["code"]) if isinstance(body, dict) and "code" in body else None
+
+
+def _json(response: httpx.Response) -> Any:
     try:
-        body = json.loads(response.content or b"null")
+        return json.loads(response.content or b"null")
     except ValueError:
         return None
-    return str(body["code"]) if isinstance(body, dict) and "code" in body else None
+
+
+def token_headers(client_id: str, client_secret: Sensitive[str]) -> dict[str, str]:
+    """``Authorization: Basic base64(urlencode(id):urlencode(secret))`` (RFC 6749 §2.3.1)."""
+    pair = f"{quote_plus(client_id)}:{quote_plus(client_secret.reveal())}"
+    basic = base64.b64encode(pair.encode()).decode()
+    return {"Authorization": f"Basic {basic}", "Accept": "application/json"}
+
+
+def token_request(url: str, client_id: str, client_secret: Sensitive[str]) -> httpx.Request:
+    """The client-credentials request to ``url`` (the token endpoint's full URL)."""
+    headers = token_headers(client_id, client_secret)
+    return httpx.Request("POST", url, data=CLIENT_CREDENTIALS, headers=headers)
+
+
+def fetch_token(
+    base_url: str,
+    client_id: str,
+    client_secret: Sensitive[str],
+    *,
+    timeout: float = 10.0,
+    http: httpx.Client | None = None,
+) -> TokenGrant:
+    """Fetch one partner token (``POST {base_url}/oauth/accesstoken``), once, no retries.
+
+    ``http``: an ``httpx.Client`` to send it with (a fresh one otherwise).
+
+    Example::
+
+        >>> grant = fetch_token(base_url, "sim-partner", Sensitive("sim-secret"))  # doctest: +SKIP
+        >>> grant.token_type, grant.access_token                                  # doctest: +SKIP
+        ('Bearer', Sensitive(access_token=••••••))
+
+    Raises:
+        OAuthError: an RFC 6749 error answer (:class:`~kit.errors.InvalidClient` for wrong
+            credentials), or a 200 without a token; another ApiError for other error answers.
+        TransportError: the token endpoint could not be reached.
+    """
+    request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret)
+    request.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
+    try:
+        if http is None:
+            with httpx.Client() as own:
+                response = own.send(request)
+        else:
+            response = http.send(request)
+    except httpx.HTTPError as exc:
+        raise TransportError(f"POST {TOKEN_PATH} failed: {type(exc).__name__}") from exc
+    body = _json(response)
+    if response.status_code >= 400:
+        request_id = response.headers.get("svc-request-id")
+        raise error_from_response(response.status_code, body, request_id=request_id)
+    grant = TokenGrant.from_body(body)
+    if grant is None:
+        raise OAuthError(response.status_code, "invalid_response", "the token answer holds no access_token")
+    return grant
 
 
 class PartnerAuth(httpx.Auth):
@@ -74,9 +185,7 @@ class PartnerAuth(httpx.Auth):
         self._lock = threading.RLock()
         self._token: Sensitive[str] | None = None
         self._valid_until = 0.0
-        self.last_token_response: dict[str, Any] = {}
-        #: How many token requests were made (tests check the single re-fetch on 401).
-        self.fetch_count = 0
+        self._grant: TokenGrant | None = None
 
     def __repr__(self) -> str:
         state = "cached" if self._token is not None else "none"
@@ -89,6 +198,11 @@ class PartnerAuth(httpx.Auth):
         """The cached token (masked), or ``None``."""
         return self._token
 
+    @property
+    def grant(self) -> TokenGrant | None:
+        """The last token endpoint answer taken (``None`` for a :meth:`preset` token)."""
+        return self._grant
+
     def invalidate(self) -> None:
         """Forget the cached token; the next call fetches a new one."""
         with self._lock:
@@ -100,45 +214,22 @@ class PartnerAuth(httpx.Auth):
         with self._lock:
             self._token = token
             self._valid_until = float("inf")
+            self._grant = None
+
+    def accept(self, grant: TokenGrant) -> None:
+        """Cache a fetched token until ``margin`` seconds before it expires."""
+        lifetime = float(grant.expires_in) if grant.expires_in is not None else 3600.0
+        with self._lock:
+            self._token = grant.access_token
+            self._valid_until = self._clock() + max(lifetime - self._margin, lifetime / 2)
+            self._grant = grant
 
     def _fresh(self) -> bool:
         return self._token is not None and self._clock() < self._valid_until
 
-    def basic_header(self) -> str:
-        """``Basic base64(urlencode(id):urlencode(secret))`` (RFC 6749 §2.3.1)."""
-        pair = f"{quote_plus(self.client_id)}:{quote_plus(self._secret.reveal())}"
-        return "Basic " + base64.b64encode(pair.encode()).decode()
-
-    def token_request(self, url: str | None = None) -> httpx.Request:
-        """The client-credentials request (also used for the deprecated legacy endpoint)."""
-        return httpx.Request(
-            "POST",
-            url or self.token_url,
-            data={"grant_type": "client_credentials"},
-            headers={"Authorization": self.basic_header(), "Accept": "application/json"},
-        )
-
-    def _accept(self, response: httpx.Response) -> bool:
-        """Store the token from a 200 answer; ``False`` for anything else."""
-        if response.status_code != 200:
-            return False
-        try:
-            return self.store(response.json())
-        except ValueError:
-            return False
-
-    def store(self, body: Any) -> bool:
-        """Cache the token of a token endpoint's JSON answer; ``False`` if it holds none."""
-        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
-            return False
-        token = body["access_token"]
-        expires_in = body.get("expires_in")
-        lifetime = float(expires_in) if isinstance(expires_in, int | float) else 3600.0
-        with self._lock:
-            self._token = Sensitive(token, label="access_token")
-            self._valid_until = self._clock() + max(lifetime - self._margin, lifetime / 2)
-            self.last_token_response = {k: body.get(k) for k in ("token_type", "expires_in", "scope")}
-        return True
+    def token_headers(self) -> dict[str, str]:
+        """The headers of a token request with this client's credentials."""
+        return token_headers(self.client_id, self._secret)
 
     def _observe(self, response: httpx.Response, started: float) -> None:
         if self._observer is not None:
@@ -146,10 +237,13 @@ class PartnerAuth(httpx.Auth):
 
     def _fetch(self) -> Generator[httpx.Request, httpx.Response, bool]:
         started = time.perf_counter()
-        self.fetch_count += 1
-        response = yield self.token_request()
+        response = yield token_request(self.token_url, self.client_id, self._secret)
         self._observe(response, started)
-        return self._accept(response)
+        grant = TokenGrant.from_body(_json(response)) if response.status_code == 200 else None
+        if grant is None:
+            return False
+        self.accept(grant)
+        return True
 
     # -- the httpx flow -----------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
-"""The client: ``kit.connect(profile=…)`` → :class:`Client`, one per device (DESIGN §4).
+"""The client: ``kit.connect(profile=…)`` → :class:`Client`, one per device.
 
 A client is one install of the partner app: its own device key pair, its own current session,
-its own call history. Several clients in one process share the embedded simulator (two
-customers for P2P are two ``connect()`` calls) and each fetches its own partner token.
+its own call history — all held by its :class:`~kit.requestor.Requestor`, which the client,
+``api.sessions`` and every ``api.<resource>`` share. Several clients in one process share the
+embedded simulator (two customers for P2P are two ``connect()`` calls) and each fetches its
+own partner token.
 
 Example::
 
@@ -16,20 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import warnings
-from collections.abc import Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from kit.auth import TOKEN_PATH
+from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, TokenGrant
 from kit.config import Config, resolve
-from kit.crypto import Device, ServerKeys
+from kit.crypto import Device
 from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError
 from kit.history import History
-from kit.models import SessionInfo, TokenInfo, parse_time
+from kit.models import SessionInfo, TokenInfo
+from kit.requestor import Requestor
 from kit.resources import (
     P2P,
     Accounts,
@@ -42,8 +40,8 @@ from kit.resources import (
     Webhooks,
 )
 from kit.sensitive import Sensitive
-from kit.sessions import CurrentSession, Sessions
-from kit.transport import Reply, Transport, shared_ssl_context
+from kit.sessions import Sessions
+from kit.transport import Reply
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,39 +50,32 @@ __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
 LEGACY_TOKEN_PATH = "/authorization/server_api/access_tokens"
 
-SessionArg = Literal["current"] | CurrentSession | None
-
 
 class Client:
     """A client for one device. Build it with :func:`kit.connect`.
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
     ``p2p``, ``document_requests``, ``webhooks``, ``sim`` (sim profile), ``history``,
-    ``session``, ``device``.
+    ``calls``, ``session``, ``device``.
     """
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._history = History()
-        self._transport = Transport(config, history=self._history)
-        self.device = Device(**dict(config.device or {}))
-        self._server_keys = ServerKeys()
-        self._current: CurrentSession | None = None
-        self._clock_http: httpx.Client | None = None
-        self._clock_lock = threading.Lock()
-        self.sessions = Sessions(self)
-        self.accounts = Accounts(self)
-        self.persons = Persons(self)
-        self.kyc = Kyc(self)
-        self.cards = Cards(self)
-        self.events = Events(self)
-        self.p2p = P2P(self)
-        self.document_requests = DocumentRequests(self)
-        self._webhooks = Webhooks(self)
-        self._sim = SimControl(self) if config.profile == "sim" else None
+        self._requestor = requestor = Requestor(config)
+        self.sessions = Sessions(requestor)
+        self.accounts = Accounts(requestor)
+        self.persons = Persons(requestor)
+        self.kyc = Kyc(requestor)
+        self.cards = Cards(requestor)
+        self.events = Events(requestor)
+        self.p2p = P2P(requestor)
+        self.document_requests = DocumentRequests(requestor)
+        self._webhooks = Webhooks(requestor)
+        self._sim = SimControl(requestor) if config.profile == "sim" else None
 
     def __repr__(self) -> str:
-        session = self._current.session_type if self._current else None
+        current = self._requestor.current
+        session = current.info.session_type if current else None
         return (
             f"<kit.Client profile={self.config.profile!r} client_id={self.config.client_id!r} "
             f"device={self.device.device_id!r} session={session!r}>"
@@ -100,22 +91,37 @@ class Client:
         """Stop this client's webhook receiver and close its connections (the shared
         embedded simulator keeps running for other clients)."""
         self._webhooks.close()
-        if self._clock_http is not None:
-            self._clock_http.close()
-        self._transport.close()
+        self._requestor.close()
 
     # -- views ------------------------------------------------------------------------------
 
     @property
+    def device(self) -> Device:
+        """This install's device: id, metadata and key pair (the private key never shown)."""
+        return self._requestor.device
+
+    @property
     def session(self) -> SessionInfo | None:
         """The current session (type, expiry, device), or ``None``; never its token."""
-        return self._current.info() if self._current else None
+        current = self._requestor.current
+        return current.info if current else None
 
     @property
     def history(self) -> pd.DataFrame:
         """Every call so far: time, method, path, status, ms, session_type, code,
         request_id, replayed, retries, assumptions. Never headers, bodies or secrets."""
-        return self._history.frame()
+        return self._requestor.history.frame()
+
+    @property
+    def calls(self) -> History:
+        """The same calls as :attr:`history`, as :class:`~kit.history.Entry` rows, without pandas.
+
+        Example::
+
+            >>> len(api.calls), api.calls.entries()[-1].status     # doctest: +SKIP
+            (3, 201)
+        """
+        return self._requestor.history
 
     @property
     def webhooks(self) -> Webhooks:
@@ -140,6 +146,14 @@ class Client:
 
     # -- partner token ----------------------------------------------------------------------
 
+    def _token_exchange(self, path: str) -> Reply:
+        """The client-credentials exchange (:mod:`kit.auth`) at ``path``, through the transport
+        (retried and recorded like any call)."""
+        auth = self._requestor.transport.auth
+        return self._requestor.transport.request(
+            "POST", path, data=CLIENT_CREDENTIALS, headers=auth.token_headers(), partner=False
+        )
+
     def token(self, *, refresh: bool = False) -> TokenInfo:
         """The partner token's shape (type, lifetime, scope), fetching one if needed.
 
@@ -148,23 +162,17 @@ class Client:
         Raises:
             OAuthError / InvalidClient: wrong client credentials.
         """
-        auth = self._transport.auth
+        auth = self._requestor.transport.auth
         if refresh or auth.token is None:
-            auth.fetch_count += 1
-            reply = self._transport.request(
-                "POST",
-                TOKEN_PATH,
-                data={"grant_type": "client_credentials"},
-                headers={"Authorization": auth.basic_header()},
-                partner=False,
-            )
-            auth.store(reply.body or {})
+            grant = TokenGrant.from_body(self._token_exchange(TOKEN_PATH).body)
+            if grant is not None:
+                auth.accept(grant)
         assert auth.token is not None
-        info = auth.last_token_response
+        grant = auth.grant  # None for a token handed over by kit regress: its shape is not known
         return TokenInfo(
-            token_type=str(info.get("token_type")),
-            expires_in=info.get("expires_in"),
-            scope=info.get("scope"),
+            token_type=grant.token_type if grant else "None",
+            expires_in=grant.expires_in if grant else None,
+            scope=grant.scope if grant else None,
             token=auth.token,
         )
 
@@ -178,13 +186,7 @@ class Client:
             EndpointDeprecated: the server refuses it (strict mode, 410).
         """
         self._deprecated("POST")
-        reply = self._transport.request(
-            "POST",
-            LEGACY_TOKEN_PATH,
-            data={"grant_type": "client_credentials"},
-            headers={"Authorization": self._transport.auth.basic_header()},
-            partner=False,
-        )
+        reply = self._token_exchange(LEGACY_TOKEN_PATH)
         body = reply.body or {}
         return TokenInfo(
             token_type=str(body.get("token_type")),
@@ -204,6 +206,7 @@ class Client:
             DeprecatedEndpoint: not allowed on this client.
         """
         self._deprecated("DELETE")
+        auth = self._requestor.transport.auth
         own = token is None
         if isinstance(token, TokenInfo):
             secret = token.token
@@ -211,10 +214,10 @@ class Client:
             secret = token
         else:
             self.token()
-            assert self._transport.auth.token is not None
-            secret = self._transport.auth.token
+            assert auth.token is not None
+            secret = auth.token
         try:
-            self._transport.request(
+            self._requestor.transport.request(
                 "DELETE",
                 LEGACY_TOKEN_PATH,
                 headers={"Authorization": f"Bearer {secret.reveal()}"},
@@ -222,7 +225,7 @@ class Client:
             )
         finally:
             if own:
-                self._transport.auth.invalidate()
+                auth.invalidate()
 
     def _deprecated(self, method: str) -> None:
         if not self.config.allow_deprecated:
@@ -234,65 +237,6 @@ class Client:
             DeprecationWarning,
             stacklevel=3,
         )
-
-    # -- internals used by the resources ----------------------------------------------------
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        session: SessionArg = "current",
-        partner: bool = True,
-        idempotency_key: str | None = None,
-        submitted: Mapping[str, str] | None = None,
-    ) -> Reply:
-        sent = self._current if session == "current" else session
-        headers: dict[str, str] = {}
-        if not partner and self.config.control_token is not None:
-            headers["svc-control-token"] = self.config.control_token.reveal()
-        reply = self._transport.request(
-            method,
-            path,
-            json=json,
-            headers=headers,
-            partner=partner,
-            session_token=sent.token.reveal() if isinstance(sent, CurrentSession) else None,
-            session_type=sent.session_type if isinstance(sent, CurrentSession) else None,
-            idempotency_key=idempotency_key,
-            submitted=submitted,
-        )
-        if isinstance(sent, CurrentSession):
-            self.sessions._observe(sent, parse_time(reply.headers.get("svc-session-expires-at")))
-        return reply
-
-    def _encrypt(self, plaintext: Any) -> str:
-        """Encrypt to the server (keys from init data, fetched if none are known yet)."""
-        if not self._server_keys.kids:
-            self.sessions.init_data()
-        return self._server_keys.encrypt(plaintext, alg=self.config.jwe_alg)
-
-    def _sim_clock(self) -> datetime:
-        """The simulator's time for webhook verification, on a connection of its own (called
-        from the receiver thread; not part of the call history)."""
-        with self._clock_lock:  # deliveries may arrive on several receiver threads at once
-            if self._clock_http is None:
-                assert self.config.base_url is not None
-                self._clock_http = httpx.Client(
-                    base_url=self.config.base_url, timeout=5.0, verify=shared_ssl_context()
-                )
-        headers = {}
-        if self.config.control_token is not None:
-            headers["svc-control-token"] = self.config.control_token.reveal()
-        now = parse_time(self._clock_http.get("/_sim/clock", headers=headers).json()["now"])
-        assert now is not None
-        return now
-
-    def _after_reset(self) -> None:
-        self._current = None
-        self._server_keys = ServerKeys()
-        self._webhooks._forget()
 
 
 def connect(profile: str = "sim", **overrides: Any) -> Client:

@@ -1,12 +1,14 @@
 """Resolving ``kit.connect``'s profile and overrides into one :class:`Config`.
 
-Profiles (DESIGN §4):
+Profiles:
 
-- ``sim``: the embedded simulator (started or reused through :mod:`kit._embedded`), partner
-  credentials ``sim-partner`` / ``sim-secret`` unless overridden.
+- ``sim``: the embedded simulator (started or reused through :mod:`kit._embedded`), the
+  simulator's first built-in partner client (``sim-partner`` / ``sim-secret``,
+  :data:`kit.env.SIM_PARTNER_CLIENTS`) unless overridden.
 - ``sandbox``: ``PARTNER_API_BASE_URL``, ``PARTNER_API_CLIENT_ID`` and
   ``PARTNER_API_CLIENT_SECRET`` from the environment or keyword arguments — never notebook
-  parameters (papermill writes parameters into the output notebook).
+  parameters (papermill writes parameters into the output notebook). The names come from
+  :mod:`kit.env`.
 
 Example::
 
@@ -24,22 +26,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit import env
 from kit.errors import ConfigError
 from kit.sensitive import Sensitive
 
-__all__ = ["ACCESS_TOKEN_ENV", "ENV_VARS", "PROFILES", "Config", "resolve"]
+__all__ = ["ENV_VARS", "PROFILES", "Config", "resolve"]
 
 PROFILES = ("sim", "sandbox")
-ENV_VARS = {
-    "base_url": "PARTNER_API_BASE_URL",
-    "client_id": "PARTNER_API_CLIENT_ID",
-    "client_secret": "PARTNER_API_CLIENT_SECRET",
-}
-#: A partner token fetched once by ``kit regress`` for a whole sandbox run ("about once per
-#: day", spec) and handed to the kernels through the environment, never as a parameter.
-ACCESS_TOKEN_ENV = "PARTNER_API_ACCESS_TOKEN"
-SIM_CLIENT_ID = "sim-partner"
-SIM_CLIENT_SECRET = "sim-secret"
+#: The sandbox settings and the environment variable each is read from.
+ENV_VARS = {"base_url": env.BASE_URL, "client_id": env.CLIENT_ID, "client_secret": env.CLIENT_SECRET}
+#: The ``sim`` profile's partner client: the simulator's first built-in one.
+SIM_CLIENT_ID, SIM_CLIENT_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.items()))
 
 
 @dataclass(frozen=True)
@@ -130,7 +127,7 @@ def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str,
         base_url = str(values["base_url"]).rstrip("/")
         client_id = str(values["client_id"])
         secret = str(values["client_secret"])
-        handed = environ.get(ACCESS_TOKEN_ENV)
+        handed = environ.get(env.ACCESS_TOKEN)  # fetched once by ``kit regress``, never a parameter
         if handed:
             opts["access_token"] = Sensitive(handed, label="access_token")
     if opts.get("jwe_alg", "RSA-OAEP-256") not in ("RSA-OAEP-256", "ECDH-ES+A256KW"):

@@ -3,12 +3,12 @@
 The only client module that imports joserfc; callers never see its types. Algorithms are
 allow-listed at every encrypt, decrypt and verify, and protected headers are checked here
 because joserfc's ``decrypt_compact`` with a single key ignores ``kid`` and the key's ``alg``
-(DESIGN §7). Malformed compact strings raise a plain ``ValueError`` in joserfc: both that and
+(joserfc 1.x). Malformed compact strings raise a plain ``ValueError`` in joserfc: both that and
 ``JoseError`` become :class:`~kit.errors.CryptoError` (or a webhook verification error).
 
 - :class:`Device` — one install of the partner app: id, metadata and an EC P-256 key pair
   held in memory only.
-- :class:`ServerKeys` — the server's encryption keys from init data (DESIGN §3.2), each JWK
+- :class:`ServerKeys` — the server's encryption keys from init data (the wire contract), each JWK
   imported once and kept.
 - :class:`WebhookKeys` — the server's ES256 signing keys from ``GET /webhooks/jwks``.
 """
@@ -47,12 +47,12 @@ __all__ = [
 ]
 
 ENC = "A256GCM"
-#: Algorithms the client may encrypt to the server with (DESIGN §3.2), default first.
+#: Algorithms the client may encrypt to the server with (the wire contract), default first.
 SERVER_ALGS = ("RSA-OAEP-256", "ECDH-ES+A256KW")
-#: The only algorithm the server encrypts to the device with (DESIGN §3.3, §3.4).
+#: The only algorithm the server encrypts to the device with (session tokens, KYC questions).
 DEVICE_ALG = "ECDH-ES+A256KW"
 WEBHOOK_ALG = "ES256"
-# Headers that would let a token pick its own key or hide processing rules (DESIGN §3.2).
+# Headers that would let a token pick its own key or hide processing rules (the wire contract).
 FORBIDDEN_HEADERS = frozenset({"zip", "jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "crit"})
 
 _TO_SERVER = {alg: JWERegistry(algorithms=[alg, ENC]) for alg in SERVER_ALGS}
@@ -125,7 +125,7 @@ class Device:
         raise TypeError("a Device holds a private key and cannot be pickled")
 
     def metadata(self) -> dict[str, str]:
-        """The ``device`` object of the session plaintext (DESIGN §3.3)."""
+        """The ``device`` object of the session plaintext (the wire contract)."""
         return {
             "device_id": self.device_id,
             "platform": self.platform,

@@ -1,9 +1,10 @@
-"""Every error the kit raises, named after the API's problem codes (DESIGN §3, §4).
+"""Every error the kit raises, named after the API's problem codes (register entry A21).
 
 Users never catch httpx or joserfc exceptions: transport failures become
 :class:`TransportError`, answers with a problem body become an :class:`ApiError` subclass
-chosen in one function, :func:`error_from_response`, through :data:`by_code`. Each class has a
-``hint`` (what to do next); messages say what was wrong and what to do.
+chosen in one function, :func:`error_from_response`, through :data:`by_code` — which is read
+from the classes: each carries the problem ``code`` it stands for. Each class has a ``hint``
+(what to do next); messages say what was wrong and what to do.
 
 The tree::
 
@@ -38,9 +39,11 @@ The tree::
         ├── TransferRejected ─── SelfTransfer, RecipientNotEligible, InsufficientFunds
         ├── Conflict ─── CardAlreadyClosed, CardNotActive, KycLocked, DocumentRequestNotOpen
         ├── IdempotencyError
-        │   └── IdempotencyKeyRequired, IdempotencyKeyReused, IdempotencyKeyInUse
+        │   └── IdempotencyKeyRequired, IdempotencyKeyReused, IdempotencyKeyInUse,
+        │       IdempotencyKeyInvalid
         ├── NotFound ─── AccountNotFound, PersonNotFound, CardNotFound, TransferNotFound,
         │                DocumentRequestNotFound, SubscriptionNotFound
+        ├── InvalidControlToken         the simulator's control plane (/_sim)
         ├── MethodNotAllowed
         ├── EndpointRemoved
         ├── EndpointDeprecated
@@ -53,6 +56,8 @@ Example::
     >>> from kit import errors
     >>> errors.by_code["card-already-closed"].__name__
     'CardAlreadyClosed'
+    >>> errors.CardAlreadyClosed.code
+    'card-already-closed'
 """
 
 from __future__ import annotations
@@ -61,7 +66,10 @@ import html
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from kit import env
+
 __all__ = [
+    "GENERIC_CODES",
     "AccountNotFound",
     "ApiError",
     "BadRequestBody",
@@ -82,12 +90,14 @@ __all__ = [
     "EventRenamed",
     "IdempotencyError",
     "IdempotencyKeyInUse",
+    "IdempotencyKeyInvalid",
     "IdempotencyKeyRequired",
     "IdempotencyKeyReused",
     "InjectedFault",
     "InsufficientFunds",
     "InvalidAmount",
     "InvalidClient",
+    "InvalidControlToken",
     "InvalidDeviceKey",
     "InvalidEncryptedData",
     "InvalidPartnerToken",
@@ -261,8 +271,14 @@ class ApiError(KitError):
 
     Attributes: ``status``, ``code`` (the stable slug), ``detail`` (the server's fixed text),
     ``request_id`` (``svc-request-id``), ``problem`` (the whole body, a dict).
+
+    On the class, ``code`` is the problem code the class is raised for (``aliases``: further
+    codes; a family such as :class:`SessionError` has none of its own, ``""``); :data:`by_code`
+    is read from these. On an instance, ``code`` is the code the server sent.
     """
 
+    code: str = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
     hint = "see the problem's detail; the request id identifies the call in the server's logs"
 
     def __init__(
@@ -309,16 +325,21 @@ def _rebuild(cls: type[ApiError], *args: Any) -> ApiError:
 class OAuthError(ApiError):
     """An RFC 6749 §5.2 error from a token endpoint (``code`` is its ``error``)."""
 
+    code = "invalid_request"
+    aliases = ("invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope")
     hint = "check the client id and secret (PARTNER_API_CLIENT_ID / _SECRET)"
 
 
 class InvalidClient(OAuthError):
     """401 ``invalid_client``: unknown client or wrong secret."""
 
+    code = "invalid_client"
+
 
 class InvalidPartnerToken(ApiError):
     """401: the partner token is missing, unknown, revoked or expired."""
 
+    code = "invalid-partner-token"
     hint = "the client re-fetches the token once by itself; if this persists, check credentials"
 
 
@@ -329,30 +350,37 @@ class SessionError(ApiError):
 
 
 class SessionRequired(SessionError):
+    code = "session-required"
     hint = "this endpoint needs a session: api.sessions.create(...) or .open(...) first"
 
 
 class InvalidSession(SessionError):
+    code = "invalid-session"
     hint = "the session is unknown or was ended; create a new one with api.sessions.create(...)"
 
 
 class SessionExpired(SessionError):
+    code = "session-expired"
     hint = "the session expired; open a new one (api.sessions.open(...) for a bound device)"
 
 
 class SessionSuperseded(SessionError):
+    code = "session-superseded"
     hint = "the session was promoted; use the newer session (api.session shows it)"
 
 
 class SessionTypeNotAllowed(SessionError):
+    code = "session-type-not-allowed"
     hint = "this endpoint needs another session type; promote with api.sessions.promote(...)"
 
 
 class SessionNotBound(SessionError):
+    code = "session-not-bound"
     hint = "the session belongs to another account or person; open one for this account/person"
 
 
 class DeviceNotRecognized(SessionError):
+    code = "device-not-recognized"
     hint = (
         "this device is not bound to that account or person; promote from an anonymous session "
         "on the device that created it instead of opening one directly"
@@ -360,6 +388,7 @@ class DeviceNotRecognized(SessionError):
 
 
 class InvalidSessionTransition(SessionError):
+    code = "invalid-session-transition"
     hint = (
         "promote one step at a time (anonymous → account → person) from the current session; "
         "person needs established KYC"
@@ -367,18 +396,22 @@ class InvalidSessionTransition(SessionError):
 
 
 class NonceInvalid(SessionError):
+    code = "nonce-invalid"
     hint = "fetch fresh init data (the client does this per session request) and try again"
 
 
 class InvalidDeviceKey(SessionError):
+    code = "invalid-device-key"
     hint = "the device key must be a public EC P-256 JWK; reconnect to get a fresh device"
 
 
 class InvalidEncryptedData(ApiError):
+    code = "invalid-encrypted-data"
     hint = "encrypt to a key from fresh init data (kid set, RSA-OAEP-256 or ECDH-ES+A256KW, A256GCM)"
 
 
 class PiiMustBeEncrypted(ApiError):
+    code = "pii-must-be-encrypted"
     hint = "send personal data only inside encrypted_* fields (the client's methods do this)"
 
 
@@ -387,20 +420,21 @@ class BadRequestBody(ApiError):
 
 
 class MalformedJson(BadRequestBody):
-    pass
+    code = "malformed-json"
 
 
 class PayloadTooLarge(BadRequestBody):
-    pass
+    code = "payload-too-large"
 
 
 class UnsupportedMediaType(BadRequestBody):
-    pass
+    code = "unsupported-media-type"
 
 
 class ValidationError(ApiError):
     """422: the body does not match the schema; ``errors`` lists JSON Pointers."""
 
+    code = "validation-error"
     hint = "fix the fields named in .errors and send again"
 
     @property
@@ -414,18 +448,22 @@ class ValidationError(ApiError):
 
 
 class UnknownField(ValidationError):
+    code = "unknown-field"
     hint = "remove the fields named in .errors; this endpoint does not accept them"
 
 
 class InvalidAmount(ValidationError):
+    code = "invalid-amount"
     hint = "amounts are positive decimal strings with at most two decimals, e.g. '12.50'"
 
 
 class UnsupportedCurrency(ValidationError):
+    code = "unsupported-currency"
     hint = "only USD is supported"
 
 
 class WebhookUrlNotAllowed(ValidationError):
+    code = "webhook-url-not-allowed"
     hint = "subscribe a loopback URL, or start the server allowing this host"
 
 
@@ -446,36 +484,44 @@ class UnknownValue(ValidationError):
 
 
 class UnknownSessionType(UnknownValue):
+    code = "unknown-session-type"
     noun = "session type"
 
 
 class UnknownExpirationStrategy(UnknownValue):
+    code = "unknown-expiration-strategy"
     noun = "expiration strategy"
 
 
 class UnknownPlatform(UnknownValue):
+    code = "unknown-platform"
     noun = "platform"
 
 
 class UnknownProduct(UnknownValue):
+    code = "unknown-product"
     noun = "product"
 
 
 class UnknownCardType(UnknownValue):
+    code = "unknown-card-type"
     noun = "card type"
 
 
 class UnknownCloseReason(UnknownValue):
+    code = "unknown-close-reason"
     noun = "close reason"
 
 
 class UnknownEventType(UnknownValue):
+    code = "unknown-event-type"
     noun = "event type"
 
 
 class EventRenamed(UnknownEventType):
     """A pre-1.2.0 webhook event name; ``renamed`` maps old names to new ones."""
 
+    code = "event-renamed"
     hint = "use the 1.2.0 names (document_request.*)"
 
     @property
@@ -494,14 +540,17 @@ class TransferRejected(ApiError):
 
 
 class SelfTransfer(TransferRejected):
+    code = "self-transfer"
     hint = "the recipient's account is the source account; choose another recipient"
 
 
 class RecipientNotEligible(TransferRejected):
+    code = "recipient-not-eligible"
     hint = "the recipient must be an established person (KYC done, not locked)"
 
 
 class InsufficientFunds(TransferRejected):
+    code = "insufficient-funds"
     hint = "the balance is too low; lower the amount (in the sim: api.sim.fund(account_id, …))"
 
 
@@ -512,18 +561,22 @@ class Conflict(ApiError):
 
 
 class CardAlreadyClosed(Conflict):
+    code = "card-already-closed"
     hint = "the card is closed already; nothing to do"
 
 
 class CardNotActive(Conflict):
+    code = "card-not-active"
     hint = "the card is expired; issue a new card with api.cards.create(...)"
 
 
 class KycLocked(Conflict):
+    code = "kyc-locked"
     hint = "three KYC attempts failed: the person is locked; onboard again or contact support"
 
 
 class DocumentRequestNotOpen(Conflict):
+    code = "document-request-not-open"
     hint = "the document request was completed already; list open ones with document_requests.list"
 
 
@@ -532,135 +585,118 @@ class IdempotencyError(ApiError):
 
 
 class IdempotencyKeyRequired(IdempotencyError):
+    code = "idempotency-key-required"
     hint = "send an Idempotency-Key header (the client generates one for every POST)"
 
 
 class IdempotencyKeyReused(IdempotencyError):
+    code = "idempotency-key-reused"
     hint = "this key was used for another request; use a new key for a different body or path"
 
 
+class IdempotencyKeyInvalid(IdempotencyError):
+    code = "idempotency-key-invalid"
+    hint = "an Idempotency-Key has 1 to 255 characters (the client generates a valid one)"
+
+
 class IdempotencyKeyInUse(IdempotencyError):
+    code = "idempotency-key-in-use"
     hint = "the first request with this key is still in flight; wait and retry the same call"
 
 
 class NotFound(ApiError):
+    code = "not-found"
     hint = "check the id (ids belong to the partner that created them)"
 
 
 class AccountNotFound(NotFound):
-    pass
+    code = "account-not-found"
 
 
 class PersonNotFound(NotFound):
-    pass
+    code = "person-not-found"
 
 
 class CardNotFound(NotFound):
-    pass
+    code = "card-not-found"
 
 
 class TransferNotFound(NotFound):
+    code = "transfer-not-found"
     hint = "only the sender and the receiver can see a transfer; check the id and the session"
 
 
 class DocumentRequestNotFound(NotFound):
-    pass
+    code = "document-request-not-found"
 
 
 class SubscriptionNotFound(NotFound):
-    pass
+    code = "subscription-not-found"
+
+
+class InvalidControlToken(ApiError):
+    """401 from the simulator's control plane (``/_sim``) without its control token."""
+
+    code = "invalid-control-token"
+    hint = (
+        "off loopback the control plane needs the token kit serve was given "
+        f"({env.SIM_CONTROL_TOKEN}): kit.connect('sim', base_url=..., control_token=...)"
+    )
 
 
 class MethodNotAllowed(ApiError):
+    code = "method-not-allowed"
     hint = "this path does not take this method"
 
 
 class EndpointRemoved(ApiError):
+    code = "endpoint-removed"
     hint = "this endpoint was removed in 1.2.0; there is no replacement to call"
 
 
 class EndpointDeprecated(ApiError):
+    code = "endpoint-deprecated"
     hint = "the server refuses deprecated endpoints (strict mode); use POST /oauth/accesstoken"
 
 
 class RateLimited(ApiError):
+    code = "rate-limited"
     hint = "too many requests; the client retried with backoff; slow down"
 
 
 class ServiceUnavailable(ApiError):
+    code = "service-unavailable"
     hint = "the service is unavailable; the client retried with backoff; try again later"
 
 
 class InjectedFault(ServiceUnavailable):
+    code = "injected-fault"
     hint = "a fault injected in the simulator; api.sim.clear_faults() removes them"
 
 
 class ServerError(ApiError):
+    code = "internal-error"
     hint = "the server failed; report the request id"
 
 
-#: Problem code (or RFC 6749 ``error``) → the class raised for it.
-by_code: dict[str, type[ApiError]] = {
-    "invalid_client": InvalidClient,
-    "invalid_request": OAuthError,
-    "invalid_grant": OAuthError,
-    "unauthorized_client": OAuthError,
-    "unsupported_grant_type": OAuthError,
-    "invalid_scope": OAuthError,
-    "invalid-partner-token": InvalidPartnerToken,
-    "session-required": SessionRequired,
-    "invalid-session": InvalidSession,
-    "session-expired": SessionExpired,
-    "session-superseded": SessionSuperseded,
-    "session-type-not-allowed": SessionTypeNotAllowed,
-    "session-not-bound": SessionNotBound,
-    "device-not-recognized": DeviceNotRecognized,
-    "invalid-session-transition": InvalidSessionTransition,
-    "nonce-invalid": NonceInvalid,
-    "invalid-device-key": InvalidDeviceKey,
-    "invalid-encrypted-data": InvalidEncryptedData,
-    "pii-must-be-encrypted": PiiMustBeEncrypted,
-    "malformed-json": MalformedJson,
-    "payload-too-large": PayloadTooLarge,
-    "unsupported-media-type": UnsupportedMediaType,
-    "validation-error": ValidationError,
-    "unknown-field": UnknownField,
-    "invalid-amount": InvalidAmount,
-    "unsupported-currency": UnsupportedCurrency,
-    "webhook-url-not-allowed": WebhookUrlNotAllowed,
-    "unknown-session-type": UnknownSessionType,
-    "unknown-expiration-strategy": UnknownExpirationStrategy,
-    "unknown-platform": UnknownPlatform,
-    "unknown-product": UnknownProduct,
-    "unknown-card-type": UnknownCardType,
-    "unknown-close-reason": UnknownCloseReason,
-    "unknown-event-type": UnknownEventType,
-    "event-renamed": EventRenamed,
-    "self-transfer": SelfTransfer,
-    "recipient-not-eligible": RecipientNotEligible,
-    "insufficient-funds": InsufficientFunds,
-    "card-already-closed": CardAlreadyClosed,
-    "card-not-active": CardNotActive,
-    "kyc-locked": KycLocked,
-    "document-request-not-open": DocumentRequestNotOpen,
-    "idempotency-key-required": IdempotencyKeyRequired,
-    "idempotency-key-reused": IdempotencyKeyReused,
-    "idempotency-key-in-use": IdempotencyKeyInUse,
-    "not-found": NotFound,
-    "account-not-found": AccountNotFound,
-    "person-not-found": PersonNotFound,
-    "card-not-found": CardNotFound,
-    "transfer-not-found": TransferNotFound,
-    "document-request-not-found": DocumentRequestNotFound,
-    "subscription-not-found": SubscriptionNotFound,
-    "method-not-allowed": MethodNotAllowed,
-    "endpoint-removed": EndpointRemoved,
-    "endpoint-deprecated": EndpointDeprecated,
-    "rate-limited": RateLimited,
-    "service-unavailable": ServiceUnavailable,
-    "injected-fault": InjectedFault,
-    "internal-error": ServerError,
-}
+def _by_code() -> dict[str, type[ApiError]]:
+    """Every class's own ``code`` (and ``aliases``), read from the classes themselves."""
+    found: dict[str, type[ApiError]] = {}
+    todo: list[type[ApiError]] = [ApiError]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        for code in (vars(cls).get("code"), *vars(cls).get("aliases", ())):
+            if code and found.setdefault(code, cls) is not cls:
+                raise RuntimeError(f"problem code {code!r} has two classes")
+    return dict(sorted(found.items()))
+
+
+#: Problem code (or RFC 6749 ``error``) → the class raised for it (derived from the classes).
+by_code: dict[str, type[ApiError]] = _by_code()
+
+#: Codes that name no particular problem ("an HTTP error"): the class follows the status.
+GENERIC_CODES = frozenset({"http-error"})
 
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequestBody,

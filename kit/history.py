@@ -2,7 +2,7 @@
 
 :class:`Entry` has only the fields below; the transport fills them from the request line and
 a few response headers. No header, body, token or ciphertext is ever handed to this module,
-so none can end up in ``api.history`` (DESIGN §4, STYLE "Secrets").
+so none can end up in ``api.history``.
 
 Example::
 

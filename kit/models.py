@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, TypedDict, TypeVar
@@ -68,7 +68,7 @@ def _show(value: Any) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Money:
-    """An amount of money: ``Decimal`` plus an ISO 4217 currency (DESIGN §3: USD only).
+    """An amount of money: ``Decimal`` plus an ISO 4217 currency (the wire contract: USD only).
 
     Example::
 
@@ -138,23 +138,30 @@ class Model:
 
     @classmethod
     def from_wire(cls: type[M], data: Mapping[str, Any], **extra: Any) -> M:
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        values = {k: v for k, v in data.items() if k in names}
-        values.update(extra)
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name not in values:
-                values[f.name] = None
-        return cls(**cls._convert(values))
+        """Build from a JSON object: unknown keys dropped, missing ones ``None``, and each value
+        converted by its field's type (:data:`FROM_WIRE`: times, dates, money, lists)."""
+        values = {**data, **extra}
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        converted = {f.name: FROM_WIRE.get(str(f.type), _same)(values.get(f.name)) for f in fields}
+        return cls(**cls._convert(converted))
 
     @classmethod
     def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
         return values
 
 
-def _times(values: dict[str, Any], *names: str) -> dict[str, Any]:
-    for name in names:
-        values[name] = parse_time(values.get(name))
-    return values
+def _same(value: Any) -> Any:
+    return value
+
+
+#: How a wire value becomes a field's value, by the field's annotation.
+FROM_WIRE: dict[str, Callable[[Any], Any]] = {
+    "datetime | None": parse_time,
+    "date | None": _parse_date,
+    "Money | None": lambda v: Money.from_wire(v) if isinstance(v, Mapping) else v,
+    "tuple[str, ...]": lambda v: tuple(v or ()),
+    "Mapping[str, Any]": lambda v: dict(v or {}),
+}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -203,12 +210,6 @@ class Account(Model):
     product: str | None
     created_at: datetime | None
 
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        if isinstance(values.get("balance"), Mapping):
-            values["balance"] = Money.from_wire(values["balance"])
-        return _times(values, "created_at")
-
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class Person(Model):
@@ -235,11 +236,6 @@ class Card(Model):
     close_reason: str | None
     created_at: datetime | None
 
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        values["expires_on"] = _parse_date(values.get("expires_on"))
-        return _times(values, "created_at")
-
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class InboundEvent(Model):
@@ -248,10 +244,6 @@ class InboundEvent(Model):
     account_id: str
     occurred_at: datetime | None
     received_at: datetime | None
-
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return _times(values, "occurred_at", "received_at")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -267,12 +259,6 @@ class Transfer(Model):
     created_at: datetime | None
     viewer_role: str | None
 
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        if isinstance(values.get("amount"), Mapping):
-            values["amount"] = Money.from_wire(values["amount"])
-        return _times(values, "created_at")
-
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class DocumentRequest(Model):
@@ -284,21 +270,12 @@ class DocumentRequest(Model):
     created_at: datetime | None
     completed_at: datetime | None
 
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return _times(values, "created_at", "completed_at")
-
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class Subscription(Model):
     subscription_id: str
     url: str
     events: tuple[str, ...]
-
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        values["events"] = tuple(values.get("events") or ())
-        return values
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -312,11 +289,6 @@ class WebhookEvent(Model):
     data: Mapping[str, Any] = dataclasses.field(repr=False)
     kid: str | None = None
     iat: int | None = None
-
-    @classmethod
-    def _convert(cls, values: dict[str, Any]) -> dict[str, Any]:
-        values["data"] = dict(values.get("data") or {})
-        return _times(values, "created_at")
 
 
 class PiiFields(TypedDict):

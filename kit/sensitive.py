@@ -2,7 +2,7 @@
 
 :class:`Sensitive` holds PII, decrypted secure data and credentials (tokens, client secrets,
 nonces). Its ``repr``, ``str``, ``format`` and HTML display are masked; it refuses pickling
-and JSON; :meth:`Sensitive.reveal` hands the value over for use in memory (DESIGN §4, spec
+and JSON; :meth:`Sensitive.reveal` hands the value over for use in memory (spec
 rules 3 and 4).
 
 Example::

@@ -1,9 +1,9 @@
-"""Device sessions: create, promote, open directly, end (DESIGN §3.2, §3.3; spec "Session
-creation sequence").
+"""Device sessions: create, promote, open directly, end (the wire contract's session creation
+sequence).
 
 Every session request fetches fresh init data (the nonce is single use), encrypts the nonce,
 the device's metadata and public key (and the account or person id) to a server key, and
-posts it. The client keeps the current session and sends it as ``svc-session-id`` on later
+posts it. The requestor keeps the current session and sends it as ``svc-session-id`` on later
 calls (spec rule 5); its token is :class:`~kit.Sensitive` and never shown.
 
 Example::
@@ -16,58 +16,28 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kit.errors import CryptoError
+from kit.errors import CryptoError, SessionRequired
 from kit.models import InitData, SessionInfo, parse_time
+from kit.requestor import INIT_DATA_PATH, CurrentSession, Requestor
 from kit.sensitive import Sensitive
-
-if TYPE_CHECKING:
-    from kit.client import Client
 
 __all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
 
-INIT_DATA_PATH = "/sessions/user_session_initialization_data"
 SESSIONS_PATH = "/sessions"
 SESSION_TYPES = ("anonymous", "account", "person")
-
-
-@dataclass(frozen=True)
-class CurrentSession:
-    """The session the client sends; ``token`` is masked."""
-
-    token: Sensitive[str]
-    session_type: str
-    expiration_strategy: str
-    expires_at: datetime | None
-    device_id: str
-    account_id: str | None = None
-    person_id: str | None = None
-
-    def __repr__(self) -> str:
-        return f"CurrentSession(session_type={self.session_type!r}, token={self.token!r})"
-
-    def info(self) -> SessionInfo:
-        return SessionInfo(
-            session_type=self.session_type,
-            expiration_strategy=self.expiration_strategy,
-            expires_at=self.expires_at,
-            device_id=self.device_id,
-            account_id=self.account_id,
-            person_id=self.person_id,
-        )
 
 
 class Sessions:
     """``api.sessions``: the device-level session operations."""
 
-    def __init__(self, api: Client) -> None:
-        self._api = api
+    def __init__(self, requestor: Requestor) -> None:
+        self._requestor = requestor
 
     def __repr__(self) -> str:
-        return f"<Sessions current={self._api.session!r}>"
+        current = self._requestor.current
+        return f"<Sessions current={current.info if current else None!r}>"
 
     # -- init data --------------------------------------------------------------------------
 
@@ -82,10 +52,8 @@ class Sessions:
         Raises:
             ApiError: e.g. InvalidPartnerToken when credentials are wrong.
         """
-        reply = self._api._call("GET", INIT_DATA_PATH, session=None)
-        body = reply.body or {}
+        body = self._requestor.fetch_init_data()
         jwks = body.get("jwks") or {}
-        self._api._server_keys.update(jwks)
         keys = [k for k in jwks.get("keys") or [] if isinstance(k, dict)]
         return InitData(
             kids=tuple(str(k.get("kid")) for k in keys),
@@ -101,15 +69,15 @@ class Sessions:
     def _request(
         self,
         session_type: str,
-        *,
         expiration: str,
         account_id: str | None,
         person_id: str | None,
-        promote_from: CurrentSession | None,
         idempotency_key: str | None,
+        promote_from: CurrentSession | None = None,
     ) -> SessionInfo:
+        """``POST /sessions`` for ``session_type`` (presenting ``promote_from`` when promoting)."""
         init = self.init_data()
-        device = self._api.device
+        device = self._requestor.device
         plaintext: dict[str, Any] = {
             "nonce": init.nonce.reveal(),
             "device": device.metadata(),
@@ -119,10 +87,8 @@ class Sessions:
             plaintext["account_id"] = account_id
         if person_id is not None:
             plaintext["person_id"] = person_id
-        encrypted = self._api._server_keys.encrypt(
-            plaintext, alg=self._api.config.jwe_alg, kids=list(init.kids)
-        )
-        reply = self._api._call(
+        encrypted = self._requestor.encrypt(plaintext, kids=list(init.kids))
+        reply = self._requestor.call(
             "POST",
             SESSIONS_PATH,
             json={
@@ -139,7 +105,7 @@ class Sessions:
         )
         body = reply.body or {}
         if "encrypted_session_token" in body:
-            # A direct session proves possession of the device key (DESIGN §3.3).
+            # A direct session proves possession of the device key (the wire contract).
             secret = device.decrypt(str(body["encrypted_session_token"]), label="session")
             value = secret.reveal()
             if not isinstance(value, dict) or "session_token" not in value:
@@ -147,18 +113,17 @@ class Sessions:
             token = Sensitive(str(value["session_token"]), label="session_token")
         else:
             token = Sensitive(str(body.get("session_token", "")), label="session_token")
-        current = CurrentSession(
-            token=token,
+        info = SessionInfo(
             session_type=str(body.get("session_type", session_type)),
             expiration_strategy=str(body.get("expiration_strategy", expiration)),
             expires_at=parse_time(reply.headers.get("svc-session-expires-at"))
             or parse_time(body.get("expires_at")),
             device_id=str(body.get("device_id", device.device_id)),
-            account_id=account_id or (promote_from.account_id if promote_from else None),
+            account_id=account_id or (promote_from.info.account_id if promote_from else None),
             person_id=person_id,
         )
-        self._api._current = current
-        return current.info()
+        self._requestor.use_session(CurrentSession(token, info))
+        return info
 
     def create(
         self,
@@ -180,14 +145,7 @@ class Sessions:
             UnknownSessionType, UnknownExpirationStrategy: values outside the lists.
             NonceInvalid, InvalidEncryptedData, DeviceNotRecognized: see their hints.
         """
-        return self._request(
-            session_type,
-            expiration=expiration,
-            account_id=account_id,
-            person_id=person_id,
-            promote_from=None,
-            idempotency_key=idempotency_key,
-        )
+        return self._request(session_type, expiration, account_id, person_id, idempotency_key)
 
     def promote(
         self,
@@ -210,19 +168,11 @@ class Sessions:
             SessionRequired: there is no current session to promote (raised locally).
             InvalidSessionTransition: a skipped step, another device's account, KYC not done.
         """
-        current = self._api._current
+        current = self._requestor.current
         if current is None:
-            from kit.errors import SessionRequired
-
             raise SessionRequired(401, "session-required", "there is no current session to promote")
-        return self._request(
-            session_type,
-            expiration=expiration or current.expiration_strategy,
-            account_id=account_id,
-            person_id=person_id,
-            promote_from=current,
-            idempotency_key=idempotency_key,
-        )
+        expiration = expiration or current.info.expiration_strategy
+        return self._request(session_type, expiration, account_id, person_id, idempotency_key, current)
 
     def open(
         self,
@@ -245,14 +195,7 @@ class Sessions:
             DeviceNotRecognized: this device is not bound to that account or person.
             CryptoError: the encrypted token is not for this device's key.
         """
-        return self._request(
-            session_type,
-            expiration=expiration,
-            account_id=account_id,
-            person_id=person_id,
-            promote_from=None,
-            idempotency_key=idempotency_key,
-        )
+        return self._request(session_type, expiration, account_id, person_id, idempotency_key)
 
     def end(self) -> None:
         """End the current session (``DELETE /sessions``); the client forgets it.
@@ -260,19 +203,13 @@ class Sessions:
         Raises:
             ApiError: e.g. InvalidSession for a session the server does not know.
         """
-        current = self._api._current
+        current = self._requestor.current
         if current is None:
             return
         try:
-            self._api._call("DELETE", SESSIONS_PATH, session=current)
+            self._requestor.call("DELETE", SESSIONS_PATH, session=current)
         finally:
-            self._api._current = None
-
-    def _observe(self, sent: CurrentSession | None, expires_at: datetime | None) -> None:
-        """Track ``svc-session-expires-at`` for the session that was sent (sliding expiry)."""
-        current = self._api._current
-        if sent is not None and current is sent and expires_at is not None:
-            self._api._current = replace(current, expires_at=expires_at)
+            self._requestor.use_session(None)
 
 
 def _describe(jwk: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""HTTP exchanges: retries, idempotency keys, error mapping and the history (DESIGN §3.9, §4).
+"""HTTP exchanges: retries, idempotency keys, error mapping and the history.
 
 One :class:`Transport` per client wraps one ``httpx.Client`` (building one costs ~24 ms of CA
-loading, DESIGN §7). For every call it
+loading). For every call it
 
 - adds an ``Idempotency-Key`` to every partner ``POST`` (generated when not given) and keeps
   it, with the exact same body bytes, across retries;
@@ -34,7 +34,7 @@ import httpx
 
 from kit.auth import TOKEN_PATH, PartnerAuth
 from kit.config import Config
-from kit.errors import ApiError, TransportError, error_from_response
+from kit.errors import TransportError, error_from_response
 from kit.history import Entry, History
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
@@ -74,7 +74,7 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 def shared_ssl_context() -> ssl.SSLContext:
     """The TLS context every kit ``httpx.Client`` in this process shares (httpx's default one).
 
-    Building one loads the CA bundle (~24 ms, DESIGN §7); ``kit.simulate`` builds a client per
+    Building one loads the CA bundle (~24 ms); ``kit.lab.simulate`` builds a client per
     customer, and a profile showed a third of a population run's CPU spent there. An
     ``SSLContext`` is safe to share between clients and threads.
     """
@@ -128,16 +128,16 @@ class Transport:
 
     def _record(
         self,
-        *,
         started_at: datetime,
-        method: str,
-        path: str,
+        request: tuple[str, str],
         response: httpx.Response | None,
         ms: float,
         session_type: str | None,
         retries: int,
         code: str | None = None,
     ) -> None:
+        """One history row for ``request`` (method, path) and its answer (``None``: none came)."""
+        method, path = request
         headers = response.headers if response is not None else httpx.Headers()
         if response is not None and code is None and response.status_code >= 400:
             body = _parse_body(response)
@@ -161,15 +161,8 @@ class Transport:
 
     def _observe_auth(self, response: httpx.Response, ms: float) -> None:
         """Exchanges the auth flow makes itself: token fetches and the 401 that triggers one."""
-        self._record(
-            started_at=datetime.now(UTC),
-            method=response.request.method,
-            path=response.request.url.path,
-            response=response,
-            ms=ms,
-            session_type=None,
-            retries=0,
-        )
+        request = (response.request.method, response.request.url.path)
+        self._record(datetime.now(UTC), request, response, ms, None, 0)
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -224,16 +217,8 @@ class Transport:
                     self.config.sleep(self._delay(attempt, None))
                     attempt += 1
                     continue
-                self._record(
-                    started_at=started_at,
-                    method=method,
-                    path=path,
-                    response=None,
-                    ms=(time.perf_counter() - t0) * 1000,
-                    session_type=session_type,
-                    retries=attempt,
-                    code="connection-error",
-                )
+                ms = (time.perf_counter() - t0) * 1000
+                self._record(started_at, (method, path), None, ms, session_type, attempt, "connection-error")
                 raise TransportError(
                     f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
                 ) from exc
@@ -247,15 +232,8 @@ class Transport:
         # flow's observer has recorded it already.
         from_token_endpoint = partner and response.request.url.path.endswith(TOKEN_PATH)
         if not from_token_endpoint:
-            self._record(
-                started_at=started_at,
-                method=method,
-                path=path,
-                response=response,
-                ms=(time.perf_counter() - t0) * 1000,
-                session_type=session_type,
-                retries=attempt,
-            )
+            ms = (time.perf_counter() - t0) * 1000
+            self._record(started_at, (method, path), response, ms, session_type, attempt)
         body = _parse_body(response)
         if response.status_code >= 400:
             raise error_from_response(
@@ -273,8 +251,3 @@ class Transport:
             retries=attempt,
             idempotency_key=key,
         )
-
-
-def is_problem(exc: BaseException, code: str) -> bool:
-    """Whether ``exc`` is an :class:`ApiError` with this problem code."""
-    return isinstance(exc, ApiError) and exc.code == code

@@ -1,6 +1,6 @@
 """Webhook verification for partners' own servers, and a loopback receiver for the sim profile.
 
-:func:`verify` checks a delivery (DESIGN §3.10): the header ``svc-webhook-signature`` is a
+:func:`verify` checks a delivery (the wire contract): the header ``svc-webhook-signature`` is a
 detached JWS per RFC 7515 Appendix F (``header..signature``; the raw body, base64url-encoded,
 is the signed payload), ES256 only, protected header ``{alg, kid, iat, svc_event_id}`` without
 ``b64`` or ``crit``; ``kid`` must be in the JWK set, ``svc_event_id`` must equal the body's
@@ -50,9 +50,11 @@ from kit.models import WebhookEvent
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIGNATURE_HEADER", "Receiver", "verify"]
+__all__ = ["SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
 
 SIGNATURE_HEADER = "svc-webhook-signature"
+#: Which events ``wait_for`` may return (``None``: any of the type).
+EventFilter = Callable[[WebhookEvent], bool]
 EVENT_COLUMNS = [
     "id",
     "type",
@@ -192,7 +194,7 @@ class Receiver:
                 self.end_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
-                return  # a stray stderr line changes notebook outputs (DESIGN §4)
+                return  # a stray stderr line changes notebook outputs
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -264,10 +266,6 @@ class Receiver:
         with self._cond:
             return pd.DataFrame([dict(r) for r in self._rows], columns=EVENT_COLUMNS)
 
-    def verified_events(self) -> list[WebhookEvent]:
-        with self._cond:
-            return list(self._events)
-
     def reset(self) -> None:
         """Forget everything received (after the simulator was reset)."""
         with self._cond:
@@ -277,11 +275,7 @@ class Receiver:
             self._taken.clear()
 
     def wait_for(
-        self,
-        event_type: str,
-        *,
-        timeout: float = 5.0,
-        where: Callable[[WebhookEvent], bool] | None = None,
+        self, event_type: str, *, timeout: float = 5.0, where: EventFilter | None = None
     ) -> WebhookEvent:
         """The first verified event of this type not returned by an earlier ``wait_for``.
 

@@ -1,4 +1,5 @@
-"""One module per API resource; each class is an attribute of the client (``api.cards``…)."""
+"""One module per API resource; each class is an attribute of the client (``api.cards``…) and
+calls through the client's :class:`~kit.requestor.Requestor`, never the client itself."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
-"""What every resource shares: a reference to its client and path quoting."""
+"""What every resource shares: the client's requestor and path quoting."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-if TYPE_CHECKING:
-    from kit.client import Client
+from kit.requestor import Requestor
 
 
 def seg(value: str) -> str:
@@ -15,10 +13,10 @@ def seg(value: str) -> str:
 
 
 class Resource:
-    """Base of ``api.<resource>`` objects."""
+    """Base of ``api.<resource>`` objects: each calls through the :class:`Requestor` it is given."""
 
-    def __init__(self, api: Client) -> None:
-        self._api = api
+    def __init__(self, requestor: Requestor) -> None:
+        self._requestor = requestor
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} resource>"

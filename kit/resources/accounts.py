@@ -1,4 +1,4 @@
-"""Accounts (DESIGN §3.4): ``POST /accounts`` under an anonymous session."""
+"""Accounts: ``POST /accounts`` under an anonymous session."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Accounts(Resource):
             SessionRequired, SessionTypeNotAllowed: needs the current anonymous session.
             UnknownProduct: a product other than ``spending``.
         """
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             "/accounts",
             json={"product": product},

@@ -1,15 +1,17 @@
-"""Cards (DESIGN §3.5): the partner token suffices; the current session is sent when known
+"""Cards: the partner token suffices; the current session is sent when known
 (spec rule 5) and must then be bound to the card's account."""
 
 from __future__ import annotations
 
+from kit import register
 from kit.models import Card
 from kit.resources._base import Resource, seg
 
 __all__ = ["CARD_TYPES", "CLOSE_REASONS", "Cards"]
 
-CARD_TYPES = ("physical", "virtual", "temporary")
-CLOSE_REASONS = ("lost", "stolen", "damaged", "fraud_suspected", "customer_request", "account_closed")
+#: The card types and close reasons the simulator accepts (register entries A13 and A15).
+CARD_TYPES: tuple[str, ...] = tuple(register.value("A13")["types"])
+CLOSE_REASONS: tuple[str, ...] = tuple(register.value("A15")["reasons"])
 
 
 class Cards(Resource):
@@ -26,7 +28,7 @@ class Cards(Resource):
         Raises:
             UnknownCardType, AccountNotFound, SessionNotBound.
         """
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             f"/accounts/{seg(account_id)}/cards",
             json={"type": type},
@@ -41,7 +43,7 @@ class Cards(Resource):
         Raises:
             CardNotFound, SessionNotBound.
         """
-        reply = self._api._call("GET", f"/cards/{seg(card_id)}")
+        reply = self._requestor.call("GET", f"/cards/{seg(card_id)}")
         return Card.from_wire(reply.body or {})
 
     def close(self, card_id: str, *, reason: str | None = None, idempotency_key: str | None = None) -> Card:
@@ -57,7 +59,7 @@ class Cards(Resource):
             CardAlreadyClosed, CardNotActive, CardNotFound.
         """
         body = {} if reason is None else {"reason": reason}
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             f"/cards/{seg(card_id)}/close",
             json=body,

@@ -1,4 +1,4 @@
-"""Document requests (DESIGN §3.10): listed per person, completed with an encrypted document."""
+"""Document requests: listed per person, completed with an encrypted document."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class DocumentRequests(Resource):
         Raises:
             SessionRequired, SessionNotBound, PersonNotFound.
         """
-        reply = self._api._call("GET", f"/persons/{seg(person_id)}/document_requests")
+        reply = self._requestor.call("GET", f"/persons/{seg(person_id)}/document_requests")
         items = (reply.body or {}).get("document_requests") or []
         return [DocumentRequest.from_wire(item) for item in items]
 
@@ -41,8 +41,8 @@ class DocumentRequests(Resource):
         Raises:
             DocumentRequestNotOpen: it was completed already.
         """
-        encrypted = self._api._encrypt(dict(reveal(document)))
-        reply = self._api._call(
+        encrypted = self._requestor.encrypt(dict(reveal(document)))
+        reply = self._requestor.call(
             "POST",
             f"/document_requests/{seg(document_request_id)}/submit",
             json={"encrypted_document": encrypted},

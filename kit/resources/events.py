@@ -1,4 +1,4 @@
-"""Inbound events (DESIGN §3.6): the eight types of the spec."""
+"""Inbound events: the eight types of the spec."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class Events(Resource):
             body["occurred_at"] = _rfc3339(occurred_at)
         if details is not None:
             body["details"] = dict(details)
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             f"/accounts/{seg(account_id)}/events",
             json=body,

@@ -1,4 +1,4 @@
-"""KYC questions and answers (DESIGN §3.4): secure data both ways."""
+"""KYC questions and answers: secure data both ways."""
 
 from __future__ import annotations
 
@@ -42,11 +42,11 @@ class Kyc(Resource):
         Raises:
             SessionNotBound, KycLocked, PersonNotFound; CryptoError for a bad JWE.
         """
-        reply = self._api._call("GET", f"/persons/{seg(person_id)}/kyc/questions")
+        reply = self._requestor.call("GET", f"/persons/{seg(person_id)}/kyc/questions")
         token = (reply.body or {}).get("encrypted_questions")
         if not isinstance(token, str):
             raise CryptoError("the answer holds no encrypted_questions")
-        decrypted = self._api.device.decrypt(token, label="kyc_questions").reveal()
+        decrypted = self._requestor.device.decrypt(token, label="kyc_questions").reveal()
         questions = decrypted.get("questions") if isinstance(decrypted, dict) else None
         return Sensitive(list(questions or []), label="kyc_questions")
 
@@ -63,8 +63,8 @@ class Kyc(Resource):
             KycLocked: three attempts failed before.
         """
         payload = {"answers": _normalize(answers)}
-        encrypted = self._api._encrypt(payload)
-        reply = self._api._call(
+        encrypted = self._requestor.encrypt(payload)
+        reply = self._requestor.call(
             "POST",
             f"/persons/{seg(person_id)}/kyc/answers",
             json={"encrypted_answers": encrypted},

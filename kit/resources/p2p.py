@@ -1,4 +1,4 @@
-"""P2P transfers (DESIGN §3.8): person sessions tell the sender from the receiver."""
+"""P2P transfers: person sessions tell the sender from the receiver."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class P2P(Resource):
         }
         if memo is not None:
             body["memo"] = memo
-        reply = self._api._call("POST", "/p2p/transfers", json=body, idempotency_key=idempotency_key)
+        reply = self._requestor.call("POST", "/p2p/transfers", json=body, idempotency_key=idempotency_key)
         return Transfer.from_wire(reply.body or {}, viewer_role=reply.headers.get("svc-p2p-role"))
 
     def get(self, transfer_id: str) -> Transfer:
@@ -53,7 +53,7 @@ class P2P(Resource):
         Raises:
             TransferNotFound: neither sender nor receiver. SessionTypeNotAllowed: not a person.
         """
-        reply = self._api._call("GET", f"/p2p/transfers/{seg(transfer_id)}")
+        reply = self._requestor.call("GET", f"/p2p/transfers/{seg(transfer_id)}")
         body = dict(reply.body or {})
         role = body.pop("viewer_role", None) or reply.headers.get("svc-p2p-role")
         return Transfer.from_wire(body, viewer_role=role)

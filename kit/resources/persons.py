@@ -1,4 +1,4 @@
-"""Persons (DESIGN §3.4): PII goes only inside ``encrypted_pii`` (spec rule 3)."""
+"""Persons: PII goes only inside ``encrypted_pii`` (spec rule 3)."""
 
 from __future__ import annotations
 
@@ -50,9 +50,9 @@ class Persons(Resource):
             "date_of_birth": _plain(date_of_birth),
             "national_id": _plain(national_id),
         }
-        encrypted = self._api._encrypt(pii)
+        encrypted = self._requestor.encrypt(pii)
         del pii
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             f"/accounts/{seg(account_id)}/persons",
             json={"encrypted_pii": encrypted},

@@ -1,4 +1,4 @@
-"""``api.sim``: the simulator's control plane over HTTP (DESIGN §3.11), sim profile only."""
+"""``api.sim``: the simulator's control plane over HTTP (``/_sim``), sim profile only."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class SimControl(Resource):
     """Time, faults, scenario set-up and inspection of the embedded simulator."""
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        return self._api._call(method, path, partner=False, session=None, **kwargs).body
+        return self._requestor.call(method, path, partner=False, session=None, **kwargs).body
 
     def health(self) -> dict[str, Any]:
         """``{"status": "ok", "api_version"}``."""
@@ -31,7 +31,7 @@ class SimControl(Resource):
         dropped; its partner token is re-fetched on the next 401, by design of the auth flow).
         """
         self._call("POST", "/_sim/reset", json={} if seed is None else {"seed": seed})
-        self._api._after_reset()
+        self._requestor.reset()
 
     def clock(self) -> datetime:
         """The simulator's current time (frozen until advanced)."""

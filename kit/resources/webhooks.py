@@ -1,4 +1,4 @@
-"""Webhook subscriptions (DESIGN §3.10) and, in the sim profile, received events.
+"""Webhook subscriptions and, in the sim profile, received events.
 
 In the ``sim`` profile the first use of ``api.webhooks`` starts a loopback
 :class:`~kit.webhooks.Receiver` and subscribes it to ``card.closed``,
@@ -10,14 +10,15 @@ connect, keeps a plain ``connect()`` to one token request and no background thre
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
 from kit.errors import NotAvailable
 from kit.models import Subscription, WebhookEvent, parse_time
+from kit.requestor import Requestor
 from kit.resources._base import Resource
-from kit.webhooks import Receiver
+from kit.webhooks import EventFilter, Receiver
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,12 +31,13 @@ AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.comp
 class Webhooks(Resource):
     """``api.webhooks``: subscribe, fetch signing keys, and (sim) see what arrived."""
 
-    def __init__(self, api: Any) -> None:
-        super().__init__(api)
+    def __init__(self, requestor: Requestor) -> None:
+        super().__init__(requestor)
         self._keys = WebhookKeys()
         self._receiver: Receiver | None = None
         self._subscription: Subscription | None = None
         self._lock = threading.Lock()
+        requestor.on_reset(self._forget)  # the simulator's reset drops every subscription
 
     def __repr__(self) -> str:
         state = "subscribed" if self._subscription else "not subscribed"
@@ -55,7 +57,7 @@ class Webhooks(Resource):
             WebhookUrlNotAllowed.
         """
         names = list(events)
-        reply = self._api._call(
+        reply = self._requestor.call(
             "POST",
             "/webhooks/subscriptions",
             json={"url": url, "events": names},
@@ -67,7 +69,7 @@ class Webhooks(Resource):
 
     def jwks(self) -> dict[str, Any]:
         """The server's public webhook signing keys (``GET /webhooks/jwks``)."""
-        reply = self._api._call("GET", "/webhooks/jwks", session=None)
+        reply = self._requestor.call("GET", "/webhooks/jwks", session=None)
         body = dict(reply.body or {})
         self._keys.update(body)
         return body
@@ -75,15 +77,16 @@ class Webhooks(Resource):
     # -- the sim profile's receiver -----------------------------------------------------------
 
     def _ensure_receiver(self) -> Receiver:
-        if self._api.config.profile != "sim":
+        if self._requestor.config.profile != "sim":
             raise NotAvailable(
                 "the webhook receiver runs only in the sim profile; in a sandbox, "
                 "verify deliveries on your server with kit.webhooks.verify"
             )
         with self._lock:
             if self._receiver is None:
-                clock: Callable[[], Any] = self._api._sim_clock
-                self._receiver = Receiver(keys=lambda: self._keys, clock=clock, refresh_keys=self.jwks)
+                self._receiver = Receiver(
+                    keys=lambda: self._keys, clock=self._requestor.sim_clock, refresh_keys=self.jwks
+                )
             if self._subscription is None:
                 self.jwks()
                 self._subscription = self.subscribe(self._receiver.url, AUTO_EVENTS)
@@ -115,11 +118,7 @@ class Webhooks(Resource):
         return frame
 
     def wait_for(
-        self,
-        event_type: str,
-        *,
-        timeout: float = 5.0,
-        where: Callable[[WebhookEvent], bool] | None = None,
+        self, event_type: str, *, timeout: float = 5.0, where: EventFilter | None = None
     ) -> WebhookEvent:
         """(sim) Wait for a verified delivery of this type not returned before.
 

@@ -16,6 +16,7 @@ import pytest
 
 import kit
 from kit._embedded import embedded_base_url
+from kit.lab import journeys
 
 SEED = 7
 
@@ -66,16 +67,10 @@ class Customer:
 
 
 def onboard(api: kit.Client, persona: int = 0, *, promote: bool = True) -> Customer:
-    """anonymous → account → person (KYC with the simulator's right answers)."""
-    api.sessions.create("anonymous", expiration="sliding")
-    account = api.accounts.create()
-    api.sessions.promote("account", account_id=account.account_id)
-    person = api.persons.create(account.account_id, **api.sim.persona(persona).pii)
-    result = api.kyc.answer(person.person_id, api.sim.kyc_answers(person.person_id))
-    assert result.status == "established"
-    if promote:
-        api.sessions.promote("person", person_id=person.person_id)
-    return Customer(api, account.account_id, person.person_id)
+    """anonymous (sliding) → account → person with KYC (:func:`kit.lab.journeys.onboard`)."""
+    done = journeys.onboard(api, persona=persona, expiration="sliding", promote_to_person=promote)
+    assert done.status == "established" and done.person_id is not None
+    return Customer(api, done.account_id, done.person_id)
 
 
 class Recorder(httpx.BaseTransport):
@@ -92,7 +87,7 @@ class Recorder(httpx.BaseTransport):
 
 def record(api: kit.Client) -> Recorder:
     """Install a :class:`Recorder` under the client's httpx.Client."""
-    client = api._transport._client
+    client = api._requestor.transport._client
     recorder = Recorder(client._transport)
     client._transport = recorder
     # httpx routes by mounts first; none are configured, so _transport is used.

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import httpx
 import pytest
 
 import kit
-from kit import errors
+from kit import env, errors
+from kit.auth import TokenGrant, fetch_token
+from kit.models import SessionInfo
+from kit.requestor import CurrentSession
+from kit.sensitive import Sensitive
 
 from .conftest import onboard, record
 
 
 def _token_requests(recorder) -> int:  # type: ignore[no-untyped-def]
     return sum(1 for r in recorder.requests if r.url.path == "/oauth/accesstoken")
+
+
+def _token_fetches(api: kit.Client) -> int:
+    """Token requests the client made, read from its call history (every one is recorded)."""
+    return sum(1 for entry in api.calls.entries() if entry.path == "/oauth/accesstoken")
 
 
 def test_token_is_fetched_once_and_cached(api: kit.Client) -> None:
@@ -32,12 +43,12 @@ def test_token_is_fetched_once_and_cached(api: kit.Client) -> None:
 
 def test_token_refetched_exactly_once_after_reset_revokes_it(api: kit.Client, sim_url: str) -> None:
     api.sessions.init_data()
-    assert api._transport.auth.fetch_count == 1
+    assert _token_fetches(api) == 1
     # Revoke every token behind the client's back (DESIGN §3.11).
     assert httpx.post(f"{sim_url}/_sim/reset", json={}).status_code == 200
     recorder = record(api)
     api.sessions.init_data()
-    assert api._transport.auth.fetch_count == 2
+    assert _token_fetches(api) == 2
     paths = [r.url.path for r in recorder.requests]
     assert paths == [
         "/sessions/user_session_initialization_data",  # 401 invalid-partner-token
@@ -53,14 +64,13 @@ def test_a_persistent_401_is_not_retried_in_a_loop(make_client) -> None:  # type
     api = make_client()
     api.sessions.init_data()
     # Make every new token useless too: revoke after each fetch by swapping in a bad token.
-    auth = api._transport.auth
-    original_store = auth.store
+    auth = api._requestor.transport.auth
+    original_accept = auth.accept
 
-    def store_then_spoil(body):  # type: ignore[no-untyped-def]
-        ok = original_store(dict(body, access_token="not-a-real-token"))
-        return ok
+    def accept_then_spoil(grant: TokenGrant) -> None:
+        original_accept(dataclasses.replace(grant, access_token=Sensitive("not-a-real-token")))
 
-    auth.store = store_then_spoil  # type: ignore[method-assign]
+    auth.accept = accept_then_spoil  # type: ignore[method-assign]
     auth.invalidate()
     recorder = record(api)
     with pytest.raises(errors.InvalidPartnerToken):
@@ -72,24 +82,34 @@ def test_a_persistent_401_is_not_retried_in_a_loop(make_client) -> None:  # type
 def test_session_401_does_not_refetch_the_token(api: kit.Client) -> None:
     onboard(api, promote=False)
     api.sessions.end()  # the client forgets it…
-    fetches = api._transport.auth.fetch_count
-    stale = api._current
+    fetches = _token_fetches(api)
+    stale = api._requestor.current
     assert stale is None
     customer_card_route = "/cards/card_x"
     with pytest.raises(errors.InvalidSession):
         # …so present a dead token by hand: the server answers 401 invalid-session.
-        from kit.sensitive import Sensitive
-        from kit.sessions import CurrentSession
-
-        dead = CurrentSession(Sensitive("ses_dead"), "account", "sliding", None, "dev")
-        api._call("GET", customer_card_route, session=dead)
-    assert api._transport.auth.fetch_count == fetches
+        dead = CurrentSession(Sensitive("ses_dead"), SessionInfo("account", "sliding", None, "dev"))
+        api._requestor.call("GET", customer_card_route, session=dead)
+    assert _token_fetches(api) == fetches
 
 
 def test_token_info_is_masked(api: kit.Client) -> None:
     info = api.token()
     assert info.token_type == "Bearer" and info.expires_in == 86400 and info.scope == "partner"
     token = info.token.reveal()
-    for shown in (repr(info), str(info), info._repr_html_(), repr(api._transport.auth), repr(api)):
+    for shown in (repr(info), str(info), info._repr_html_(), repr(api._requestor.transport.auth), repr(api)):
         assert token not in shown
     assert "sim-secret" not in repr(api.config)
+
+
+def test_fetch_token_makes_the_exchange_on_its_own(sim_url: str) -> None:
+    client_id, secret = next(iter(env.SIM_PARTNER_CLIENTS.items()))
+    grant = fetch_token(sim_url, client_id, Sensitive(secret))
+    assert (grant.token_type, grant.expires_in, grant.scope) == ("Bearer", 86400, "partner")
+    assert "access_token" not in grant.raw and grant.access_token.reveal() not in repr(grant)
+    with httpx.Client() as http:
+        assert fetch_token(sim_url, client_id, Sensitive(secret), http=http).token_type == "Bearer"
+    with pytest.raises(errors.InvalidClient):
+        fetch_token(sim_url, client_id, Sensitive("wrong-secret"))
+    with pytest.raises(errors.TransportError):
+        fetch_token("http://127.0.0.1:9", client_id, Sensitive(secret), timeout=2.0)

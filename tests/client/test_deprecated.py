@@ -33,9 +33,9 @@ def test_legacy_revoke_revokes_and_the_client_recovers(make_client) -> None:  # 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         api.legacy_revoke()
-    assert api._transport.auth.token is None
+    assert api._requestor.transport.auth.token is None
     api.sessions.init_data()  # a new token is fetched
-    assert api._transport.auth.fetch_count == 2
+    assert [e.path for e in api.calls.entries()].count("/oauth/accesstoken") == 2
 
 
 def test_revoking_a_given_legacy_token(make_client) -> None:  # type: ignore[no-untyped-def]
@@ -46,7 +46,7 @@ def test_revoking_a_given_legacy_token(make_client) -> None:  # type: ignore[no-
         api.legacy_revoke(legacy)
     # The legacy token is dead; the client's own token is untouched.
     with pytest.raises(errors.InvalidPartnerToken):
-        api._transport.request(
+        api._requestor.transport.request(
             "GET",
             "/webhooks/jwks",
             headers={"Authorization": f"Bearer {legacy.token.reveal()}"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +13,9 @@ from kit import errors
 from kit.errors import by_code, error_from_response
 
 from .conftest import onboard
+from .sim_codes import problem_codes, sim_problem_codes
+
+SIM = Path(kit.__file__).resolve().parent / "sim"
 
 # The codes of DESIGN §3 and the team brief, with the class a caller handles them by.
 EXPECTED = {
@@ -86,6 +90,42 @@ def test_every_problem_code_maps_to_its_class(code: str) -> None:
 def test_every_mapped_class_has_its_own_hint_or_a_family_hint() -> None:
     for code, cls in by_code.items():
         assert cls.hint, code
+
+
+def test_by_code_is_read_from_the_classes() -> None:
+    for code, cls in by_code.items():
+        assert code == cls.code or code in cls.aliases, code
+    classes = {c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.ApiError)}
+    coded = {c for c in classes if vars(c).get("code")}
+    assert set(by_code.values()) == coded
+    assert errors.SessionError.code == "" and "" not in by_code  # a family has no code of its own
+
+
+def _unknown_to_the_client(codes: set[str]) -> list[str]:
+    return sorted(c for c in codes if c not in by_code and c not in errors.GENERIC_CODES)
+
+
+def test_every_problem_code_the_simulator_raises_is_known_to_the_client() -> None:
+    codes = sim_problem_codes(SIM)
+    # The walk reads every way a code is written: literals, helpers, f-strings, tables.
+    assert {
+        "invalid_client",
+        "session-expired",
+        "card-not-found",
+        "unknown-close-reason",
+        "validation-error",
+        "method-not-allowed",
+        "http-error",
+    } <= codes
+    assert _unknown_to_the_client(codes) == []
+
+
+def test_a_new_simulator_code_unknown_to_the_client_is_caught() -> None:
+    planted = (
+        "def gone(kind):\n    return Problem(410, f'{kind}-retired', 'Retired.')\n"
+        "def route():\n    raise gone('savings')\n"
+    )
+    assert _unknown_to_the_client(problem_codes([planted])) == ["savings-retired"]
 
 
 def test_unknown_codes_fall_back_by_family_and_status() -> None:
@@ -179,9 +219,9 @@ def test_not_found_and_removed(api: kit.Client) -> None:
     with pytest.raises(errors.CardNotFound):
         api.cards.get("card_does_not_exist")
     with pytest.raises(errors.EndpointRemoved):
-        api._call("POST", "/accounts/acc_x/savings/close", json={}, session=None)
+        api._requestor.call("POST", "/accounts/acc_x/savings/close", json={}, session=None)
     with pytest.raises(errors.NotFound) as info:
-        api._call("GET", "/refer-a-friend", session=None)
+        api._requestor.call("GET", "/refer-a-friend", session=None)
     assert info.value.code == "not-found"
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import kit
 from kit import errors
-from kit.walk import walk
+from kit.lab.walk import walk
 
 from .conftest import onboard
 
@@ -88,7 +88,7 @@ def test_walk_is_deterministic_and_free_of_secrets(make_client) -> None:  # type
     assert "127.0.0.1" not in text and "sim-secret" not in text
     assert not re.search(r"eyJ[\w-]+\.", text)  # no JOSE objects
     assert not re.search(r"ses_\w+", text)  # no session tokens
-    from kit.leaks import scan_text  # the project's independent leak scanner
+    from kit.regress.leaks import scan_text  # the project's independent leak scanner
 
     assert scan_text(text) == []
     probe = make_client()
@@ -98,7 +98,7 @@ def test_walk_is_deterministic_and_free_of_secrets(make_client) -> None:  # type
 
 
 def test_walk_main_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    from kit.walk import main
+    from kit.lab.walk import main
 
     assert main() == 0
     assert "history of A" in capsys.readouterr().out

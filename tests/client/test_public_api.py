@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import kit
-from kit import errors
+from kit import env, errors
 
 KIT = Path(kit.__file__).resolve().parent
+SANDBOX_VARIABLES = (env.BASE_URL, env.CLIENT_ID, env.CLIENT_SECRET)
 
 
 def test_public_all_is_pinned_and_sorted() -> None:
@@ -29,84 +32,111 @@ def test_public_all_is_pinned_and_sorted() -> None:
         assert hasattr(kit, name)
 
 
-def _imports_of(path: Path) -> list[tuple[str, bool]]:
-    """(module imported, at module level?) for every import in a file."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    top_level = {id(node) for node in tree.body}
-    found = []
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            names = [base] + [f"{base}.{a.name}" for a in node.names]
-        found += [(n, id(node) in top_level) for n in names]
-    return found
-
-
-# kit/cli.py is the simulator's launcher (``kit serve``), owned with the simulator; it is the
-# one module outside kit/sim that may import kit.sim directly.
-NOT_CLIENT = {"cli.py"}
+# The client core is kit/*.py and kit/resources/: not the base (env, register), the entry
+# points (the ``kit`` command), the public aliases of the lab, nor the wings sim, lab, regress.
+NOT_CLIENT = {"env.py", "register.py", "cli.py", "__main__.py", "simulate.py", "widgets.py"}
+WINGS = ("sim", "lab", "regress")
 
 
 def _client_files() -> list[Path]:
-    return [p for p in KIT.rglob("*.py") if p.relative_to(KIT).parts[0] not in ("sim", *NOT_CLIENT)]
+    return [p for p in KIT.rglob("*.py") if p.relative_to(KIT).parts[0] not in (*WINGS, *NOT_CLIENT)]
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module a file imports anywhere in it (``from a import b``: ``a`` and ``a.b``)."""
+    nodes = list(ast.walk(ast.parse(path.read_text(), filename=str(path))))
+    plain = {alias.name for n in nodes if isinstance(n, ast.Import) for alias in n.names}
+    froms = [n for n in nodes if isinstance(n, ast.ImportFrom) and n.module]
+    return plain | {str(n.module) for n in froms} | {f"{n.module}.{a.name}" for n in froms for a in n.names}
+
+
+def _users(prefix: str) -> set[str]:
+    """The core files importing ``prefix`` or a module below it."""
+    return {
+        str(p.relative_to(KIT))
+        for p in _client_files()
+        if any(m == prefix or m.startswith(prefix + ".") for m in _imported(p))
+    }
 
 
 def test_only_the_seam_imports_kit_sim_and_only_lazily() -> None:
-    offenders = []
-    seam_imports = []
-    for path in _client_files():
-        for module, top in _imports_of(path):
-            if module == "kit.sim" or module.startswith("kit.sim."):
-                if path.name == "_embedded.py" and path.parent == KIT:
-                    seam_imports.append((module, top))
-                else:
-                    offenders.append((str(path.relative_to(KIT)), module))
-    assert offenders == []
-    assert seam_imports, "the seam must import the simulator"
-    assert all(not top for _, top in seam_imports), "the seam imports kit.sim inside a function"
+    assert _users("kit.sim") == {"_embedded.py"}
+    modules = sorted(
+        "kit." + ".".join(p.relative_to(KIT).with_suffix("").parts).removesuffix(".__init__")
+        for p in _client_files()
+        if p.name != "__init__.py" or p.parent != KIT
+    )
+    code = (
+        f"import sys, {', '.join(modules)}; "
+        "loaded = [m for m in ('kit.sim', 'fastapi', 'uvicorn') if m in sys.modules]; "
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 
 
 def test_only_crypto_imports_joserfc() -> None:
-    users = {
-        str(p.relative_to(KIT))
-        for p in _client_files()
-        for module, _ in _imports_of(p)
-        if module.split(".")[0] == "joserfc"
-    }
-    # kit/register.py and kit/cli.py belong to the lead; neither is expected to use joserfc.
-    assert users == {"crypto.py"}
+    assert _users("joserfc") == {"crypto.py"}
 
 
 def test_no_client_module_imports_authlib() -> None:
-    users = [p for p in _client_files() for m, _ in _imports_of(p) if m.startswith("authlib")]
-    assert users == []
+    assert _users("authlib") == set()
+
+
+def _private_reaches(tree: ast.Module) -> list[ast.Attribute]:
+    """``x._name`` where ``x`` is not ``self`` and ``_name`` is not defined in this module."""
+    attributes = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+    own = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    own |= {a.attr for a in attributes if isinstance(a.value, ast.Name) and a.value.id == "self"}
+    return [
+        a for a in attributes if a.attr.startswith("_") and not a.attr.startswith("__") and a.attr not in own
+    ]
+
+
+def test_no_core_module_reaches_into_another_modules_private_names() -> None:
+    """Resources and sessions call the requestor's methods, never a client's or a requestor's
+    private fields; no core module touches another's."""
+    offenders = [
+        f"{path.relative_to(KIT)}:{node.lineno} {ast.unparse(node)}"
+        for path in _client_files()
+        for node in _private_reaches(ast.parse(path.read_text(), filename=str(path)))
+    ]
+    assert offenders == []
+    planted = ast.parse("class R:\n    def f(self, api):\n        return api._call('GET', '/x')\n")
+    assert [ast.unparse(n) for n in _private_reaches(planted)] == ["api._call"]
+
+
+def test_import_kit_loads_the_client_only_when_used() -> None:
+    code = (
+        "import sys, kit; assert 'kit.client' not in sys.modules, 'eager'; "
+        "assert sorted(kit.__all__) == sorted(n for n in kit.__all__ if n in dir(kit)); "
+        "kit.connect; assert 'kit.client' in sys.modules; "
+        "from kit import Sensitive; assert Sensitive is kit.sensitive.Sensitive"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 
 
 def test_sandbox_names_every_missing_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
+    for name in SANDBOX_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(errors.ConfigError) as info:
         kit.connect("sandbox")
     message = str(info.value)
-    for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
+    for name in SANDBOX_VARIABLES:
         assert name in message
 
 
 def test_sandbox_names_only_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PARTNER_API_BASE_URL", "https://sandbox.invalid")
-    monkeypatch.setenv("PARTNER_API_CLIENT_ID", "partner")
-    monkeypatch.delenv("PARTNER_API_CLIENT_SECRET", raising=False)
+    monkeypatch.setenv(env.BASE_URL, "https://sandbox.invalid")
+    monkeypatch.setenv(env.CLIENT_ID, "partner")
+    monkeypatch.delenv(env.CLIENT_SECRET, raising=False)
     with pytest.raises(errors.ConfigError) as info:
         kit.connect("sandbox")
-    assert "PARTNER_API_CLIENT_SECRET" in str(info.value)
-    assert "PARTNER_API_BASE_URL" not in str(info.value)
+    assert env.CLIENT_SECRET in str(info.value)
+    assert env.BASE_URL not in str(info.value)
 
 
 def test_sandbox_takes_keyword_arguments_and_has_no_sim(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
+    for name in SANDBOX_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     api = kit.connect(
         "sandbox", base_url="https://sandbox.invalid/", client_id="me", client_secret="s3cr3t-value"
@@ -140,3 +170,11 @@ def test_two_connects_share_one_simulator(make_client) -> None:  # type: ignore[
     assert a.config.base_url == b.config.base_url
     assert a.device.device_id != b.device.device_id
     assert a.device.kid != b.device.kid
+
+
+def test_calls_are_the_history_as_entries(api: kit.Client) -> None:
+    api.sessions.init_data()
+    entries = api.calls.entries()
+    assert len(api.calls) == len(entries) == len(api.history) == 2  # token, init data
+    assert [e.path for e in entries] == list(api.history["path"])
+    assert api.calls is api.calls  # the client's own record, not a copy

@@ -1,5 +1,5 @@
 """The ``sandbox`` profile against ``kit serve`` in a subprocess: only the base URL and the
-credentials change, read from the environment (DESIGN §4)."""
+credentials change, read from the environment (names in :mod:`kit.env`)."""
 
 from __future__ import annotations
 
@@ -8,21 +8,23 @@ from collections.abc import Iterator
 import pytest
 
 import kit
-from kit.errors import ConfigError
-from tests.serving import kit_serve
+from kit import env
+from kit.auth import fetch_token
+from kit.sensitive import Sensitive
+from kit.sim.launcher import serve_process
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    with kit_serve("--no-control", env={"KIT_SIM_PARTNERS": "team-partner:team-secret"}) as url:
-        yield url
+    with serve_process("--no-control", env={env.SIM_PARTNERS: "team-partner:team-secret"}) as server:
+        yield server.base_url
 
 
 @pytest.fixture
 def sandbox_env(served: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("PARTNER_API_BASE_URL", served)
-    monkeypatch.setenv("PARTNER_API_CLIENT_ID", "team-partner")
-    monkeypatch.setenv("PARTNER_API_CLIENT_SECRET", "team-secret")
+    monkeypatch.setenv(env.BASE_URL, served)
+    monkeypatch.setenv(env.CLIENT_ID, "team-partner")
+    monkeypatch.setenv(env.CLIENT_SECRET, "team-secret")
     return served
 
 
@@ -45,34 +47,19 @@ def test_sandbox_profile_reaches_an_account_and_closes_a_card(sandbox_env: str) 
 def test_sandbox_credentials_come_from_the_environment(
     sandbox_env: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PARTNER_API_CLIENT_SECRET", "wrong-secret")
+    monkeypatch.setenv(env.CLIENT_SECRET, "wrong-secret")
     with kit.connect("sandbox") as api, pytest.raises(kit.ApiError) as caught:
         api.sessions.create("anonymous")
     assert caught.value.status == 401
     assert "wrong-secret" not in str(caught.value)
 
 
-def test_sandbox_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
-        monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ConfigError) as caught:
-        kit.connect("sandbox")
-    for name in ("PARTNER_API_BASE_URL", "PARTNER_API_CLIENT_ID", "PARTNER_API_CLIENT_SECRET"):
-        assert name in str(caught.value)
-
-
 def test_a_handed_over_token_is_used_without_fetching(
     sandbox_env: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # kit regress fetches the partner token once and hands it to kernels by environment.
-    import httpx
-
-    token = httpx.post(
-        f"{sandbox_env}/oauth/accesstoken",
-        data={"grant_type": "client_credentials"},
-        auth=("team-partner", "team-secret"),
-    ).json()["access_token"]
-    monkeypatch.setenv("PARTNER_API_ACCESS_TOKEN", token)
+    token = fetch_token(sandbox_env, "team-partner", Sensitive("team-secret")).access_token.reveal()
+    monkeypatch.setenv(env.ACCESS_TOKEN, token)
     with kit.connect("sandbox") as api:
         api.sessions.create("anonymous")
         assert "/oauth/accesstoken" not in set(api.history["path"])
@@ -82,7 +69,7 @@ def test_a_handed_over_token_is_used_without_fetching(
 def test_a_refused_handed_over_token_is_replaced_once(
     sandbox_env: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PARTNER_API_ACCESS_TOKEN", "not-a-valid-token")
+    monkeypatch.setenv(env.ACCESS_TOKEN, "not-a-valid-token")
     with kit.connect("sandbox") as api:
         api.sessions.create("anonymous")
         paths = list(api.history["path"])

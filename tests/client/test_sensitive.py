@@ -61,8 +61,8 @@ def test_nothing_secret_in_history_reprs_or_pickles(api: kit.Client) -> None:
     persona = api.sim.persona(0)
 
     secrets: list[str] = [
-        api._transport.auth.token.reveal(),  # type: ignore[union-attr]
-        api._current.token.reveal(),  # type: ignore[union-attr]
+        api._requestor.transport.auth.token.reveal(),  # type: ignore[union-attr]
+        api._requestor.current.token.reveal(),  # type: ignore[union-attr]
         "sim-secret",
         *[getattr(persona, n).reveal() for n in persona.PII_FIELDS],
     ]
@@ -86,8 +86,8 @@ def test_nothing_secret_in_history_reprs_or_pickles(api: kit.Client) -> None:
             repr(api),
             repr(api.session),
             api.session._repr_html_() if api.session else "",
-            repr(api._current),
-            repr(api._transport),
+            repr(api._requestor.current),
+            repr(api._requestor.transport),
             repr(api.device),
             repr(questions),
             repr(answers),
@@ -96,7 +96,7 @@ def test_nothing_secret_in_history_reprs_or_pickles(api: kit.Client) -> None:
     for secret in secrets + ciphertexts:
         assert secret not in shown
     assert not JWE_LIKE.search(shown)
-    from kit.leaks import scan_dataframe, scan_text  # the project's independent leak scanner
+    from kit.regress.leaks import scan_dataframe, scan_text  # the project's independent leak scanner
 
     assert scan_text(shown, secrets=secrets) == []
     assert scan_dataframe(history) == []
@@ -135,7 +135,7 @@ def test_errors_do_not_echo_pii(api: kit.Client) -> None:
 def test_clear_text_pii_is_refused_by_the_server(api: kit.Client) -> None:
     customer = onboard(api)
     with pytest.raises(errors.PiiMustBeEncrypted):
-        api._call(
+        api._requestor.call(
             "POST",
             f"/accounts/{customer.account_id}/persons",
             json={"first_name": "Zed", "encrypted_pii": "x"},

@@ -33,7 +33,7 @@ def test_each_session_request_uses_fresh_init_data(api: kit.Client) -> None:
 
 def test_promotion_sends_the_current_session_and_supersedes_it(api: kit.Client) -> None:
     api.sessions.create("anonymous")
-    anonymous = api._current
+    anonymous = api._requestor.current
     account = api.accounts.create()
     recorder = record(api)
     info = api.sessions.promote("account", account_id=account.account_id)
@@ -41,7 +41,7 @@ def test_promotion_sends_the_current_session_and_supersedes_it(api: kit.Client) 
     post = next(r for r in recorder.requests if r.url.path == "/sessions")
     assert post.headers["svc-session-id"] == anonymous.token.reveal()  # type: ignore[union-attr]
     with pytest.raises(errors.SessionSuperseded):
-        api._call("POST", "/accounts", json={"product": "spending"}, session=anonymous)
+        api._requestor.call("POST", "/accounts", json={"product": "spending"}, session=anonymous)
 
 
 def test_sliding_expiry_follows_the_response_header(api: kit.Client) -> None:
@@ -89,11 +89,11 @@ def test_another_device_is_not_recognized(make_client) -> None:  # type: ignore[
 
 def test_end_kills_the_session(api: kit.Client) -> None:
     api.sessions.create("anonymous")
-    dead = api._current
+    dead = api._requestor.current
     api.sessions.end()
     assert api.session is None
     with pytest.raises(errors.InvalidSession):
-        api._call("POST", "/accounts", json={"product": "spending"}, session=dead)
+        api._requestor.call("POST", "/accounts", json={"product": "spending"}, session=dead)
     api.sessions.end()  # nothing to end: a no-op
 
 
@@ -124,7 +124,7 @@ def test_session_is_sent_on_card_routes_and_checked(make_client) -> None:  # typ
     recorder = record(b.api)
     with pytest.raises(errors.SessionNotBound):
         b.api.cards.get(card.card_id)  # B's person session is not bound to A's account
-    assert recorder.requests[-1].headers["svc-session-id"] == b.api._current.token.reveal()  # type: ignore[union-attr]
+    assert recorder.requests[-1].headers["svc-session-id"] == b.api._requestor.current.token.reveal()  # type: ignore[union-attr]
 
 
 def test_kyc_questions_are_decrypted_and_wrapped(api: kit.Client) -> None:

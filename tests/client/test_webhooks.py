@@ -196,3 +196,14 @@ def test_subscribing_old_names_explains_the_rename(api: kit.Client) -> None:
         api.webhooks.subscribe("http://127.0.0.1:9/x", ["person.document_request.created"])
     assert info.value.renamed == {"person.document_request.created": "document_request.created"}
     assert "document_request.created" in str(info.value)
+
+
+def test_after_a_reset_the_session_is_dropped_and_the_receiver_subscribes_again(api: kit.Client) -> None:
+    api.webhooks.listen()
+    onboard(api)
+    api.sim.reset(7)  # every subscription, token and session is gone on the simulator's side
+    assert api.session is None and api.webhooks.events.empty
+    customer = onboard(api)
+    card = api.cards.create(customer.account_id, type="virtual")
+    api.cards.close(card.card_id, reason="lost")
+    assert api.webhooks.wait_for("card.closed", timeout=10).data["card_id"] == card.card_id

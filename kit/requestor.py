@@ -1,0 +1,185 @@
+"""The one owner of a client's connection and session state; every resource calls through it.
+
+A :class:`Requestor` holds what one device's calls share: the configuration, the transport
+(partner token included), the call history, the device key pair, the server's encryption keys
+and the current session. :class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>``
+receive the same requestor (never the client); only the requestor changes its state, through
+the methods below.
+
+Example::
+
+    >>> requestor = Requestor(config)                                      # doctest: +SKIP
+    >>> requestor.call("GET", "/webhooks/jwks", session=None).status       # doctest: +SKIP
+    200
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+import httpx
+
+from kit import env
+from kit.config import Config
+from kit.crypto import Device, ServerKeys
+from kit.history import History
+from kit.models import SessionInfo, parse_time
+from kit.sensitive import Sensitive
+from kit.transport import Reply, Transport, shared_ssl_context
+
+__all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
+
+INIT_DATA_PATH = "/sessions/user_session_initialization_data"
+EXPIRES_HEADER = "svc-session-expires-at"
+CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
+
+
+@dataclass(frozen=True)
+class CurrentSession:
+    """The session the client sends: its token (masked) and what ``api.session`` shows."""
+
+    token: Sensitive[str]
+    info: SessionInfo
+
+    def __repr__(self) -> str:
+        return f"CurrentSession(session_type={self.info.session_type!r}, token={self.token!r})"
+
+
+#: Which session a call presents: the current one, a given one, or none.
+SessionArg = Literal["current"] | CurrentSession | None
+
+
+class Requestor:
+    """Sends a device's calls and keeps its state (see the module docstring).
+
+    Raises nothing on construction beyond the transport's ``TransportError`` (no base URL).
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.history = History()
+        self.transport = Transport(config, history=self.history)
+        self.device = Device(**dict(config.device or {}))
+        self._server_keys = ServerKeys()
+        self._current: CurrentSession | None = None
+        self._reset_listeners: list[Callable[[], None]] = []
+        self._clock_http: httpx.Client | None = None
+        self._clock_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Requestor profile={self.config.profile!r} current={self._current!r}>"
+
+    def close(self) -> None:
+        """Close this device's connections."""
+        if self._clock_http is not None:
+            self._clock_http.close()
+        self.transport.close()
+
+    # -- the current session ------------------------------------------------------------------
+
+    @property
+    def current(self) -> CurrentSession | None:
+        """The session sent with calls (``None`` before one is created or after it ended)."""
+        return self._current
+
+    def use_session(self, session: CurrentSession | None) -> None:
+        """Make ``session`` the current one (``None``: forget it)."""
+        self._current = session
+
+    def _observe_expiry(self, sent: CurrentSession, expires_at: datetime | None) -> None:
+        """Track ``svc-session-expires-at`` for the session that was sent (sliding expiry)."""
+        if expires_at is not None and self._current is sent:
+            self._current = replace(sent, info=replace(sent.info, expires_at=expires_at))
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def control_headers(self) -> dict[str, str]:
+        """The control-plane token header, when one is configured."""
+        token = self.config.control_token
+        return {CONTROL_TOKEN_HEADER: token.reveal()} if token is not None else {}
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        session: SessionArg = "current",
+        partner: bool = True,
+        idempotency_key: str | None = None,
+        submitted: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """Send one call presenting ``session``; ``partner=False`` for the control plane.
+
+        Raises:
+            ApiError: (a subclass) for an error answer. TransportError: unreachable.
+        """
+        sent = self._current if session == "current" else session
+        reply = self.transport.request(
+            method,
+            path,
+            json=json,
+            headers={} if partner else self.control_headers(),
+            partner=partner,
+            session_token=sent.token.reveal() if sent is not None else None,
+            session_type=sent.info.session_type if sent is not None else None,
+            idempotency_key=idempotency_key,
+            submitted=submitted,
+        )
+        if sent is not None:
+            self._observe_expiry(sent, parse_time(reply.headers.get(EXPIRES_HEADER)))
+        return reply
+
+    # -- encryption to the server -------------------------------------------------------------
+
+    def fetch_init_data(self) -> dict[str, Any]:
+        """``GET`` session initialization data; its server keys are kept (each imported once).
+
+        Raises:
+            ApiError: e.g. InvalidPartnerToken when credentials are wrong.
+        """
+        body = self.call("GET", INIT_DATA_PATH, session=None).body or {}
+        self._server_keys.update(body.get("jwks") or {})
+        return dict(body)
+
+    def encrypt(self, plaintext: Any, *, kids: list[str] | None = None) -> str:
+        """Encrypt to the server with the configured algorithm (init data fetched if no keys
+        are known yet); ``kids`` limits the keys to those of one init data.
+
+        Raises:
+            CryptoError: no server key for the algorithm.
+        """
+        if not self._server_keys.kids:
+            self.fetch_init_data()
+        return self._server_keys.encrypt(plaintext, alg=self.config.jwe_alg, kids=kids)
+
+    # -- the simulator's reset ----------------------------------------------------------------
+
+    def on_reset(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after :meth:`reset` (e.g. the webhook receiver subscribes again)."""
+        self._reset_listeners.append(listener)
+
+    def reset(self) -> None:
+        """The simulator was reset: forget the session and the server keys, tell the listeners."""
+        self._current = None
+        self._server_keys = ServerKeys()
+        for listener in list(self._reset_listeners):
+            listener()
+
+    def sim_clock(self) -> datetime:
+        """The simulator's time for webhook verification, on a connection of its own (called
+        from the receiver thread; not part of the call history)."""
+        with self._clock_lock:  # deliveries may arrive on several receiver threads at once
+            if self._clock_http is None:
+                assert self.config.base_url is not None
+                self._clock_http = httpx.Client(
+                    base_url=self.config.base_url, timeout=5.0, verify=shared_ssl_context()
+                )
+        answer = self._clock_http.get("/_sim/clock", headers=self.control_headers())
+        now = parse_time(answer.json()["now"])
+        assert now is not None
+        return now
