@@ -19,7 +19,8 @@ import time
 import uuid
 from typing import Any
 
-from bench_support import CLIENT_ID, CLIENT_SECRET, kit_serve, median
+from benchmarks.bench_support import CLIENT_ID, CLIENT_SECRET, median
+from kit.sim.launcher import serve_process
 
 TARGET = 1.10
 ENC = "A256GCM"
@@ -30,36 +31,30 @@ DEVICE_ALG = "ECDH-ES+A256KW"
 def kit_journey(base_url: str, pii: dict[str, str], recipient: str, n: int) -> int:
     """One journey through kit; returns the number of HTTP exchanges it made."""
     import kit
+    from kit.lab.journeys import onboard
 
     device = {"device_id": f"dev-kit-{n}", "platform": "ios", "model": "bench", "os_version": "17.2"}
     with kit.connect("sim", base_url=base_url, device=device) as api:
         api.token()
         api.sessions.init_data()
-        api.sessions.create("anonymous", expiration="sliding")
-        account = api.accounts.create()
-        api.sessions.promote("account", account_id=account.account_id)
-        person = api.persons.create(account.account_id, **pii)
-        questions = api.kyc.questions(person.person_id)
-        assert questions.reveal()
-        result = api.kyc.answer(person.person_id, api.sim.kyc_answers(person.person_id))
-        assert result.status == "established"
-        api.sessions.promote("person", person_id=person.person_id)
-        card = api.cards.create(account.account_id, type="temporary")
+        customer = onboard(api, pii, expiration="sliding")
+        assert customer.status == "established"
+        card = api.cards.create(customer.account_id, type="temporary")
         api.cards.close(card.card_id, reason="lost")
-        api.events.send(account.account_id, "password.changed")
+        api.events.send(customer.account_id, "password.changed")
         transfer = api.p2p.transfer(
-            from_account_id=account.account_id, to_person_id=recipient, amount="12.50", memo="lunch"
+            from_account_id=customer.account_id, to_person_id=recipient, amount="12.50", memo="lunch"
         )
         assert transfer.status == "completed"
-        return len(api._history._entries)
+        return len(api.calls)
 
 
 _TLS: list[Any] = []
 
 
 def _tls() -> Any:
-    """One TLS context for every bare client too, as kit shares one (building it costs ~20 ms,
-    DESIGN §7): the ratio then measures what kit adds per call, not client construction."""
+    """One TLS context for every bare client too, as kit shares one (building it costs ~20 ms):
+    the ratio then measures what kit adds per call, not client construction."""
     import httpx
 
     if not _TLS:
@@ -185,27 +180,25 @@ def bare_journey(base_url: str, pii: dict[str, str], recipient: str, n: int) -> 
 
 def _recipient(base_url: str) -> tuple[str, dict[str, str]]:
     import kit
+    from kit.lab.journeys import onboard
 
     device = {"device_id": "dev-recipient", "platform": "android", "model": "bench", "os_version": "14"}
     with kit.connect("sim", base_url=base_url, device=device) as api:
-        persona = api.sim.persona(1)
-        api.sessions.create("anonymous")
-        account = api.accounts.create()
-        api.sessions.promote("account", account_id=account.account_id)
-        person = api.persons.create(account.account_id, **persona.pii)
-        api.kyc.answer(person.person_id, api.sim.kyc_answers(person.person_id))
+        recipient = onboard(api, persona=1, promote_to_person=False, expiration="sliding")
+        assert recipient.status == "established" and recipient.person_id is not None
         pii = {k: v.reveal() for k, v in api.sim.persona(0).pii.items()}
-        return person.person_id, pii
+        return recipient.person_id, pii
 
 
 def measure(*, rounds: int = 15, seconds: float = 60.0) -> dict[str, Any]:
     kit_times: list[float] = []
     bare_times: list[float] = []
     calls: dict[str, int] = {}
-    with kit_serve() as served:
-        recipient, pii = _recipient(served.url)
-        calls["kit"] = kit_journey(served.url, pii, recipient, -1)  # warm-up both paths
-        calls["bare"] = bare_journey(served.url, pii, recipient, -1)
+    with serve_process() as served:
+        url = served.base_url
+        recipient, pii = _recipient(url)
+        calls["kit"] = kit_journey(url, pii, recipient, -1)  # warm-up both paths
+        calls["bare"] = bare_journey(url, pii, recipient, -1)
         deadline = time.perf_counter() + seconds
         for n in range(rounds):
             if time.perf_counter() > deadline:
@@ -213,7 +206,7 @@ def measure(*, rounds: int = 15, seconds: float = 60.0) -> dict[str, Any]:
             first, second = (kit_journey, bare_journey) if n % 2 == 0 else (bare_journey, kit_journey)
             for fn in (first, second):
                 t0 = time.perf_counter()
-                fn(served.url, pii, recipient, n)
+                fn(url, pii, recipient, n)
                 (kit_times if fn is kit_journey else bare_times).append(time.perf_counter() - t0)
     kit_ms, bare_ms = median(kit_times) * 1000, median(bare_times) * 1000
     return {

@@ -1,6 +1,6 @@
 """Benchmark 5 — population simulation: complete onboarding journeys per second.
 
-Runs ``benchmarks/bench_simulate.py``'s ``measure`` (``kit.simulate.run`` on the embedded
+Runs ``benchmarks.bench_simulate``'s ``measure`` (``kit.simulate.run`` on the embedded
 simulator: every customer its own ``kit.connect()`` device, 8 worker threads, no faults) in a
 fresh subprocess, a few times after a warm-up, and reports the median. The target is absolute:
 journeys per second on 2 cores.
@@ -12,15 +12,14 @@ import json
 import subprocess
 from typing import Any
 
-from bench_support import PY, ROOT, median
+from benchmarks.bench_support import PY, ROOT, median
 
 TARGET = 200.0
 
 _RUN = r"""
 import json, sys
-sys.path.insert(0, "benchmarks")
-import bench_simulate
-import kit.simulate as sim
+from benchmarks import bench_simulate
+import kit.lab.simulate as sim
 customers, rounds, concurrency = (int(a) for a in sys.argv[1:4])
 sim.run(customers=10, seed=7, progress=False)  # warm-up: starts the embedded simulator
 for _ in range(rounds):

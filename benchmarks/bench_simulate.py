@@ -7,8 +7,8 @@ transfer — about 15 HTTP calls and 5 JWE encryptions to the server key per cus
 
 Example::
 
-    $ .venv/bin/python benchmarks/bench_simulate.py --customers 1000
-    $ .venv/bin/python benchmarks/bench_simulate.py --customers 200 --faults flaky --concurrency 4
+    $ .venv/bin/python -m benchmarks.bench_simulate --customers 1000
+    $ .venv/bin/python -m benchmarks.bench_simulate --customers 200 --faults flaky --concurrency 4
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import kit.simulate as sim
+import kit.lab.simulate as sim
 
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.json"
 

@@ -1,4 +1,4 @@
-"""Matplotlib figures for simulation results (used by :class:`kit.simulate.SimulationResult`).
+"""Matplotlib figures for simulation results (used by :class:`kit.lab.results.SimulationResult`).
 
 Figures are built with the object-oriented API (``matplotlib.figure.Figure``), not pyplot:
 nothing is registered with pyplot's global figure list, so a notebook shows a figure only when

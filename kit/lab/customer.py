@@ -1,0 +1,178 @@
+"""One synthetic customer of a population run, on its own client (one device): its plan
+played step by step, a row recorded per step.
+
+:class:`Crowd` holds the customers of one run; :meth:`Crowd.run_one` plays one plan (the run's
+thread pool calls it). Onboarding goes through :func:`kit.lab.journeys.onboard`, with
+:meth:`Customer.step` as its step recorder; cards, events and P2P follow.
+
+A row is ``(customer, t, step, outcome, status, code, latency_ms, retries)``, read from the
+client's own redacted call log (``api.calls``: no bodies, no secrets). Resource ids stay in the
+:class:`Outcome`, out of the rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import kit
+from kit import register
+from kit.errors import ApiError, KitError, TransportError
+from kit.lab import journeys
+from kit.lab.planning import CustomerPlan
+from kit.models import Persona
+
+__all__ = ["Crowd", "Customer", "Outcome"]
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one customer's run produced (ids stay here, out of ``steps``)."""
+
+    rows: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
+    account_id: str | None = None
+    person_id: str | None = None
+    opening: Decimal | None = None
+    established: bool = False
+
+
+class Customer:
+    """Runs one plan on its own client (one device); records a row per step."""
+
+    def __init__(self, plan: CustomerPlan, api: kit.Client, outcome: Outcome) -> None:
+        self.plan = plan
+        self.api = api
+        self.out = outcome
+        self.t = 0
+        self.answered: dict[str, Any] = {}  # step name → the value of its last 2xx answer
+
+    def step(self, name: str, fn: Callable[[], Any], judge: Callable[[Any], str | None] | None = None) -> Any:
+        """Run ``fn`` as step ``name``; returns its value, or ``None`` when it raised.
+
+        ``judge`` turns a 2xx answer into a business failure: it returns a code, or ``None``.
+        """
+        calls = self.api.calls  # the kit's own redacted call log (no bodies, no secrets)
+        before = len(calls)
+        started = time.perf_counter()
+        value: Any = None
+        try:
+            value = fn()
+            status, code = None, judge(value) if judge is not None else None
+            outcome = "failed" if code is not None else "ok"
+        except ApiError as exc:
+            outcome, status, code = "error", exc.status, exc.code
+        except TransportError:
+            outcome, status, code = "error", None, "connection-error"
+        except KitError as exc:
+            outcome, status, code = "error", None, type(exc).__name__
+        latency = (time.perf_counter() - started) * 1000
+        made = calls.entries()[before:]
+        if status is None and made and outcome != "error":
+            status = made[-1].status
+        retries = sum(c.retries for c in made)
+        self.out.rows.append(
+            (self.plan.customer, self.t, name, outcome, status, code, round(latency, 3), retries)
+        )
+        self.t += 1
+        if outcome == "error":
+            return None
+        self.answered[name] = value
+        return value
+
+    def skip(self, name: str, code: str) -> None:
+        self.out.rows.append((self.plan.customer, self.t, name, "skipped", None, code, 0.0, 0))
+        self.t += 1
+
+    def onboard(self, persona: Persona) -> bool:
+        """The onboarding journey; ``True`` when the person session is open."""
+        done = journeys.onboard(
+            self.api, persona.pii, wrong_answers=self.plan.fails_kyc, expiration="sliding", step=self.step
+        )
+        account = self.answered.get("create_account")
+        if account is not None:
+            self.out.account_id = account.account_id
+            self.out.opening = account.balance.amount if account.balance is not None else None
+        self.out.person_id = done.person_id
+        kyc = self.answered.get("kyc_answers")
+        self.out.established = kyc is not None and kyc.status == "established"
+        return done.status == "established"
+
+    def cards(self) -> None:
+        api, p, account_id = self.api, self.plan, self.out.account_id
+        assert account_id is not None
+        card = self.step("create_card", lambda: api.cards.create(account_id, type=p.card_type))
+        if card is not None:
+            self.step("close_card", lambda: api.cards.close(card.card_id, reason=p.close_reason))
+
+    def events(self) -> None:
+        account_id = self.out.account_id
+        assert account_id is not None
+        send = self.api.events.send
+        for event_type in self.plan.events:
+            self.step("send_event", functools.partial(send, account_id, event_type))
+
+    def p2p(self, recipient: Outcome | None) -> None:
+        if recipient is None or not recipient.established or recipient.person_id is None:
+            self.skip("p2p_transfer", "no-eligible-recipient")
+            return
+        account_id, amount, to = self.out.account_id, self.plan.p2p_amount, recipient.person_id
+        assert account_id is not None and amount is not None
+        self.step(
+            "p2p_transfer",
+            lambda: self.api.p2p.transfer(from_account_id=account_id, to_person_id=to, amount=amount),
+        )
+
+
+class Crowd:
+    """The customers of one run and what they share: each one's :class:`Outcome`, and an event
+    per customer set once its onboarding ended (a P2P sender waits for its recipient's)."""
+
+    def __init__(
+        self, plans: Sequence[CustomerPlan], chosen: Iterable[str], seed: int, options: Mapping[str, Any]
+    ) -> None:
+        self.chosen = tuple(chosen)
+        self.seed = seed
+        self.options = dict(options)
+        self.outcomes = [Outcome() for _ in plans]
+        self.onboarded = [threading.Event() for _ in plans]
+        self.personas = {p["persona_id"]: Persona.from_wire(p) for p in register.personas()}
+
+    def run_one(self, p: CustomerPlan) -> None:
+        """Play one plan on a new client (one device), closed at the end."""
+        try:
+            device = dict(p.device)
+            api = kit.connect("sim", device=device, seed=self.seed * 100_003 + p.customer, **self.options)
+            customer = Customer(p, api, self.outcomes[p.customer])
+            ok = customer.onboard(self.personas[p.persona_id])
+        finally:
+            self.onboarded[p.customer].set()  # never leave a P2P sender waiting
+        try:
+            if ok:
+                self._after_onboarding(customer)
+        finally:
+            api.close()
+
+    def _after_onboarding(self, customer: Customer) -> None:
+        p = customer.plan
+        if "cards" in self.chosen:
+            customer.cards()
+        if "events" in self.chosen:
+            customer.events()
+        if "p2p" in self.chosen and p.p2p_amount is not None:
+            customer.p2p(self._recipient(p))
+
+    def _recipient(self, p: CustomerPlan) -> Outcome | None:
+        if p.p2p_to is None:
+            return None
+        # An earlier customer: its task started before this one (FIFO pool).
+        self.onboarded[p.p2p_to].wait()
+        return self.outcomes[p.p2p_to]
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every customer's rows, customer by customer."""
+        return [row for o in self.outcomes for row in o.rows]

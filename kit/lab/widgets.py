@@ -1,0 +1,377 @@
+"""An ipywidgets explorer for one client (public name ``kit.widgets``): the session state
+machine, one button per next step, the last calls and the webhooks received (ipywidgets 8,
+JupyterLab).
+
+:class:`Explorer` wraps a :class:`kit.Client`. Its buttons run the flows of the spec: create a
+session, create an account, promote, onboard a persona (PII sent encrypted, KYC answered with
+the simulator's test answers), create and close a card with a reason from the register (A15),
+send one of the eight inbound events, and a P2P transfer to another customer (a client passed
+in, or one onboarded on demand). Errors show as readable messages — the error's class, status,
+problem code and hint — never a traceback.
+
+The state machine — what step may come next, performing a step — is :class:`kit.lab.flow.Flow`;
+this module is its view.
+
+Every button is also reachable by name (:meth:`Explorer.click`), and :meth:`Explorer.text`
+gives a deterministic plain-text summary: what a headless run (nbval, ``KIT_REGRESS=1``) shows
+instead of the widget.
+
+Example::
+
+    >>> import kit, kit.widgets
+    >>> api = kit.connect("sim")                      # doctest: +SKIP
+    >>> explorer = kit.widgets.explorer(api)          # doctest: +SKIP
+    >>> explorer          # the widget in JupyterLab   # doctest: +SKIP
+    >>> explorer.click("create_session")              # doctest: +SKIP
+    'Anonymous session created (sliding, expires 2025-01-06T09:15:00Z)'
+    >>> explorer.state                                # doctest: +SKIP
+    'anonymous'
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+import kit
+from kit import env, register
+from kit.errors import ApiError, KitError
+from kit.lab.flow import ACTIONS, STATES, Context, Flow
+
+__all__ = [
+    "ACTIONS",
+    "HISTORY_COLUMNS",
+    "STATES",
+    "WEBHOOK_COLUMNS",
+    "Explorer",
+    "error_message",
+    "explorer",
+    "history_table",
+    "webhooks_table",
+]
+
+#: History columns that do not vary between runs (no wall-clock time, no ms).
+HISTORY_COLUMNS = ["method", "path", "status", "session_type", "code", "retries"]
+#: Webhook columns shown (simulator times, seeded ids).
+WEBHOOK_COLUMNS = ["type", "id", "resource_id", "created_at", "verified"]
+
+_CURRENT_STYLE = "background:#1f6feb;color:white;font-weight:bold;border:2px solid #1f6feb"
+_OTHER_STYLE = "background:#f6f8fa;color:#57606a;border:1px solid #d0d7de"
+
+
+def _headless() -> bool:
+    """A regression run (``KIT_REGRESS=1``): show the text summary, not the widget."""
+    return os.environ.get(env.REGRESS) == "1"
+
+
+def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
+    """``api.history`` reduced to :data:`HISTORY_COLUMNS`, typed for display.
+
+    ``status`` and ``retries`` are nullable integers, ``method``, ``session_type`` and
+    ``code`` categories; the rows are the last ``last`` calls (all when ``None``).
+
+    Example::
+
+        >>> history_table(api, last=5).dtypes["status"]          # doctest: +SKIP
+        Int64Dtype()
+    """
+    frame = api.history
+    frame = frame if last is None else frame.tail(last)
+    table = frame.reindex(columns=HISTORY_COLUMNS).reset_index(drop=True)
+    return table.astype(
+        {
+            "method": "category",
+            "path": "string",
+            "status": "Int64",
+            "session_type": "category",
+            "code": "category",
+            "retries": "Int64",
+        }
+    )
+
+
+def webhooks_table(api: kit.Client) -> pd.DataFrame:
+    """Webhooks received by the sim profile's loopback receiver (:data:`WEBHOOK_COLUMNS`);
+    empty outside the sim profile."""
+    if api.config.profile != "sim":
+        return pd.DataFrame(columns=WEBHOOK_COLUMNS)
+    frame = api.webhooks.events.reindex(columns=WEBHOOK_COLUMNS).reset_index(drop=True)
+    return frame.astype({"type": "category"})
+
+
+def error_message(exc: BaseException) -> str:
+    """One readable line for an error: class, status and code, what was wrong, what to do.
+
+    Example::
+
+        >>> from kit.errors import CardAlreadyClosed
+        >>> error_message(CardAlreadyClosed(409, "card-already-closed", "Closed."))
+        'CardAlreadyClosed (409 card-already-closed): Closed. — the card is closed already; nothing to do'
+    """
+    if isinstance(exc, ApiError):
+        return f"{type(exc).__name__} ({exc.status} {exc.code}): {exc.message} — {exc.hint}"
+    if isinstance(exc, KitError):
+        return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (ValueError, TypeError)):
+        return f"Invalid input ({type(exc).__name__}): {exc}"
+    return f"Unexpected {type(exc).__name__}: {exc}"
+
+
+def _table_html(frame: pd.DataFrame, empty: str) -> str:
+    if frame.empty:
+        return f"<p><i>{html.escape(empty)}</i></p>"
+    return str(frame.to_html(index=False, na_rep="–", border=0))
+
+
+class Explorer:
+    """An interactive explorer for one client (see the module docstring).
+
+    Attributes: ``flow`` (the state machine, :class:`kit.lab.flow.Flow`), ``widget`` (the
+    ipywidgets ``VBox``), ``buttons`` (name → Button), the pickers ``persona``, ``card_type``,
+    ``reason``, ``event_type``, ``amount``, and the displays ``state_view``, ``message``,
+    ``context_view``, ``history_view``, ``webhooks_view`` (HTML widgets; ``.value`` holds what
+    is shown).
+
+    Example::
+
+        >>> ex = Explorer(api)                            # doctest: +SKIP
+        >>> ex.buttons["create_session"].click()          # doctest: +SKIP
+        >>> ex.state, ex.next_steps()                     # doctest: +SKIP
+        ('anonymous', ['create_account'])
+    """
+
+    def __init__(
+        self,
+        api: kit.Client,
+        *,
+        other: kit.Client | None = None,
+        persona: int = 0,
+        other_persona: int = 1,
+        history_rows: int = 12,
+        webhook_wait: float = 3.0,
+    ) -> None:
+        self.api = api
+        self.flow = Flow(api, other=other, other_persona=other_persona, webhook_wait=webhook_wait)
+        self.history_rows = history_rows
+        self.last_message = "Ready: create a session to start."
+        self.last_ok = True
+
+        people = [str(p["persona_id"]) for p in register.personas()]
+        self.persona = w.Dropdown(options=people, value=people[persona % len(people)], description="persona")
+        types = list(register.value("A13")["types"])
+        self.card_type = w.Dropdown(options=types, value="temporary", description="card type")
+        reasons = list(register.value("A15")["reasons"])
+        self.reason = w.Dropdown(options=reasons, value=reasons[0], description="reason")
+        events = list(register.spec()["inbound_event_types"])
+        self.event_type = w.Dropdown(options=events, value=events[0], description="event")
+        self.amount = w.Text(value="12.50", description="amount USD")
+
+        self.buttons: dict[str, w.Button] = {}
+        for name, label in ACTIONS.items():
+            button = w.Button(description=label, layout=w.Layout(width="auto"))
+            button.on_click(self._handler(name))
+            self.buttons[name] = button
+        self.state_view = w.HTML()
+        self.message = w.HTML()
+        self.context_view = w.HTML()
+        self.history_view = w.HTML()
+        self.webhooks_view = w.HTML()
+        self.widget = self._layout()
+        self._guard(self.flow.listen)
+        self.refresh()
+
+    def _layout(self) -> w.VBox:
+        b = self.buttons
+        return w.VBox(
+            [
+                w.HTML("<h3>Partner API explorer</h3>"),
+                self.state_view,
+                w.HBox([b["create_session"], b["create_account"], b["promote_account"]]),
+                w.HBox([self.persona, b["onboard"], b["promote_person"]]),
+                w.HBox([self.card_type, b["create_card"], self.reason, b["close_card"]]),
+                w.HBox([self.event_type, b["send_event"]]),
+                w.HBox([self.amount, b["p2p"], b["refresh"]]),
+                self.message,
+                self.context_view,
+                w.HTML("<b>Last calls</b> (<code>api.history</code>)"),
+                self.history_view,
+                w.HTML("<b>Webhooks received</b>"),
+                self.webhooks_view,
+            ]
+        )
+
+    def __repr__(self) -> str:
+        return f"<Explorer state={self.state!r} device={self.api.device.device_id!r}>"
+
+    # -- display ----------------------------------------------------------------------------
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget (when a frontend may render it) with the text summary as plain text:
+        nbval compares ``text/plain`` and skips the widget view, whose ids are random."""
+        bundle: dict[str, Any] = {}
+        if not _headless():
+            data = self.widget._repr_mimebundle_()
+            bundle.update(data if isinstance(data, dict) else {})
+        bundle["text/plain"] = self.text()
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self._repr_mimebundle_(), raw=True)
+
+    # -- the state machine's state ----------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        """``"none"``, ``"anonymous"``, ``"account"`` or ``"person"``: the current session."""
+        return self.flow.state
+
+    @property
+    def ctx(self) -> Context:
+        """What the explorer has created so far (:class:`kit.lab.flow.Context`)."""
+        return self.flow.ctx
+
+    @property
+    def other(self) -> kit.Client | None:
+        """The other customer's client for P2P (given, or created on demand)."""
+        return self.flow.other
+
+    def next_steps(self) -> list[str]:
+        """The buttons that move the flow forward from here (highlighted in the widget)."""
+        return self.flow.next_steps()
+
+    def close(self) -> None:
+        """Close the other customer's client if the explorer created it."""
+        self.flow.close()
+
+    # -- actions: each button runs a step of the flow with the pickers' values ----------------
+
+    def click(self, action: str) -> str:
+        """Run a button by name (what clicking it does) and return the message shown.
+
+        Raises:
+            KeyError: an unknown action (see :data:`ACTIONS`).
+        """
+        self.buttons[action].click()
+        return self.last_message
+
+    def _handler(self, name: str) -> Callable[[w.Button], None]:
+        action = getattr(self, f"_do_{name}")
+
+        def on_click(_button: w.Button) -> None:
+            self._guard(action)
+            self.refresh()
+
+        return on_click
+
+    def _guard(self, action: Callable[[], Any]) -> None:
+        """Run an action; any error becomes the message (no traceback reaches the output)."""
+        try:
+            result = action()
+        except Exception as exc:  # an explorer shows every failure as a message
+            self.last_ok, self.last_message = False, error_message(exc)
+            return
+        if isinstance(result, str):
+            self.last_ok, self.last_message = True, result
+
+    def _do_create_session(self) -> str:
+        return self.flow.create_session()
+
+    def _do_create_account(self) -> str:
+        return self.flow.create_account()
+
+    def _do_promote_account(self) -> str:
+        return self.flow.promote_account()
+
+    def _do_onboard(self) -> str:
+        return self.flow.onboard(str(self.persona.value))
+
+    def _do_promote_person(self) -> str:
+        return self.flow.promote_person()
+
+    def _do_create_card(self) -> str:
+        return self.flow.create_card(str(self.card_type.value))
+
+    def _do_close_card(self) -> str:
+        return self.flow.close_card(str(self.reason.value))
+
+    def _do_send_event(self) -> str:
+        return self.flow.send_event(str(self.event_type.value))
+
+    def _do_p2p(self) -> str:
+        return self.flow.p2p(str(self.amount.value).strip())
+
+    def _do_refresh(self) -> str:
+        return self.flow.refresh()
+
+    # -- views ------------------------------------------------------------------------------
+
+    def _state_html(self) -> str:
+        current, cells = self.state, []
+        for state in STATES:
+            style = _CURRENT_STYLE if state == current else _OTHER_STYLE
+            mark = ' data-current="true"' if state == current else ""
+            cells.append(
+                f'<span{mark} style="{style};padding:4px 12px;border-radius:12px">{state.title()}</span>'
+            )
+        none = "" if current != "none" else " <i>(no session)</i>"
+        return '<div style="margin:4px 0">' + " → ".join(cells) + none + "</div>"
+
+    def refresh(self) -> None:
+        """Redraw the state, the highlighted next steps, the message and both tables."""
+        steps = set(self.next_steps())
+        for name, button in self.buttons.items():
+            button.button_style = "primary" if name in steps else ""
+        self.state_view.value = self._state_html()
+        colour = "#1a7f37" if self.last_ok else "#cf222e"
+        icon = "✔" if self.last_ok else "✖"
+        self.message.value = (
+            f'<div style="color:{colour};margin:6px 0">{icon} {html.escape(self.last_message)}</div>'
+        )
+        self.context_view.value = "<br>".join(html.escape(line) for line in self.flow.describe())
+        self.history_view.value = _table_html(history_table(self.api, self.history_rows), "no calls yet")
+        try:
+            hooks = webhooks_table(self.api)
+        except KitError as exc:
+            hooks = pd.DataFrame(columns=WEBHOOK_COLUMNS)
+            self.last_ok, self.last_message = False, error_message(exc)
+        self.webhooks_view.value = _table_html(hooks, "none received")
+
+    def text(self) -> str:
+        """A plain-text summary of what the widget shows (deterministic for a seed: seeded
+        ids and simulator times only; no wall-clock times, durations, tokens or PII)."""
+        marks = [f"[{s.title()}]" if s == self.state else s.title() for s in STATES]
+        status = "ok" if self.last_ok else "error"
+        lines = [
+            f"Partner API explorer — profile {self.api.config.profile}, device {self.api.device.device_id}",
+            "state: " + " → ".join(marks) + (" (no session)" if self.state == "none" else ""),
+            "next steps: " + ", ".join(ACTIONS[s] for s in self.next_steps()),
+            f"last ({status}): {self.last_message}",
+            *self.flow.describe(),
+            f"last calls (of {len(self.api.history)}):",
+            _frame_text(history_table(self.api, self.history_rows), "no calls yet"),
+            "webhooks received:",
+            _frame_text(webhooks_table(self.api) if self.flow.sim else pd.DataFrame(), "none received"),
+        ]
+        return "\n".join(lines)
+
+
+def _frame_text(frame: pd.DataFrame, empty: str) -> str:
+    return f"  ({empty})" if frame.empty else frame.to_string(index=False, na_rep="-")
+
+
+def explorer(api: kit.Client, **options: Any) -> Explorer:
+    """An :class:`Explorer` for ``api`` (options as for the class: ``other``, ``persona``,
+    ``other_persona``, ``history_rows``, ``webhook_wait``).
+
+    Example::
+
+        >>> kit.widgets.explorer(kit.connect("sim"))       # doctest: +SKIP
+    """
+    return Explorer(api, **options)
