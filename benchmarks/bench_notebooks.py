@@ -17,7 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench_support import PY, ROOT, median
+from benchmarks.bench_support import PY, ROOT, median
 
 TARGET = 1.3
 JOBS = 2

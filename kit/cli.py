@@ -3,7 +3,15 @@ regression checks) and ``kit walk`` (a scripted tour of every flow).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
-``KIT_SIM_CONTROL_TOKEN``).
+``KIT_SIM_CONTROL_TOKEN``: :data:`kit.env.SIM_PARTNERS`, :data:`kit.env.SIM_CONTROL_TOKEN`).
+Each wing is imported when its command runs (``regress`` when the parser is built, for its
+options; papermill only when notebooks run).
+
+Example::
+
+    $ kit serve --port 0 --seed 11
+    $ kit walk
+    $ kit regress 04 -p seed=11
 """
 
 from __future__ import annotations
@@ -15,18 +23,10 @@ import os
 import sys
 from decimal import Decimal, InvalidOperation
 
-PARTNERS_ENV = "KIT_SIM_PARTNERS"
-CONTROL_TOKEN_ENV = "KIT_SIM_CONTROL_TOKEN"
+from kit import env
 
-
-def _partners(raw: str) -> dict[str, str]:
-    partners: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in raw.split(","))):
-        client_id, sep, secret = item.partition(":")
-        if not sep or not client_id or not secret:
-            raise ValueError(f"{PARTNERS_ENV} entries are client_id:secret, separated by commas")
-        partners[client_id] = secret
-    return partners
+PARTNERS_ENV = env.SIM_PARTNERS
+CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {}
     if os.environ.get(PARTNERS_ENV):
         try:
-            overrides["partners"] = _partners(os.environ[PARTNERS_ENV])
+            overrides["partners"] = env.parse_partners(os.environ[PARTNERS_ENV])
         except ValueError as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return 2
@@ -93,12 +93,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _walk(args: argparse.Namespace) -> int:
-    from kit.walk import main as walk
+    from kit.lab.walk import main as walk
 
-    return walk()
+    return walk([])
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kit`` parser: ``serve``, ``walk`` and ``regress``, each with its ``func``.
+
+    Example::
+
+        >>> build_parser().parse_args(["serve", "--port", "0"]).port
+        0
+
+    Raises:
+        Nothing.
+    """
     parser = argparse.ArgumentParser(prog="kit", description="Partner API kit")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -125,16 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes decrypting JWEs beside the event loop (default: one per spare core, "
         "at most 4; 0 decrypts on the loop)",
     )
+    defaults = " and ".join(f"{client}/{secret}" for client, secret in env.SIM_PARTNER_CLIENTS.items())
     serve.epilog = (
-        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default sim-partner/sim-secret and "
-        f"sim-partner-b/sim-secret-b). Control token: {CONTROL_TOKEN_ENV}."
+        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default {defaults}). "
+        f"Control token: {CONTROL_TOKEN_ENV}."
     )
     serve.set_defaults(func=_serve)
 
     walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
     walk.set_defaults(func=_walk)
 
-    from kit.regress import add_arguments as regress_arguments  # papermill loads lazily
+    from kit.regress.cli import add_arguments as regress_arguments  # papermill loads lazily
 
     regress_arguments(
         commands.add_parser("regress", help="run the notebooks with papermill, in parallel, and report")
@@ -143,6 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``kit …`` (and ``python -m kit …``): run one command; its exit status.
+
+    Example::
+
+        >>> main(["serve", "--port", "0"])  # doctest: +SKIP
+
+    Raises:
+        SystemExit: for ``--help`` and argparse's own usage errors.
+    """
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 

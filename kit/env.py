@@ -1,5 +1,5 @@
-"""Names the kit shares with its environment: environment variables and the simulator's
-built-in partner clients.
+"""Names the kit shares with its environment: environment variables, the simulator's
+built-in partner clients and its control-plane header.
 
 One place for each name, read by the client (``kit.config``), the simulator (``kit.sim``),
 ``kit serve`` and ``kit regress`` alike. This module imports nothing from the kit, so every
@@ -13,11 +13,14 @@ __all__ = [
     "BASE_URL",
     "CLIENT_ID",
     "CLIENT_SECRET",
+    "REGRESS",
     "SANDBOX_FIXTURES",
     "SECRET_VARIABLES",
     "SIM_CONTROL_TOKEN",
+    "SIM_CONTROL_TOKEN_HEADER",
     "SIM_PARTNERS",
     "SIM_PARTNER_CLIENTS",
+    "parse_partners",
 ]
 
 # -- a partner sandbox (the ``sandbox`` profile) ----------------------------------------------
@@ -35,6 +38,12 @@ SANDBOX_FIXTURES = "PARTNER_API_SANDBOX_FIXTURES"
 SIM_PARTNERS = "KIT_SIM_PARTNERS"
 #: The token the control plane (``/_sim``) requires off loopback.
 SIM_CONTROL_TOKEN = "KIT_SIM_CONTROL_TOKEN"
+#: The request header that carries that token to the control plane.
+SIM_CONTROL_TOKEN_HEADER = "svc-control-token"
+
+# -- kit regress ------------------------------------------------------------------------------
+#: ``1`` in the kernels ``kit regress`` starts: notebooks show deterministic text, not widgets.
+REGRESS = "KIT_REGRESS"
 
 #: The environment variables whose values are secrets, with the kind of secret each holds.
 SECRET_VARIABLES: dict[str, str] = {
@@ -49,3 +58,22 @@ SIM_PARTNER_CLIENTS: dict[str, str] = {
     "sim-partner": "sim-secret",
     "sim-partner-b": "sim-secret-b",
 }
+
+
+def parse_partners(raw: str, *, strict: bool = True) -> dict[str, str]:
+    """The partner clients of a ``KIT_SIM_PARTNERS`` value (``id:secret,id2:secret2``).
+
+    ``strict``: a malformed entry raises ``ValueError`` (``kit serve`` refuses to start);
+    otherwise it is skipped (the leak scanner takes every secret it can read).
+
+        >>> parse_partners("a:one, b:two")
+        {'a': 'one', 'b': 'two'}
+    """
+    partners: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        client_id, sep, secret = item.partition(":")
+        if sep and client_id and secret:
+            partners[client_id] = secret
+        elif strict:
+            raise ValueError(f"{SIM_PARTNERS} entries are client_id:secret, separated by commas")
+    return partners

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import leaks, regress
+from kit import regress
+from kit.regress import leaks
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from kit import leaks
-from kit.register import personas
+from kit import env
+from kit.register import personas, value
+from kit.regress import leaks
 from kit.sensitive import Sensitive
 from tests.notebooks.helpers import FIXTURES
 
@@ -28,14 +29,16 @@ def _jwe() -> str:
 
 
 PERSONA = personas()[3]
+SIM_SECRET, SIM_SECRET_B, *_ = env.SIM_PARTNER_CLIENTS.values()  # the simulator's built-in secrets
+YEAR, MONTH, NATIONAL_ID_DIGITS = value("A12")["question_texts"]  # the KYC questions, decrypted
 # kind -> a value of that kind, as it would appear in an output
 SAMPLES = {
     "persona-dob": PERSONA["date_of_birth"],
     "persona-national-id": PERSONA["national_id"],
-    "client-secret": "sim-secret",
+    "client-secret": SIM_SECRET,
     "jwe": _jwe(),
     "session-token": "ses_" + secrets.token_urlsafe(32),
-    "kyc-question": "What are the last two digits of your national identification number?",
+    "kyc-question": NATIONAL_ID_DIGITS,
 }
 CLEAN = [
     "account acc_5ea792c644255bcf6a87 opened for per_0123456789abcdef0123",
@@ -45,18 +48,13 @@ CLEAN = [
     'Sensitive(session_token=••••••) and {"access_token": "••••••", "token_type": "Bearer"}',
     "balance 500.00 USD after 3 transfers; request req_0962541c37bfcfbf384e; Idempotency-Key "
     "3f2b1c9d-1a2b-4c3d-8e9f-0a1b2c3d4e5f; 1000000001 events",
-    "client_id sim-partner; the secret comes from PARTNER_API_CLIENT_SECRET (never shown)",
+    f"client_id sim-partner; the secret comes from {env.CLIENT_SECRET} (never shown)",
 ]
 
 
 @pytest.fixture(autouse=True)
 def _no_secret_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "PARTNER_API_CLIENT_SECRET",
-        "PARTNER_API_ACCESS_TOKEN",
-        "KIT_SIM_PARTNERS",
-        "KIT_SIM_CONTROL_TOKEN",
-    ):
+    for name in (env.CLIENT_SECRET, env.ACCESS_TOKEN, env.SIM_PARTNERS, env.SIM_CONTROL_TOKEN):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -147,10 +145,17 @@ def test_national_id_without_separators_is_found() -> None:
         ('{"access_token": "' + secrets.token_urlsafe(32) + '", "token_type": "Bearer"}', "bearer-token"),
         ("{'session_token': '" + secrets.token_urlsafe(32) + "'}", "session-token"),
         ("eyJhbGciOiJFUzI1NiIsImtpZCI6IncxIn0.." + _b64(secrets.token_bytes(64)), "jws-detached"),
-        ("sim-secret-b", "client-secret"),
-        ("In which month were you born?", "kyc-question"),
+        (SIM_SECRET_B, "client-secret"),
+        (MONTH, "kyc-question"),
     ],
-    ids=["bearer-header", "access-token-json", "session-token-dict", "detached-jws", "sim-secret-b", "kyc"],
+    ids=[
+        "bearer-header",
+        "access-token-json",
+        "session-token-dict",
+        "detached-jws",
+        "simulator-secret-b",
+        "kyc",
+    ],
 )
 def test_other_token_shapes_are_found(text: str, kind: str) -> None:
     assert [f.kind for f in leaks.scan_text(text)] == [kind]
@@ -158,9 +163,9 @@ def test_other_token_shapes_are_found(text: str, kind: str) -> None:
 
 def test_environment_and_given_secrets_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
     client_secret, access, partner = (secrets.token_urlsafe(20) for _ in range(3))
-    monkeypatch.setenv("PARTNER_API_CLIENT_SECRET", client_secret)
-    monkeypatch.setenv("PARTNER_API_ACCESS_TOKEN", access)
-    monkeypatch.setenv("KIT_SIM_PARTNERS", f"p1:{partner},p2:other-secret-2")
+    monkeypatch.setenv(env.CLIENT_SECRET, client_secret)
+    monkeypatch.setenv(env.ACCESS_TOKEN, access)
+    monkeypatch.setenv(env.SIM_PARTNERS, f"p1:{partner},p2:other-secret-2")
     text = f"a={client_secret} b={access} c={partner}"
     assert [f.kind for f in leaks.scan_text(text)] == ["client-secret", "access-token", "client-secret"]
     given = Sensitive("my-own-secret-42", label="secret")
@@ -176,7 +181,7 @@ def test_no_false_positive_on_ids_timestamps_and_prose(text: str) -> None:
 
 
 def test_sources_and_papermill_metadata_are_scanned() -> None:
-    nb = new_notebook(cells=[new_code_cell('client = connect(client_secret="sim-secret")')])
+    nb = new_notebook(cells=[new_code_cell(f'client = connect(client_secret="{SIM_SECRET}")')])
     nb.metadata["papermill"] = {"parameters": {"profile": "sim", "note": SAMPLES["jwe"]}}
     found = {(f.kind, f.location) for f in leaks.scan_notebook(nb)}
     assert found == {
@@ -218,7 +223,7 @@ def test_dataframe_headers_and_index_labels_are_scanned_by_position() -> None:
 def test_redact_replaces_values_and_keeps_clean_text() -> None:
     token = SAMPLES["session-token"]
     assert (
-        leaks.redact(f"got {token} for sim-secret")
+        leaks.redact(f"got {token} for {SIM_SECRET}")
         == "got [redacted session-token] for [redacted client-secret]"
     )
     coloured = "\x1b[31mAssertionError\x1b[39m: fine"

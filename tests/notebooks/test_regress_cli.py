@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from kit import regress
+from kit import env, regress
+from kit.regress import reports
 from tests.notebooks.helpers import FIXTURES, ROOT, run_cli
+
+SIM_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.values()))
 
 
 @pytest.mark.parametrize(
@@ -66,7 +69,7 @@ def test_a_secret_looking_parameter_is_refused(key: str, tmp_path: Path) -> None
 
 def test_a_parameter_value_that_is_a_secret_is_refused() -> None:
     with pytest.raises(regress.RegressError, match="looks like a client-secret"):
-        regress.check_parameters({"note": "sim-secret"})
+        regress.check_parameters({"note": SIM_SECRET})
     regress.check_parameters({"profile": "sim", "seed": 7, "reason": "lost"})
 
 
@@ -130,10 +133,10 @@ def test_progress_is_silent_when_disabled_and_a_counter_without_tqdm(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = regress.NotebookResult(notebook="01_x.ipynb", status="passed", seconds=1.0, output=Path("o"))
-    regress._progress(2, enabled=False)(result)
+    reports.progress(2, enabled=False)(result)
     assert capsys.readouterr() == ("", "")
     monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
-    advance = regress._progress(2, enabled=True)
+    advance = reports.progress(2, enabled=True)
     advance(result)
     advance(result)
     out, err = capsys.readouterr()

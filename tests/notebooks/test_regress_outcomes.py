@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kit import env
 from tests.notebooks.helpers import FIXTURES, load, run_cli, stream_text
 
 pytestmark = pytest.mark.papermill
@@ -18,7 +19,7 @@ def passing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One run of every fixture notebook with default values (all pass), plus a marker parameter."""
     out = tmp_path_factory.mktemp("regress-pass")
     with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("PARTNER_API_ACCESS_TOKEN", raising=False)
+        mp.delenv(env.ACCESS_TOKEN, raising=False)
         code, stdout, stderr = run_cli(
             "--notebooks", str(FIXTURES), "--out", str(out), "--jobs", "2", "-p", "marker=visible-in-output"
         )

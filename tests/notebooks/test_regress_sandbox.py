@@ -14,14 +14,14 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from kit import regress
+from kit import env, regress
 from tests.notebooks.helpers import FIXTURES, load, run_cli, stream_text
 
 CLIENT_ID = "partner-under-test"
 
 
 class _TokenServer(ThreadingHTTPServer):
-    """A minimal ``POST /oauth/accesstoken`` (DESIGN §3.1) that counts its calls."""
+    """A minimal ``POST /oauth/accesstoken`` (the wire contract) that counts its calls."""
 
     def __init__(self, secret: str) -> None:
         super().__init__(("127.0.0.1", 0), _TokenHandler)
@@ -67,10 +67,10 @@ def sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[_TokenServer]:
     server = _TokenServer(secret=secrets.token_urlsafe(24))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.setenv("PARTNER_API_BASE_URL", server.base_url)
-    monkeypatch.setenv("PARTNER_API_CLIENT_ID", CLIENT_ID)
-    monkeypatch.setenv("PARTNER_API_CLIENT_SECRET", server.secret)
-    monkeypatch.delenv("PARTNER_API_ACCESS_TOKEN", raising=False)
+    monkeypatch.setenv(env.BASE_URL, server.base_url)
+    monkeypatch.setenv(env.CLIENT_ID, CLIENT_ID)
+    monkeypatch.setenv(env.CLIENT_SECRET, server.secret)
+    monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
     yield server
     server.shutdown()
     server.server_close()
@@ -125,12 +125,12 @@ def test_fetch_sends_client_credentials_by_basic_auth_and_form() -> None:
         seen.append(request)
         return httpx.Response(200, json={"access_token": "tok-123-ABC", "token_type": "Bearer"})
 
-    env = {
-        "PARTNER_API_BASE_URL": "https://sandbox.example/",
-        "PARTNER_API_CLIENT_ID": "me",
-        "PARTNER_API_CLIENT_SECRET": "s3cret-value",
+    variables = {
+        env.BASE_URL: "https://sandbox.example/",
+        env.CLIENT_ID: "me",
+        env.CLIENT_SECRET: "s3cret-value",
     }
-    token = regress.fetch_partner_token(env, transport=httpx.MockTransport(answer))
+    token = regress.fetch_partner_token(variables, transport=httpx.MockTransport(answer))
     assert token == "tok-123-ABC"
     (request,) = seen
     assert (request.method, str(request.url)) == ("POST", "https://sandbox.example/oauth/accesstoken")
@@ -142,12 +142,12 @@ def test_a_refused_token_request_names_the_oauth_error_not_the_secret() -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(401, json={"error": "invalid_client"})
 
-    env = {
-        "PARTNER_API_BASE_URL": "https://sandbox.example",
-        "PARTNER_API_CLIENT_ID": "me",
-        "PARTNER_API_CLIENT_SECRET": "s3cret-value",
+    variables = {
+        env.BASE_URL: "https://sandbox.example",
+        env.CLIENT_ID: "me",
+        env.CLIENT_SECRET: "s3cret-value",
     }
     with pytest.raises(regress.RegressError) as caught:
-        regress.fetch_partner_token(env, transport=httpx.MockTransport(answer))
+        regress.fetch_partner_token(variables, transport=httpx.MockTransport(answer))
     assert "401" in str(caught.value) and "invalid_client" in str(caught.value)
     assert "s3cret-value" not in str(caught.value)

@@ -1,4 +1,4 @@
-"""``notebooks/_template.ipynb``: the house shape (STYLE.md), and it runs cleanly under regress."""
+"""``notebooks/_template.ipynb``: the house shape, and it runs cleanly under regress."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from kit import leaks, regress
+from kit import regress
+from kit.regress import leaks
 from tests.notebooks.helpers import ROOT, load
 
 TEMPLATE = ROOT / "notebooks" / "_template.ipynb"

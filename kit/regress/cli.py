@@ -1,0 +1,161 @@
+"""``kit regress`` on the command line: the options, the command, ``python -m kit.regress``.
+
+Exit status: 0 when every notebook passed and nothing leaked, 1 otherwise, 2 for a usage
+error (a refused parameter, a missing variable, no notebook selected).
+
+Example::
+
+    $ kit regress                          # every notebook, one job per core
+    $ kit regress 04 '0[5-7]_*' -p seed=11 --jobs 2 --cell-timeout 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kit.regress.discovery import DEFAULT_PATTERN
+from kit.regress.model import RegressError
+from kit.regress.params import parse_parameters
+from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
+from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV
+
+__all__ = ["add_arguments", "build_parser", "command", "main"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``kit regress``'s options to ``parser`` (a sub-parser of ``kit``) and set ``func``.
+
+    Example::
+
+        >>> sub = argparse.ArgumentParser(prog="kit").add_subparsers().add_parser("regress")
+        >>> args = add_arguments(sub).parse_args(["04", "-p", "seed=7"])
+        >>> args.selection, args.parameters, args.func is command
+        (['04'], ['seed=7'], True)
+
+    Raises:
+        Nothing.
+    """
+    parser.description = parser.description or (
+        "Run the notebooks with papermill in parallel, scan them for leaks, and write the executed "
+        "notebooks, junit.xml and summary.md."
+    )
+    parser.add_argument(
+        "selection",
+        nargs="*",
+        metavar="NOTEBOOK",
+        help=f"names, prefixes or globs in the notebooks folder (default: every {DEFAULT_PATTERN})",
+    )
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        dest="parameters",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a papermill parameter for every notebook (7, 0.5, true, none, JSON, else a string); "
+        "never a secret: keys containing secret, token, password or key are refused",
+    )
+    parser.add_argument(
+        "-r",
+        "--raw-parameter",
+        dest="raw_parameters",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="like -p but the value stays a string (amounts: -r amount=20.00)",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=None, help="notebooks at once (default: one per core)"
+    )
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=DEFAULT_CELL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"fail a cell that runs longer (default {DEFAULT_CELL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--notebooks", default="notebooks", metavar="DIR", help="notebooks folder (default notebooks)"
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    parser.epilog = (
+        f"Against a sandbox (-p profile=sandbox) the partner token is fetched once with "
+        f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
+        "Exit status: 0 all passed, 1 a notebook failed or leaked, 2 a usage error."
+    )
+    parser.set_defaults(func=command)
+    return parser
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The ``kit regress`` parser: ``parser`` with the options added, or a new one.
+
+    Example::
+
+        >>> build_parser().parse_args(["--jobs", "2"]).jobs
+        2
+
+    Raises:
+        Nothing.
+    """
+    return add_arguments(parser or argparse.ArgumentParser(prog="kit regress"))
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``kit regress`` from parsed arguments; print the summary; return the exit status.
+
+    Example::
+
+        >>> command(build_parser().parse_args(["00"]))  # doctest: +SKIP
+        0
+
+    Raises:
+        Nothing: usage errors are printed to stderr and return 2.
+    """
+    try:
+        if args.jobs is not None and args.jobs < 1:
+            raise RegressError("--jobs must be at least 1")
+        if args.cell_timeout <= 0:
+            raise RegressError("--cell-timeout must be positive")
+        report = run(
+            args.selection,
+            notebooks_dir=args.notebooks,
+            out_dir=args.out,
+            parameters={
+                **parse_parameters(args.parameters),
+                **parse_parameters(args.raw_parameters, raw=True),
+            },
+            jobs=args.jobs,
+            cell_timeout=args.cell_timeout,
+            progress=args.progress,
+        )
+    except RegressError as exc:
+        print(f"kit regress: {exc.message}", file=sys.stderr)
+        return 2
+    print(report.summary, end="")
+    for finding in report.findings:
+        print(f"leak in a report file: {finding}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kit.regress [options]``: the same as ``kit regress``.
+
+    Example::
+
+        >>> main(["--help"])  # doctest: +SKIP
+
+    Raises:
+        SystemExit: for ``--help`` and argparse's own usage errors.
+    """
+    args = build_parser().parse_args(argv)
+    return command(args)

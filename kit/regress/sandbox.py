@@ -1,0 +1,78 @@
+"""Against a partner sandbox (``-p profile=sandbox``): one partner token for the whole run.
+
+The token is fetched once, before any kernel starts ("about once per day", the wire contract),
+with the client credentials of the environment (:data:`SANDBOX_ENV`), through the kit's one
+token exchange (:func:`kit.auth.fetch_token`), and handed to the kernels as
+:data:`ACCESS_TOKEN_ENV` — never as a parameter, which papermill would write into every
+executed notebook.
+
+Example::
+
+    >>> token = fetch_partner_token()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from kit import env
+from kit.regress.model import RegressError
+
+__all__ = ["ACCESS_TOKEN_ENV", "SANDBOX_ENV", "fetch_partner_token"]
+
+#: The variables a sandbox run needs: base URL, client id, client secret.
+SANDBOX_ENV: tuple[str, str, str] = (env.BASE_URL, env.CLIENT_ID, env.CLIENT_SECRET)
+#: Where the kernels find the token.
+ACCESS_TOKEN_ENV = env.ACCESS_TOKEN
+
+
+def fetch_partner_token(
+    environ: Mapping[str, str] | None = None,
+    *,
+    transport: Any = None,
+    timeout: float = 10.0,
+) -> str:
+    """Fetch one partner access token with the client credentials of the environment.
+
+    ``POST /oauth/accesstoken`` on the base URL of :data:`kit.env.BASE_URL`, form
+    ``grant_type=client_credentials``, HTTP Basic with :data:`kit.env.CLIENT_ID` /
+    :data:`kit.env.CLIENT_SECRET` (:func:`kit.auth.fetch_token`). ``transport`` is an optional
+    ``httpx`` transport (tests use ``httpx.MockTransport``).
+
+    Example::
+
+        >>> token = fetch_partner_token()  # doctest: +SKIP
+
+    Raises:
+        RegressError: a variable is missing (all missing ones are named), the service cannot
+            be reached, or it refuses (the OAuth ``error`` code is named; never a secret).
+    """
+    variables = os.environ if environ is None else environ
+    missing = [name for name in SANDBOX_ENV if not variables.get(name)]
+    if missing:
+        raise RegressError(
+            "-p profile=sandbox needs the environment variables " + ", ".join(missing) + " (set them in "
+            "the environment, never as -p parameters)"
+        )
+    import httpx
+
+    from kit.auth import TOKEN_PATH, fetch_token
+    from kit.errors import ApiError, KitError
+    from kit.sensitive import Sensitive
+
+    base_url, client_id, secret = (variables[name] for name in SANDBOX_ENV)
+    url = base_url.rstrip("/") + TOKEN_PATH
+    try:
+        with httpx.Client(transport=transport, timeout=timeout) as http:
+            grant = fetch_token(
+                base_url, client_id, Sensitive(secret, label="client_secret"), timeout=timeout, http=http
+            )
+    except ApiError as exc:
+        failed = f"HTTP {exc.status} ({exc.code})"
+        raise RegressError(f"the partner token request to {url} failed: {failed}") from None
+    except KitError as exc:  # the service cannot be reached: name the cause, never a secret
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        raise RegressError(f"cannot fetch the partner token from {url}: {type(cause).__name__}") from None
+    return grant.access_token.reveal()

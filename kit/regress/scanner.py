@@ -1,0 +1,271 @@
+"""The leak scanner's patterns: what a leak looks like, and one compiled :class:`Scanner`.
+
+:mod:`kit.regress.leaks` is the public face (scan a text, a notebook, a file, a DataFrame);
+this module holds the kinds of leak, their hints, and the patterns that find them — every
+persona's date of birth and national id (from :func:`kit.register.personas`), the secrets the
+environment names (:data:`kit.env.SECRET_VARIABLES`, the partners of
+:data:`kit.env.SIM_PARTNERS`), the simulator's own client secrets
+(:data:`kit.env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, and
+the KYC question texts (register entry A12).
+
+Example::
+
+    >>> [kind for kind, _, _ in Scanner((), (), {}).matches("born 1950-03-14")]
+    ['persona-dob']
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from typing import Any
+
+from kit import env
+from kit.register import personas, value
+
+__all__ = [
+    "ANSI",
+    "DEFAULT_CLIENT_SECRETS",
+    "HINTS",
+    "KYC_QUESTIONS",
+    "Finding",
+    "Scanner",
+]
+
+#: The simulator's built-in partner client secrets (:data:`kit.env.SIM_PARTNER_CLIENTS`).
+DEFAULT_CLIENT_SECRETS: tuple[str, ...] = tuple(env.SIM_PARTNER_CLIENTS.values())
+
+#: The simulator's KYC question texts (register entry A12): they only exist decrypted, so
+#: seeing one in an output means a decrypted payload was shown (spec rule 4).
+KYC_QUESTIONS: tuple[str, ...] = tuple(value("A12")["question_texts"])
+
+#: What to do about each kind of finding (the text of :attr:`Finding.hint`).
+HINTS: Mapping[str, str] = {
+    "persona-dob": "a persona's date of birth: keep PII in kit.Sensitive and never print reveal()",
+    "persona-national-id": "a persona's national id: keep PII in kit.Sensitive and never print reveal()",
+    "client-secret": "a partner client secret: read it from the environment, never print or store it",
+    "access-token": "the partner access token: it lives in the environment only, never in outputs",
+    "control-token": "the simulator's control token: never print or store it",
+    "secret": "a value given as secret: never print or store it",
+    "jwe": "a JWE ciphertext: show its shape (kit.Sensitive), not the compact string",
+    "jws": "a JWS/JWT: show its header or shape, not the compact string",
+    "jws-detached": "a detached JWS signature: show whether it verified, not the signature",
+    "jose": "a JOSE-looking compact string: do not print tokens or ciphertexts",
+    "session-token": "a session token: keep it in kit.Sensitive, never print it",
+    "bearer-token": "a bearer access token: keep it in kit.Sensitive, never print it",
+    "kyc-question": "decrypted KYC question text: show the number of questions, not their text",
+    "sensitive-text": "a text marked sensitive by the caller: never print or store it",
+}
+
+#: Terminal colour codes (tracebacks carry them); stripped before scanning.
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_MIN_SECRET_LEN = 4  # shorter "secrets" would flag ordinary words everywhere
+_B64 = "A-Za-z0-9_-"
+# A compact JOSE string: an ``eyJ`` header, then dot-separated base64url segments, the last one
+# non-empty (a sentence's final dot is not a segment).
+_JOSE = re.compile(rf"(?<![{_B64}])eyJ[{_B64}]{{4,}}(?:\.[{_B64}]*)*\.[{_B64}]+")
+_SESSION = re.compile(rf"(?<![A-Za-z0-9])ses_[{_B64}]{{40,}}")
+_TOKEN_CHARS = r"[A-Za-z0-9._~+/-]"
+_BEARER = re.compile(rf"(?i)\bBearer\s+(?![A-Za-z_]+=)({_TOKEN_CHARS}{{16,}}=*)")
+_FIELD = re.compile(
+    r"""(?i)["']?\b(access_token|refresh_token|id_token|session_token|client_secret)["']?"""
+    rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
+)
+_FIELD_KIND = {
+    "access_token": "bearer-token",
+    "refresh_token": "bearer-token",
+    "id_token": "bearer-token",
+    "session_token": "session-token",
+    "client_secret": "client-secret",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One leak: its ``kind``, its ``location`` and a ``hint`` — never the leaked value.
+
+    Example::
+
+        >>> from kit.regress.leaks import scan_text
+        >>> f = scan_text("Authorization: Bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5")[0]
+        >>> f.kind, f.location
+        ('bearer-token', 'text')
+        >>> "Zm9v" in repr(f) + str(f)
+        False
+    """
+
+    kind: str
+    location: str
+    hint: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.kind} — {self.hint}"
+
+
+# --- patterns -------------------------------------------------------------------------------
+
+
+def _date_forms(born: date) -> list[str]:
+    """Regex fragments for the common ways of writing one date (digit-bounded by the caller)."""
+    y, m, d = f"{born.year:04d}", born.month, born.day
+    mm, dd = (f"0?{m}", f"0?{d}")
+    month = calendar.month_name[m]
+    abbr = calendar.month_abbr[m]
+    names = f"(?:{month}|{abbr}\\.?)"
+    return [
+        rf"{y}[-/.]0?{m}[-/.]0?{d}",  # 1950-03-14, 1950/3/14
+        rf"{dd}[-/.]{mm}[-/.]{y}",  # 14/03/1950, 14.3.1950
+        rf"{mm}[-/.]{dd}[-/.]{y}",  # 03/14/1950
+        rf"(?i:{names})\s+{dd}(?:st|nd|rd|th)?,?\s+{y}",  # March 14, 1950
+        rf"{dd}(?:st|nd|rd|th)?\s+(?i:{names}),?\s+{y}",  # 14 March 1950
+        rf"date(?:time)?\.date(?:time)?\({y},\s*{m},\s*{d}\b",  # datetime.date(1950, 3, 14)
+    ]
+
+
+def _id_pattern(national_id: str) -> str:
+    groups = [re.escape(g) for g in re.split(r"[^0-9A-Za-z]+", national_id) if g]
+    return r"[\s.-]?".join(groups)
+
+
+@cache
+def _persona_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    dobs: list[str] = []
+    compact: list[str] = []
+    ids: list[str] = []
+    for persona in personas():
+        born = date.fromisoformat(str(persona["date_of_birth"]))
+        dobs.extend(_date_forms(born))
+        compact.append(born.strftime("%Y%m%d"))
+        ids.append(_id_pattern(str(persona["national_id"])))
+    patterns: list[tuple[str, re.Pattern[str]]] = []
+    if dobs:
+        spelled = rf"(?<![0-9])(?:{'|'.join(dobs)})(?![0-9])"
+        packed = rf"(?<![0-9A-Za-z])(?:{'|'.join(compact)})(?![0-9A-Za-z])"
+        patterns.append(("persona-dob", re.compile(f"{spelled}|{packed}")))
+    if ids:
+        national_id = rf"(?<![0-9A-Za-z.])(?:{'|'.join(ids)})(?![0-9A-Za-z])"
+        patterns.append(("persona-national-id", re.compile(national_id)))
+    return tuple(patterns)
+
+
+def _literal_pattern(text: str) -> re.Pattern[str]:
+    # Short secrets must stand alone (a short secret is not inside a longer word); long random
+    # ones are found anywhere.
+    escaped = re.escape(text)
+    if len(text) < 12:
+        escaped = rf"(?<![A-Za-z0-9]){escaped}(?![A-Za-z0-9])"
+    return re.compile(escaped)
+
+
+def _phrase_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(r"\s+".join(re.escape(w) for w in text.split()), re.IGNORECASE)
+
+
+def _environment_secrets(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    found = [(kind, environ[name]) for name, kind in env.SECRET_VARIABLES.items() if environ.get(name)]
+    secrets = env.parse_partners(environ.get(env.SIM_PARTNERS, ""), strict=False).values()
+    found.extend(("client-secret", secret) for secret in secrets)
+    return found
+
+
+def _plain(secret: Any) -> str:
+    reveal = getattr(secret, "reveal", None)  # a kit.Sensitive handed in as a secret
+    return str(reveal() if callable(reveal) else secret)
+
+
+def _jose_kind(token: str) -> str:
+    segments = token.split(".")
+    if len(segments) == 5:
+        return "jwe"
+    if len(segments) == 3:
+        return "jws-detached" if segments[1] == "" else "jws"
+    return "jose"
+
+
+def _token_like(text: str) -> bool:
+    """Random-looking (a digit or mixed case), not a mask such as ``REDACTED`` or ``••••``."""
+    core = text.rstrip("=")
+    return len(core) >= 8 and (
+        any(c.isdigit() for c in core) or (any(c.islower() for c in core) and any(c.isupper() for c in core))
+    )
+
+
+# --- the scanner ----------------------------------------------------------------------------
+
+
+class Scanner:
+    """Compiled patterns for one call: personas, literals, JOSE, tokens, KYC texts.
+
+    ``secrets`` are literal values (strings or :class:`kit.Sensitive`), ``extra`` literal
+    texts (any case, any whitespace); ``environ`` (default ``os.environ``) is where the
+    environment's secrets are read.
+
+    Raises:
+        Nothing.
+    """
+
+    def __init__(
+        self, secrets: Iterable[Any], extra: Iterable[str], environ: Mapping[str, str] | None = None
+    ) -> None:
+        literals = [("client-secret", s) for s in DEFAULT_CLIENT_SECRETS]
+        literals += _environment_secrets(os.environ if environ is None else environ)
+        literals += [("secret", _plain(s)) for s in secrets]
+        seen: set[str] = set()
+        self.literals: list[tuple[str, re.Pattern[str]]] = []
+        for kind, text in sorted(literals, key=lambda kv: -len(kv[1])):  # longest first
+            if len(text) >= _MIN_SECRET_LEN and text not in seen:
+                seen.add(text)
+                self.literals.append((kind, _literal_pattern(text)))
+        self.phrases = [("kyc-question", _phrase_pattern(q)) for q in KYC_QUESTIONS]
+        self.phrases += [("sensitive-text", _phrase_pattern(t)) for t in extra if t.strip()]
+
+    def matches(self, text: str) -> list[tuple[str, int, int]]:
+        """``(kind, start, end)`` of every leak in ``text``, without overlaps, in text order."""
+        hits: list[tuple[str, int, int]] = []
+        for kind, pattern in (*self.literals, *_persona_patterns()):
+            hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
+        for m in _JOSE.finditer(text):
+            hits.append((_jose_kind(m.group()), m.start(), m.end()))
+        hits += [("session-token", m.start(), m.end()) for m in _SESSION.finditer(text)]
+        hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
+        for m in _FIELD.finditer(text):
+            if _token_like(m[2]):
+                hits.append((_FIELD_KIND[m[1].lower()], m.start(2), m.end(2)))
+        for kind, pattern in self.phrases:
+            hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
+        kept: list[tuple[str, int, int]] = []
+        for hit in hits:  # earlier patterns are more specific: they win an overlap
+            if all(hit[2] <= k[1] or hit[1] >= k[2] for k in kept):
+                kept.append(hit)
+        return sorted(kept, key=lambda h: h[1])
+
+    def findings(self, text: str, location: str) -> list[Finding]:
+        """A :class:`Finding` per leak in ``text`` (a line number when it has several lines)."""
+        text = ANSI.sub("", text)
+        out = []
+        for kind, start, _ in self.matches(text):
+            where = f"{location}, line {text.count(chr(10), 0, start) + 1}" if "\n" in text else location
+            out.append(Finding(kind, where, HINTS[kind]))
+        return out
+
+    def walk(self, item: Any, location: str) -> Iterator[Finding]:
+        """Findings in every string of a JSON-like value; a token under a token-named key too."""
+        if isinstance(item, str):
+            yield from self.findings(item, location)
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                where = f"{location}.{key}" if isinstance(key, str) and not self.matches(key) else location
+                if isinstance(key, str):
+                    yield from self.findings(key, f"{location} (a key)")
+                    kind = _FIELD_KIND.get(key.lower())
+                    if kind and isinstance(child, str) and _token_like(child) and not self.matches(child):
+                        yield Finding(kind, where, HINTS[kind])
+                yield from self.walk(child, where)
+        elif isinstance(item, list | tuple):
+            for i, child in enumerate(item):
+                yield from self.walk(child, f"{location}[{i}]")

@@ -1,0 +1,141 @@
+"""One notebook in one worker process: papermill, a pinned kernel, stderr captured.
+
+Kernels are ``python3`` pinned to this interpreter (``sys.executable``), whatever other
+``python3`` kernelspec the user has installed (:func:`pinned_kernelspec`), and talk to
+papermill over IPC sockets (no "running over TCP without encryption" warning on stderr).
+:func:`execute` never raises: what went wrong comes back as a plain dict (it crosses a
+process boundary), which :mod:`kit.regress.results` turns into a result.
+
+Example::
+
+    >>> outcome = execute("notebooks/00_quickstart.ipynb", "/tmp/00.ipynb", "notebooks",
+    ...                   {"seed": 7}, 120.0, "/tmp/ipc")  # doctest: +SKIP
+    >>> sorted(outcome)                                     # doctest: +SKIP
+    ['error', 'notes', 'seconds', 'stderr']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from kit.regress.model import RegressError
+
+__all__ = ["KERNEL_NAME", "execute", "init_worker", "pinned_kernelspec"]
+
+KERNEL_NAME = "python3"
+#: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it.
+_PAPERMILL = {"kernel_name": KERNEL_NAME, "progress_bar": False, "log_output": False, "start_timeout": 60}
+
+
+def init_worker(environ: Mapping[str, str]) -> None:
+    """A worker process's initializer: the kernels' environment (``KIT_REGRESS``, the token)."""
+    os.environ.update(environ)
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[list[str]]:
+    """Route fd 2 (this worker's and its kernel's stderr) to a file; yield its lines after."""
+    lines: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode("utf-8", errors="replace").splitlines())
+
+
+def execute(
+    source: str, output: str, cwd: str, parameters: dict[str, Any], cell_timeout: float, ipc_dir: str
+) -> dict[str, Any]:
+    """Run one notebook with papermill in this worker process.
+
+    Returns ``seconds``, ``error`` (``ename``, ``evalue``, ``traceback``, or ``None``), ``notes``
+    (papermill's warnings) and ``stderr`` (the non-blank lines the worker and kernel wrote).
+
+    Raises:
+        Nothing: a failing cell, a time-out, a dead kernel or an unreadable notebook is reported.
+    """
+    import papermill
+    from jupyter_client.kernelspec import KernelSpecManager
+    from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
+
+    collect = _Collect()
+    pm_log = logging.getLogger("papermill")
+    pm_log.addHandler(collect)
+    pm_log.propagate = False
+    error: dict[str, Any] | None = None
+    start = time.perf_counter()
+    with _captured_stderr() as stderr:
+        try:
+            argv0 = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv[0]
+            if argv0 != sys.executable:  # the pinned spec must win over any user-installed one
+                raise RegressError(f"kernel {KERNEL_NAME!r} resolves to {argv0}, not {sys.executable}")
+            # IPC sockets in a private folder: no TCP ports, no plain-text warning on stderr
+            ipc = Config({"KernelManager": {"transport": "ipc", "ip": f"{ipc_dir}/{os.getpid()}"}})
+            papermill.execute_notebook(
+                source,
+                output,
+                parameters=parameters,
+                cwd=cwd,
+                execution_timeout=cell_timeout,
+                config=ipc,
+                **_PAPERMILL,
+            )
+        except PapermillExecutionError as exc:
+            error = {"ename": exc.ename, "evalue": str(exc.evalue), "traceback": list(exc.traceback)}
+        except Exception as exc:  # a time-out, a dead kernel, an unreadable notebook: all reported
+            error = {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
+        finally:
+            pm_log.removeHandler(collect)
+    return {
+        "seconds": time.perf_counter() - start,
+        "error": error,
+        "notes": collect.messages,
+        "stderr": [line for line in stderr if line.strip()],
+    }
+
+
+def pinned_kernelspec(folder: Path) -> Path:
+    """A ``python3`` kernelspec running this interpreter; its parent goes first on JUPYTER_PATH.
+
+    Example::
+
+        >>> jupyter_path = pinned_kernelspec(Path(tmp) / "jupyter")  # doctest: +SKIP
+
+    Raises:
+        FileExistsError: when ``folder`` already holds a ``python3`` kernelspec.
+    """
+    from ipykernel.kernelspec import get_kernel_dict
+
+    spec = get_kernel_dict()
+    spec["argv"][0] = sys.executable
+    spec["display_name"] = "Python 3 (kit regress)"
+    target = folder / "kernels" / KERNEL_NAME
+    target.mkdir(parents=True)
+    (target / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    return folder
