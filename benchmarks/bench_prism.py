@@ -5,7 +5,10 @@ headers of the contract); Prism (``prism mock``, logging silenced) mocks the sim
 ``/openapi.json`` and checks the bearer scheme. Same load generator (``wrk`` when installed,
 else the lean asyncio client of ``bench_support``), same connections, same duration, both
 on loopback, rounds alternating. Prism is installed with npm into ``benchmarks/.prism``
-(git-ignored); when it cannot be installed the benchmark says so and is skipped.
+(git-ignored); when it cannot be installed the benchmark says so and is skipped. What the
+simulator's fast path is worth here: ``benchmarks/results/fastpath.json``.
+
+    .venv/bin/python -m benchmarks.bench_prism      # 2 rounds of 3 s a side
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_support import hammer, kit_serve, median, new_loop, partner_token, raw_request, stop, wait_http
+from benchmarks.bench_support import hammer, median, new_loop, partner_token, raw_request, wait_http
+from kit.sim.launcher import serve_process, stop
 
 TARGET = 1.0
 PRISM_DIR = Path(__file__).resolve().parent / ".prism"
@@ -126,14 +130,14 @@ def measure(
     ).stdout.strip()
     sim_rounds: list[dict[str, Any]] = []
     prism_rounds: list[dict[str, Any]] = []
-    with kit_serve() as served, tempfile.TemporaryDirectory() as tmp:
+    with serve_process() as served, tempfile.TemporaryDirectory() as tmp:
         import httpx
 
-        token = partner_token(served.url)
-        card_id = _card(served.url)
+        token = partner_token(served.base_url)
+        card_id = _card(served.base_url)
         path = f"/cards/{card_id}"
         spec = Path(tmp) / "openapi.json"
-        spec.write_text(httpx.get(served.url + "/openapi.json").text, encoding="utf-8")
+        spec.write_text(httpx.get(served.base_url + "/openapi.json").text, encoding="utf-8")
         import socket
 
         with socket.socket() as s:  # a free port for Prism (it binds it itself)

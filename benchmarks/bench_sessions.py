@@ -13,23 +13,23 @@ Floor: RSA-OAEP-256 + A256GCM JWE decrypts per second by joserfc alone, in this 
 a 2048-bit key and a plaintext of the same size as a session request's.
 
 The ratio is server sessions/s ÷ floor decrypts/s, rounds alternating the two sides.
+What the simulator's fast path and crypto workers are worth here, each measured against its
+alternative: ``benchmarks/results/fastpath.json``.
+
+    .venv/bin/python -m benchmarks.bench_sessions      # 3 rounds, a few seconds each
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 import time
 from typing import Any
 
-from bench_support import (
-    RawConnection,
-    kit_serve,
-    median,
-    new_loop,
-    partner_token,
-    raw_request,
-)
+from benchmarks.bench_support import RawConnection, median, new_loop, partner_token, raw_request
+from kit.sim.launcher import serve_process
 
 TARGET = 0.6
 ENC = "A256GCM"
@@ -83,6 +83,7 @@ async def _sessions(
     jwks_list: list[dict[str, Any]],
     server_key: Any,
     kid: str,
+    *,
     count: int,
     batch: int,
     connections: int,
@@ -191,40 +192,22 @@ def measure(
     jwks_list = [{"keys": [{**d.as_dict(private=False), "use": "enc"}]} for d in devices]
     server_rounds: list[dict[str, Any]] = []
     floor_rounds: list[float] = []
-    with kit_serve() as served:
-        host, port = "127.0.0.1", served.port
-        token = partner_token(served.url)
+    with serve_process() as served, contextlib.closing(new_loop()) as loop:
+        token = partner_token(served.base_url)
         init = httpx.get(
-            served.url + "/sessions/user_session_initialization_data",
+            served.base_url + "/sessions/user_session_initialization_data",
             headers={"Authorization": f"Bearer {token}"},
         ).json()
         rsa = next(k for k in init["jwks"]["keys"] if k["alg"] == ALG)
-        server_key = RSAKey.import_key(rsa)
-        # warm-up (imports, first-request paths)
-        with new_loop_ctx() as loop:
-            loop.run_until_complete(
-                _sessions(
-                    host, port, token, jwks_list, server_key, rsa["kid"], 50, 50, connections, "warm", 30
-                )
-            )
-            for r in range(rounds):
-                one = loop.run_until_complete(
-                    _sessions(
-                        host,
-                        port,
-                        token,
-                        jwks_list,
-                        server_key,
-                        rsa["kid"],
-                        sessions,
-                        batch,
-                        connections,
-                        f"r{r}",
-                        60,
-                    )
-                )
-                server_rounds.append(one)
-                floor_rounds.append(_floor(2000, floor_seconds, one["plaintext_bytes"]))
+        key = RSAKey.import_key(rsa)
+        run = functools.partial(
+            _sessions, "127.0.0.1", served.port, token, jwks_list, key, rsa["kid"], connections=connections
+        )
+        loop.run_until_complete(run(count=50, batch=50, tag="warm", deadline_s=30))  # first-request paths
+        for r in range(rounds):
+            one = loop.run_until_complete(run(count=sessions, batch=batch, tag=f"r{r}", deadline_s=60))
+            server_rounds.append(one)
+            floor_rounds.append(_floor(2000, floor_seconds, one["plaintext_bytes"]))
     per_round = [s["sessions_per_s"] / f for s, f in zip(server_rounds, floor_rounds, strict=True)]
     server = median([s["sessions_per_s"] for s in server_rounds])
     floor = median(floor_rounds)
@@ -246,15 +229,6 @@ def measure(
             "batch": batch,
         },
     }
-
-
-class new_loop_ctx:
-    def __enter__(self) -> asyncio.AbstractEventLoop:
-        self.loop = new_loop()
-        return self.loop
-
-    def __exit__(self, *exc: object) -> None:
-        self.loop.close()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""The simulator's app factory: composes routers; no module-level state."""
+"""The simulator's app factory: composes routers; no module-level state.
+
+>>> app = create_app(Settings(seed=7))  # doctest: +SKIP
+>>> uvicorn.run(app, port=8000)  # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,11 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from kit import register
 from kit.sim import openapi, problems
 from kit.sim.fastpath import PlainRoutes
-from kit.sim.pipeline import ServiceHeaders
+from kit.sim.headers import ASSUMPTIONS
+from kit.sim.middleware import ServiceHeaders
 from kit.sim.routes import (
     cards,
     control,
@@ -27,16 +33,19 @@ from kit.sim.routes import (
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
 
+_SPEC = register.spec()
+TITLE = "Partner Financial Services API (simulator)"
 DESCRIPTION = (
-    "A stateful, deterministic simulator of the Partner Financial Services API "
-    "1.2.0-20221215. Where the specification says 'not shown', the simulator follows its "
-    "assumptions register (data/assumptions.toml); every answer names the entries it relied "
-    "on in svc-assumptions."
+    f"A stateful, deterministic simulator of the Partner Financial Services API {_SPEC['version']}. "
+    "Where the specification says 'not shown', the simulator follows its assumptions register "
+    f"(data/assumptions.toml); every answer names the entries it relied on in {ASSUMPTIONS}."
 )
+#: The partner API's routers, in the order requests are matched against them.
+PARTNER_ROUTERS = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)
 
 
 # Newer FastAPI versions instrument every request for OpenTelemetry and look the global
-# providers up each time (issue #7 profile: three os.environ reads per request). The simulator
+# providers up each time (three os.environ reads per request in a profile). The simulator
 # reports through its own svc-request-id headers and must not mix spans into a notebook's.
 _NO_TELEMETRY: dict[str, Any] = (
     {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
@@ -58,25 +67,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         **_NO_TELEMETRY,
-        title="Partner Financial Services API (simulator)",
+        title=TITLE,
         version=sim.version,
         description=DESCRIPTION,
         lifespan=lifespan,
         # Starlette would answer 307 to "/p2p/transfers/" (no problem+json); the route check
-        # answers 404 not-found instead (DESIGN §3, order of checks 1).
+        # answers 404 not-found instead (step 1 of the order of checks, kit/sim/pipeline.py).
         redirect_slashes=False,
         openapi_tags=[{"name": "simulator control plane", "description": "Simulator only (/_sim)."}],
     )
     app.state.sim = sim
     problems.install(app)
-    partner = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)
-    routers = [module.router for module in partner]
+    routers = [module.router for module in PARTNER_ROUTERS]
     if settings.control:
         routers.append(control.router)
     for router in routers:
         app.include_router(router)
     if settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
-        app.add_middleware(PlainRoutes, routes=[r for router in routers for r in router.routes])
-    app.add_middleware(ServiceHeaders, sim=sim)
+        routes = [route for router in routers for route in router.routes]
+        app.add_middleware(PlainRoutes, routes=routes, handlers=app.exception_handlers)
+    app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)
     openapi.install(app)
     return app

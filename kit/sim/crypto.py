@@ -3,7 +3,11 @@
 Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
 ``kid`` values) run after run. Every decrypt and verify allow-lists its algorithms, and the
 protected header is checked here before joserfc sees the token: joserfc, given a single key,
-ignores the token's ``kid`` and the key's ``alg`` (DESIGN §7).
+ignores the token's ``kid`` and the key's ``alg``.
+
+    >>> keys = ServerKeys.from_seed(7)  # doctest: +SKIP
+    >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP
+    b'{"nonce": ...}'
 """
 
 from __future__ import annotations
@@ -21,17 +25,20 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from joserfc import jwe, jws
 from joserfc.jwk import ECKey, RSAKey
 
-CONTENT_ENCRYPTION = "A256GCM"
-RSA_ALG = "RSA-OAEP-256"
-EC_ALG = "ECDH-ES+A256KW"
-SIGNING_ALG = "ES256"
+from kit import register
+
+_KEYS = register.value("A04")
+(CONTENT_ENCRYPTION,) = _KEYS["content_encryption"]
+RSA_ALG, EC_ALG = _KEYS["key_algorithms"]
+RSA_BITS = int(_KEYS["rsa_bits"])
+SIGNING_ALG: str = register.value("A24")["algorithm"]
 # Header parameters a client JWE may carry; anything else (zip, jku, jwk, x5u, x5c, crit…)
-# is refused (DESIGN §3.2).
+# is refused (A04).
 _ALLOWED_JWE_HEADERS = frozenset({"alg", "enc", "kid", "epk", "apu", "apv", "typ", "cty"})
 _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
 
-# One registry per allowed algorithm, built once (DESIGN §7: allow-list at every decrypt).
+# One registry per allowed algorithm, built once (an allow-list at every decrypt).
 _FROM_CLIENT = {alg: jwe.JWERegistry(algorithms=[alg, CONTENT_ENCRYPTION]) for alg in (RSA_ALG, EC_ALG)}
 
 
@@ -61,7 +68,7 @@ def _seeded_ec(seed: int, purpose: str) -> ECKey:
 def _seeded_rsa_pem(seed: int) -> bytes:
     # cryptography has no seeded key generation; pycryptodome takes a random source.
     rng = random.Random(f"kit-sim:{seed}:rsa")
-    return RSA.generate(2048, randfunc=rng.randbytes).export_key("PEM")
+    return RSA.generate(RSA_BITS, randfunc=rng.randbytes).export_key("PEM")
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ class ServerKeys:
         return "sig-ec-" + self.signing.thumbprint()[:16]
 
     def encryption_jwks(self) -> dict[str, Any]:
-        """Public JWK set of init data: RSA-2048 (RSA-OAEP-256) and EC P-256 (ECDH-ES+A256KW)."""
+        """Public JWK set of init data: RSA-2048 (RSA-OAEP-256) and EC P-256 (ECDH-ES+A256KW), A04."""
         return json.loads(self._encryption_jwks_json)  # a fresh copy: callers may change it
 
     @cached_property

@@ -13,6 +13,16 @@ token and its plaintext, in memory only.
 
 If a worker cannot be started or dies, :meth:`CryptoWorkers.decrypt` raises
 :class:`WorkerUnavailable` and the caller decrypts on the loop instead: slower, same answers.
+
+A stock ``concurrent.futures.ProcessPoolExecutor`` (through ``loop.run_in_executor``) was
+measured in its place and made session creation about 40 % slower: its hand-offs between the
+loop, its management thread and its queue feeder cost the loop more than the decrypt it saves
+(``benchmarks/results/fastpath.json``).
+
+    >>> workers = CryptoWorkers(2, seed=7)  # doctest: +SKIP
+    >>> await workers.start()  # doctest: +SKIP
+    >>> await workers.decrypt(7, token)  # the plaintext; CryptoError if refused  # doctest: +SKIP
+    >>> await workers.aclose()  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -42,7 +52,6 @@ class _Worker:
         self.stdin = process.stdin
         self.stdout = process.stdout
         self.waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
-        self.answered = 0
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
@@ -51,7 +60,6 @@ class _Worker:
                 (size,) = _LENGTH.unpack(await self.stdout.readexactly(_LENGTH.size))
                 frame = await self.stdout.readexactly(size)
                 future = self.waiting.popleft()
-                self.answered += 1
                 if future.done():
                     continue
                 if frame[:1] == _DECRYPTED:
@@ -116,11 +124,6 @@ class CryptoWorkers:
     def running(self) -> int:
         """How many workers are alive."""
         return sum(w.alive for w in self._workers)
-
-    @property
-    def answered(self) -> int:
-        """Tokens the workers have answered (decrypted or refused) so far."""
-        return sum(w.answered for w in self._workers)
 
     async def decrypt(self, seed: int, token: str) -> bytes:
         """The token's plaintext; CryptoError if refused; WorkerUnavailable if none can."""

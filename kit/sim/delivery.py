@@ -10,16 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.state import Attempt, Delivery
-
-if TYPE_CHECKING:
-    from kit.sim.runtime import Sim
+from kit.sim.state import Attempt, Delivery, State
 
 _RETRY = register.value("A25")
 RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
@@ -27,24 +24,40 @@ TIMEOUT_S = float(_RETRY["timeout_seconds"])
 SIGNATURE_HEADER = register.value("A24")["header"]
 DEPRECATION = register.value("A03")["deprecation"]
 DEPRECATED_EVENTS = frozenset(register.spec()["deprecated_webhook_events"])
+EVENTS = frozenset(register.spec()["webhook_events"])
 
 
 class DeliveryEngine:
-    """Creates deliveries for events and runs their attempts."""
+    """Creates deliveries for events and runs their attempts, for the simulator's ``state``.
 
-    def __init__(self, sim: Sim) -> None:
-        self.sim = sim
+    ``version`` is the API version the event bodies name. Attempts run as tasks of the running
+    event loop; :meth:`aclose` cancels them.
+
+        >>> engine = DeliveryEngine(state, "1.2.0-20221215")  # doctest: +SKIP
+        >>> engine.emit("sim-partner", "card.closed", card)  # doctest: +SKIP
+        'evt_…'
+    """
+
+    def __init__(self, state: State, version: str) -> None:
+        self.state = state
+        self.version = version
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
-        state = self.sim.state
+        """Record ``event_type`` for the partner's subscriptions to it; returns its ``evt_`` id.
+
+        Raises ValueError for an event type the spec does not list (``webhook_events``).
+        """
+        if event_type not in EVENTS:
+            raise ValueError(f"{event_type!r} is not a webhook event of the spec")
+        state = self.state
         event_id = state.ids.next("evt")
         body = json.dumps(
             {
                 "id": event_id,
                 "type": event_type,
-                "api_version": self.sim.version,
+                "api_version": self.version,
                 "created_at": format_time(state.now),
                 "data": data,
             },
@@ -77,9 +90,9 @@ class DeliveryEngine:
 
     async def _attempt(self, delivery: Delivery) -> None:
         delivery.in_progress = True
-        generation = self.sim.state.generation
-        at = delivery.next_at or self.sim.state.now
-        keys = self.sim.state.keys
+        generation = self.state.generation
+        at = delivery.next_at or self.state.now
+        keys = self.state.keys
         headers = {
             "content-type": "application/json",
             SIGNATURE_HEADER: keys.sign_detached(
@@ -99,7 +112,7 @@ class DeliveryEngine:
             error = type(exc).__name__
         finally:
             delivery.in_progress = False
-        if generation != self.sim.state.generation:
+        if generation != self.state.generation:
             return  # the simulator was reset meanwhile
         delivery.attempts.append(Attempt(at, status, error))
         if status is not None and 200 <= status < 300:
@@ -113,7 +126,7 @@ class DeliveryEngine:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            # No redirects followed (DESIGN §3.10); no proxies from the environment.
+            # No redirects followed (A25); no proxies from the environment.
             self._client = httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False, trust_env=False)
         return self._client
 
@@ -125,7 +138,7 @@ class DeliveryEngine:
     async def run_due(self) -> None:
         """Run every retry that has fallen due on the simulator clock, in time order."""
         await self.settle()
-        state = self.sim.state
+        state = self.state
         while True:
             due = [
                 d

@@ -1,4 +1,4 @@
-"""Seeded identifiers: the same seed and the same calls give the same ids (DESIGN §3)."""
+"""Seeded identifiers: the same seed and the same calls give the same ids (the wire contract)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Request and response models of the wire contract (DESIGN §3), for validation and OpenAPI.
+"""Request and response models of the wire contract, for validation and OpenAPI.
 
 Enumerated fields are plain strings here and checked against the register by the routes,
 so that each has its own problem code and an ``allowed`` list (``unknown-close-reason``…).
@@ -6,7 +6,7 @@ so that each has its own problem code and an ``allowed`` list (``unknown-close-r
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,10 @@ from kit import register
 
 _A = register.value
 MONEY_PATTERN = _A("A19")["pattern"]
+if TYPE_CHECKING:
+    TokenType = str
+else:  # the one token type the register names (A01), a constant of the schema
+    TokenType = Literal[_A("A01")["token_type"]]
 
 
 def _enum(values: list[str], description: str = "") -> Any:
@@ -25,7 +29,7 @@ class Strict(BaseModel):
 
 
 class Lenient(BaseModel):
-    """Plaintexts: unknown fields inside a decrypted payload are ignored (DESIGN §3)."""
+    """Plaintexts: unknown fields inside a decrypted payload are ignored (the wire contract)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -53,7 +57,7 @@ class Money(Strict):
 # --- partner level -------------------------------------------------------------------------
 class TokenResponse(BaseModel):
     access_token: str
-    token_type: Literal["Bearer"]
+    token_type: TokenType
     expires_in: int
     scope: str
 

@@ -1,5 +1,9 @@
 """OpenAPI helpers: routes read their bodies themselves (to keep the order of checks of
-DESIGN §3), so request bodies and error responses are declared here for the document."""
+``kit.sim.pipeline``), so request bodies and error responses are declared here for the document.
+
+    >>> @router.post("/accounts", responses=problems(401, 422), openapi_extra=body(AccountCreate))
+    ... async def create_account(request: Request) -> Response: ...  # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,10 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from kit import register
+from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID
 from kit.sim.models import OAuthErrorBody, Problem
+from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
@@ -38,7 +45,10 @@ def form_body() -> dict[str, Any]:
                         "type": "object",
                         "required": ["grant_type"],
                         "properties": {
-                            "grant_type": {"type": "string", "enum": ["client_credentials"]},
+                            "grant_type": {
+                                "type": "string",
+                                "enum": list(register.value("A01")["grant_types"]),
+                            },
                             "client_id": {"type": "string"},
                             "client_secret": {"type": "string"},
                             "scope": {"type": "string"},
@@ -87,7 +97,9 @@ def install(app: FastAPI) -> None:
 
 
 _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
-_TOKEN_PATHS = ("/oauth/accesstoken", "/authorization/server_api/access_tokens")
+# The token endpoint and the deprecated one (whose DELETE takes the bearer token it revokes).
+_LEGACY_PATH = register.spec()["deprecated_endpoints"][0]["path"]
+_TOKEN_PATHS = (register.value("A03")["successor"], _LEGACY_PATH)
 
 
 def _header(name: str, description: str, *, required: bool = False, **schema: Any) -> dict[str, Any]:
@@ -113,20 +125,20 @@ def _finish(schema: dict[str, Any]) -> None:
                 if status.startswith(("4", "5")) and any(
                     r.endswith(("/Problem", "/HTTPValidationError")) for r in refs
                 ):
-                    response["content"] = {"application/problem+json": {"schema": _PROBLEM_REF}}
+                    response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": _PROBLEM_REF}}
                     response["description"] = "Problem (RFC 9457)"
             if path.startswith("/_sim"):
                 continue
-            if path.startswith(_TOKEN_PATHS) and not (path == _TOKEN_PATHS[1] and method == "delete"):
+            if path.startswith(_TOKEN_PATHS) and not (path == _LEGACY_PATH and method == "delete"):
                 operation["security"] = [{"clientBasic": []}]
                 continue
             operation["security"] = [{"partnerToken": []}]
             params = operation.setdefault("parameters", [])
-            params.append(_header("svc-session-id", "The current user/device session token"))
+            params.append(_header(SESSION_ID, "The current user/device session token"))
             if method == "post":
                 params.append(
                     _header(
-                        "Idempotency-Key",
+                        IDEMPOTENCY_KEY,
                         "Makes the POST safe to retry (register A20)",
                         required=path == "/p2p/transfers",
                         minLength=1,

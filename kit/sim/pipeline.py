@@ -1,10 +1,31 @@
-"""How every partner request is handled, in the order of checks of DESIGN §3.
+"""How every partner request is handled: the order of checks, top to bottom.
 
-``run`` takes a route's handler through: partner token (2) → body parsing and size (3) →
-idempotency (4) → injected faults → session validity (5); the handler then does session type
-(6), resource (7), binding (8), clear-text PII (9), schema (10), decryption (11), plaintext
-schema (12), state (13) and business rules (14) through the :class:`Call` helpers, in that
-order, and changes state only once all of them have passed.
+A refused request is refused by the first check it fails, in this order, and a request changes
+state only once all of them have passed (the wire contract; A22):
+
+1. route: path and method (FastAPI's router or ``kit.sim.fastpath``; 404 not-found, 405)
+2. partner token: :func:`authenticate`
+3. body parsing and size: :func:`read_json`
+4. idempotency: :func:`idempotency_record`; then the faults injected through ``/_sim/faults``
+5. session validity: :func:`load_session`
+6. session type: :meth:`Call.require_session`
+7. the resource exists: :meth:`Call.find_account`, :meth:`Call.find_person`, :meth:`Call.find_card`
+8. the session is bound to it: :meth:`Call.require_bound_to_account`, ``…_to_person``
+9. no clear-text PII: :meth:`Call.reject_clear_pii`
+10. schema: :meth:`Call.parse`
+11. decryption: :meth:`Call.decrypt` (work done ahead by :func:`decrypt_ahead`)
+12. the plaintext's schema: :meth:`Call.parse_plaintext`
+13. state and 14. business rules: the route's own handler
+
+:func:`run` takes a request through 2-5 and hands a :class:`Call` to the route's handler, which
+takes it through 6-14 with the :class:`Call` helpers. This module stands in that order.
+
+    >>> async def get_card(request: Request, card_id: str) -> Response:  # doctest: +SKIP
+    ...     def handle(call: Call) -> Reply:
+    ...         card = call.find_card(card_id)  # 7
+    ...         call.require_bound_to_account(call.find_account(card.account_id))  # 8
+    ...         return Reply(200, card_out(card))
+    ...     return await run(request, handle, assumptions=("A13",))
 """
 
 from __future__ import annotations
@@ -14,40 +35,46 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fastapi import Request, Response
-from pydantic import BaseModel, ValidationError
-from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, ServerKeys
 from kit.sim.cryptoworker import WorkerUnavailable
-from kit.sim.problems import Problem, pointer, validation_problem
+from kit.sim.headers import (
+    ASSUMPTIONS,
+    AUTHORIZATION,
+    IDEMPOTENCY_KEY,
+    REQUEST_ID,
+    SESSION_EXPIRES_AT,
+    SESSION_ID,
+    TOKEN_SCHEME,
+)
+from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
-from kit.sim.state import Account, Fault, IdempotencyRecord, Person, Session
-
-M = TypeVar("M", bound=BaseModel)
-Enums = dict[str, tuple[str, list[str]]]
+from kit.sim.schema import Enums, M, parse_model, parse_plaintext
+from kit.sim.state import Account, Card, Fault, IdempotencyRecord, Person, Session, State
 
 _A = register.value
 MAX_BODY = int(_A("A22")["max_body_bytes"])
 MAX_JWE = int(_A("A33")["max_jwe_bytes"])
 PII_FIELDS = frozenset(f.lower() for f in _A("A11")["pii_fields"])
-IDEMPOTENCY_HEADER = _A("A20")["header"]
 IDEMPOTENCY_RETENTION = int(_A("A20")["retention_seconds"])
+TOKEN_PATH: str = _A("A03")["successor"]
 _LIFETIMES = _A("A06")
 FIXED_LIFETIME = timedelta(seconds=int(_LIFETIMES["fixed_seconds"]))
 SLIDING_IDLE = timedelta(seconds=int(_LIFETIMES["sliding_idle_seconds"]))
 SLIDING_MAX = timedelta(seconds=int(_LIFETIMES["sliding_max_seconds"]))
-SESSION_HEADER = _A("A28")["session_id"]
 ENCRYPTED_DATA_DETAIL = (
     "The encrypted data could not be used. Encrypt with a key from "
-    "GET /sessions/user_session_initialization_data: its kid and alg, enc A256GCM, no other "
-    "header parameters."
+    "GET /sessions/user_session_initialization_data: its kid and alg, enc "
+    f"{CONTENT_ENCRYPTION}, no other header parameters."
 )
+R = TypeVar("R")
+#: ``run(idempotency=…)``: a POST may carry the key, must carry it, or the route has none.
+Idempotency = Literal["optional", "required", "none"]
 
 
 @dataclass
@@ -59,8 +86,309 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+# --- the entry --------------------------------------------------------------------------------
+
+
+async def run(
+    request: Request,
+    handler: Callable[[Call], Reply],
+    *,
+    assumptions: Iterable[str] = (),
+    idempotency: Idempotency = "optional",
+    check_session: bool = True,
+) -> Response:
+    """Take a partner request through the order of checks; ``handler`` does steps 6-14.
+
+    ``assumptions`` are the register entries every answer of the route relies on;
+    ``check_session=False`` leaves a ``svc-session-id`` sent along unread (step 5).
+    """
+    sim: Sim = request.app.state.sim
+    request.state.assumptions.update(assumptions)
+    partner = authenticate(sim.state, request)  # 2
+    body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None  # 3
+    call = Call(sim, request, partner, body)
+    await decrypt_ahead(call)  # the work of step 11, whose results wait for it
+    record = idempotency_record(call, idempotency)  # 4
+    if isinstance(record, Response):
+        return record  # a replay
+    try:
+        fault = await injected_fault(sim.state, request)
+        token = request.headers.get(SESSION_ID)
+        if check_session and token is not None:
+            call.session = call.session_in_force = load_session(sim.state, partner, token)  # 5
+        reply = handler(call)  # 6-14
+    except Problem as problem:
+        release(call, record)
+        refusal = problem.response()
+        _session_header(call, refusal)
+        return refusal
+    except BaseException:
+        release(call, record)  # never leave a key "in flight" forever
+        raise
+    if 200 <= reply.status < 300 and call.session is not None and call.session_in_force is call.session:
+        call.session.last_used = call.state.now  # sliding sessions count 2xx calls only
+    response = _json_response(reply)
+    _session_header(call, response)
+    if record is not None:
+        store(call, record, response)
+    if fault is not None and fault.status and fault.when == "after_commit":
+        return fault_problem(fault).response()
+    return response
+
+
+# --- 1. route ---------------------------------------------------------------------------------
+# FastAPI's router, or the fast path for plain routes (kit/sim/fastpath.py), chose the endpoint
+# that calls run; a path it does not know is a 404 not-found, a method it does not take a 405.
+
+
+# --- 2. partner token -------------------------------------------------------------------------
+
+
+def authenticate(state: State, request: Request) -> str:
+    """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
+    scheme, _, token = request.headers.get(AUTHORIZATION, "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != TOKEN_SCHEME.lower() or not token:
+        raise Problem(
+            401,
+            "invalid-partner-token",
+            f"A partner access token is required: send {AUTHORIZATION}: {TOKEN_SCHEME} <token> from "
+            f"POST {TOKEN_PATH}.",
+            headers={"WWW-Authenticate": TOKEN_SCHEME},
+        )
+    record = state.partner_tokens.get(token)
+    if record is None or record.revoked or state.now >= record.expires_at:
+        raise Problem(
+            401,
+            "invalid-partner-token",
+            "The partner access token is unknown, revoked or expired; request a new one at "
+            f"POST {TOKEN_PATH}.",
+            headers={"WWW-Authenticate": f'{TOKEN_SCHEME} error="invalid_token"'},
+        )
+    return record.partner
+
+
+# --- 3. body parsing and size -----------------------------------------------------------------
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body (None when empty), or 413 / 415 / 400 (A22)."""
+    raw = await read_body(request)
+    if not raw.strip():
+        return None
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise Problem(
+            415, "unsupported-media-type", "Send the body as JSON (Content-Type: application/json)."
+        )
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Problem(400, "malformed-json", "The request body is not valid JSON.") from None
+
+
+async def read_body(request: Request) -> bytes:
+    """The raw body, refused with 413 past the limit (A22) without reading it all."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_BODY:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> Problem:
+    # Built only when raised: building it for every request showed in the profile.
+    return Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# --- before 4: the work of step 11, done ahead ------------------------------------------------
+
+
+async def decrypt_ahead(call: Call) -> None:
+    """Decrypt the body's ``encrypted_*`` JWEs in the simulator's crypto workers, if it has any.
+
+    Only the work moves: the results wait in ``call.decrypted`` until the handler reaches
+    step 11 (:meth:`Call.decrypt`), so the order of checks and every answer stay the same. It
+    runs before any state is read or changed (idempotency, session), and a result is used only
+    with the keys it was made with (a reset in between changes them). Anything oversized is
+    left to step 11, which refuses it without decrypting (A33); so is everything when no
+    worker can take it.
+    """
+    workers, body = call.sim.crypto, call.body
+    if workers is None or not isinstance(body, dict):
+        return
+    tokens = [
+        value
+        for name, value in body.items()
+        if name.startswith("encrypted_") and isinstance(value, str) and len(value) <= MAX_JWE
+    ]
+    keys, seed = call.state.keys, call.state.seed
+    ready: dict[str, bytes | CryptoError] = {}
+    for token in tokens:
+        try:
+            ready[token] = await workers.decrypt(seed, token)
+        except CryptoError as exc:
+            ready[token] = exc
+        except WorkerUnavailable:
+            return
+    call.decrypted = (keys, ready)
+
+
+# --- 4. idempotency, then injected faults -----------------------------------------------------
+
+
+def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | Response | None:
+    """The record that will keep this POST's answer, a stored answer to replay, or None (A20).
+
+    A key used for another request is 422 ``idempotency-key-reused``, one still in flight 409
+    ``idempotency-key-in-use``; without a key where the route requires one, 400.
+    """
+    request = call.request
+    if request.method != "POST" or policy == "none":
+        return None
+    key = request.headers.get(IDEMPOTENCY_KEY)
+    if key is not None or policy == "required":
+        call.assumptions.add("A20")
+    if key is None:
+        if policy == "required":
+            raise Problem(
+                400,
+                "idempotency-key-required",
+                f"This endpoint requires an {IDEMPOTENCY_KEY} header (a new unique value per "
+                "operation, the same on its retries).",
+            )
+        return None
+    if not key or len(key) > 255:
+        raise Problem(400, "idempotency-key-invalid", "An Idempotency-Key has 1 to 255 characters.")
+    state = call.state
+    record = state.idempotency.get((call.partner, key))
+    if record is not None and (state.now - record.created_at).total_seconds() >= IDEMPOTENCY_RETENTION:
+        del state.idempotency[(call.partner, key)]
+        record = None
+    path = request.url.path
+    if record is None:
+        record = IdempotencyRecord(request.method, path, call.body, state.now)
+        state.idempotency[(call.partner, key)] = record
+        return record
+    if record.in_flight:
+        raise Problem(
+            409,
+            "idempotency-key-in-use",
+            "A request with this Idempotency-Key is still being processed; retry shortly.",
+            headers={"Retry-After": "1"},
+        )
+    if record.method != request.method or record.path != path or record.body != call.body:
+        raise Problem(
+            422,
+            "idempotency-key-reused",
+            "This Idempotency-Key was used for another request; use a new key for a new request.",
+        )
+    return Response(
+        content=record.response_body,
+        status_code=record.status,
+        headers={**record.headers, "Idempotent-Replayed": "true"},
+    )
+
+
+def release(call: Call, record: IdempotencyRecord | None) -> None:
+    """Forget the key of a refused request: it may be used again."""
+    if record is not None:
+        call.state.idempotency.pop((call.partner, call.request.headers[IDEMPOTENCY_KEY]), None)
+
+
+def store(call: Call, record: IdempotencyRecord, response: Response) -> None:
+    """Keep the answer for replays: status, body and the ``svc-*`` headers (A20)."""
+    record.in_flight = False
+    record.status = response.status_code
+    record.response_body = bytes(response.body)
+    record.headers = {
+        k: v for k, v in response.headers.items() if k.startswith("svc-") or k == "content-type"
+    }
+    # These two are added on the way out by ServiceHeaders; a replay repeats the original's.
+    record.headers[REQUEST_ID] = call.request.state.request_id
+    record.headers[ASSUMPTIONS] = ",".join(sorted(call.assumptions))
+
+
+async def injected_fault(state: State, request: Request) -> Fault | None:
+    """The fault drawn for this request, after its latency; raises one due before commit."""
+    fault = draw_fault(state, request)
+    if fault is not None and fault.latency_ms:
+        await asyncio.sleep(fault.latency_ms / 1000)
+    if fault is not None and fault.status and fault.when == "before_commit":
+        raise fault_problem(fault)
+    return fault
+
+
+def draw_fault(state: State, request: Request) -> Fault | None:
+    """The injected fault for this request, drawn from the seeded random source."""
+    faults = state.faults
+    if not faults:  # the common case: no URL to build (Starlette's request.url is costly)
+        return None
+    route = request.scope.get("route")
+    template = getattr(route, "path", None) or request.url.path
+    for fault in faults.values():
+        if fault.method != request.method or fault.path != template:
+            continue
+        if fault.times is not None and fault.fired >= fault.times:
+            continue
+        if state.random.random() < fault.rate:
+            fault.fired += 1
+            return fault
+    return None
+
+
+def fault_problem(fault: Fault) -> Problem:
+    """The answer of an injected fault (503 unless the fault names a status)."""
+    headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+    return Problem(
+        fault.status or 503,
+        "injected-fault",
+        "The simulator injected this failure (POST /_sim/faults). Retry the request.",
+        headers=headers,
+    )
+
+
+# --- 5. session validity ----------------------------------------------------------------------
+
+
+def load_session(state: State, partner: str, token: str) -> Session:
+    """The valid session named by ``svc-session-id``, or the 401 that says why not."""
+    s = state.sessions.get(token)
+    if s is None or s.partner != partner or s.ended:
+        raise Problem(401, "invalid-session", "The session is unknown or has ended; create a new one.")
+    if s.superseded:
+        raise Problem(
+            401,
+            "session-superseded",
+            "The session was promoted; use the session token the promotion returned.",
+        )
+    if state.now >= session_expires_at(s):
+        raise Problem(401, "session-expired", "The session has expired; create a new one.")
+    return s
+
+
+def session_expires_at(s: Session) -> datetime:
+    """When a session stops being valid (A06): fixed from creation, sliding from last use."""
+    if s.strategy == "fixed":
+        return s.created_at + FIXED_LIFETIME
+    return min(s.last_used + SLIDING_IDLE, s.chain_start + SLIDING_MAX)
+
+
+# --- 6-14: what the route's handler checks, through its Call ----------------------------------
+
+
 class Call:
-    """One partner request on its way through the checks."""
+    """One partner request on its way through the checks, as a route's handler gets it."""
 
     def __init__(self, sim: Sim, request: Request, partner: str, body: Any) -> None:
         self.sim = sim
@@ -68,6 +396,7 @@ class Call:
         self.request = request
         self.partner = partner
         self.body = body
+        #: The session sent in ``svc-session-id`` (step 5), and the one the answer leaves in force.
         self.session: Session | None = None
         self.session_in_force: Session | None = None
         self.assumptions: set[str] = request.state.assumptions
@@ -75,17 +404,18 @@ class Call:
         self.decrypted: tuple[ServerKeys | None, dict[str, bytes | CryptoError]] = (None, {})
 
     @property
-    def now(self):
+    def now(self) -> datetime:
         return self.state.now
 
     # 6. session type
     def require_session(self, *types: str) -> Session:
+        """The session, which must be one of ``types``: else 401 or 403."""
         if self.session is None:
             raise Problem(
                 401,
                 "session-required",
                 f"This endpoint needs a session of type {' or '.join(types)} in the "
-                f"{SESSION_HEADER} header; create one with POST /sessions.",
+                f"{SESSION_ID} header; create one with POST /sessions.",
             )
         if self.session.session_type not in types:
             raise Problem(
@@ -97,10 +427,27 @@ class Call:
             )
         return self.session
 
-    # 8. binding
+    # 7. the resource exists (for this partner: another partner's is not there, A30)
+    def find_account(self, account_id: str) -> Account:
+        return self._found("account", self.state.account(self.partner, account_id))
+
+    def find_person(self, person_id: str) -> Person:
+        return self._found("person", self.state.person(self.partner, person_id))
+
+    def find_card(self, card_id: str) -> Card:
+        return self._found("card", self.state.card(self.partner, card_id))
+
+    @staticmethod
+    def _found(resource: str, record: R | None) -> R:
+        """``record``, or 404 ``<resource>-not-found`` when there is none."""
+        if record is None:
+            raise not_found(resource)
+        return record
+
+    # 8. the session is bound to it
     def require_bound_to_account(self, account: Account) -> None:
         """The session (when one was sent) must be bound to ``account`` (A31)."""
-        if self.session is not None and session_account(self) != account.account_id:
+        if self.session is not None and self._bound_account() != account.account_id:
             raise Problem(
                 403,
                 "session-not-bound",
@@ -123,9 +470,22 @@ class Call:
                 "person's account or the person's own session.",
             )
 
-    # 9. clear-text PII
+    def _bound_account(self) -> str | None:
+        """The account the session is bound to (a person session covers its person's account)."""
+        s = self.session
+        if s is None:
+            return None
+        if s.session_type == "account":
+            return s.account_id
+        if s.session_type == "person" and s.person_id is not None:
+            person = self.state.persons.get(s.person_id)
+            return person.account_id if person else None
+        return None
+
+    # 9. no clear-text PII
     def reject_clear_pii(self) -> None:
-        found = _find_pii(self.body, ())
+        """422 ``pii-must-be-encrypted`` for a PII field name at any depth of the body (A11)."""
+        found = self._pii_path(self.body, ())
         if found is not None:
             self.assumptions.add("A11")
             raise Problem(
@@ -135,13 +495,31 @@ class Call:
                 errors=[{"field": pointer(found), "message": "personal data must be encrypted"}],
             )
 
+    @staticmethod
+    def _pii_path(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The path of the first field named as PII in ``value``, depth first, or None."""
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and key.lower() in PII_FIELDS:
+                    return (*path, key)
+                found = Call._pii_path(item, (*path, key))
+                if found is not None:
+                    return found
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                found = Call._pii_path(item, (*path, index))
+                if found is not None:
+                    return found
+        return None
+
     # 10. schema
     def parse(self, model: type[M], enums: Enums | None = None) -> M:
-        """Validate the body against ``model``; ``enums`` maps field → (code, allowed)."""
+        """The body as ``model``; ``enums`` maps field → (code, allowed) (``kit.sim.schema``)."""
         return parse_model(self.body, model, enums)
 
-    # 11 + 12. decryption and the plaintext's schema
+    # 11. decryption
     def decrypt(self, name: str, value: str) -> dict[str, Any]:
+        """The JSON object encrypted in field ``name``, or 400 ``invalid-encrypted-data``."""
         try:
             if len(value) > MAX_JWE:  # refused before any decryption work (A33)
                 self.assumptions.add("A33")
@@ -163,373 +541,20 @@ class Call:
             )
         return data
 
+    # 12. the plaintext's schema
     def parse_plaintext(
         self, name: str, model: type[M], data: dict[str, Any], enums: Enums | None = None
     ) -> M:
-        try:
-            parsed = model.model_validate(data, strict=True)
-        except ValidationError as exc:
-            raise validation_problem(
-                [
-                    {"field": pointer([name]), "message": f"{e['field'] or '/'}: {e['message']}"}
-                    for e in _errors(exc)
-                ]
-            ) from None
-        check_enums(parsed, enums or {}, inside=pointer([name]))
-        return parsed
+        """The decrypted ``data`` of field ``name`` as ``model``."""
+        return parse_plaintext(name, model, data, enums)
 
+    # 13. state and 14. business rules: the handler's own; then it changes state, e.g.:
     def emit(self, event_type: str, data: dict[str, Any]) -> str:
+        """Send a webhook event to the partner's subscriptions; returns its ``evt_`` id."""
         return self.sim.emit(self.partner, event_type, data)
 
 
-def parse_model(body: Any, model: type[M], enums: Enums | None = None) -> M:
-    """Schema checks in their order: unknown fields, types, then enumerated values."""
-    body = {} if body is None else body
-    if not isinstance(body, dict):
-        raise validation_problem([{"field": "", "message": "the body must be a JSON object"}])
-    unknown = sorted(set(body) - set(model.model_fields))
-    if unknown:
-        raise validation_problem(
-            [{"field": pointer([name]), "message": "unknown field"} for name in unknown],
-            code="unknown-field",
-        )
-    try:
-        parsed = model.model_validate(body, strict=True)
-    except ValidationError as exc:
-        raise validation_problem(_errors(exc)) from None
-    check_enums(parsed, enums or {})
-    return parsed
-
-
-def check_enums(parsed: BaseModel, enums: Enums, *, inside: str | None = None) -> None:
-    """Enumerated values have their own codes and an ``allowed`` list (DESIGN §3)."""
-    for name, (code, allowed) in enums.items():
-        value: Any = parsed
-        for part in name.split("."):
-            value = getattr(value, part)
-        if value is not None and value not in allowed:
-            where = pointer(name.split("."))
-            message = f"must be one of: {', '.join(allowed)}"
-            field, message = (inside, f"{where}: {message}") if inside else (where, message)
-            raise Problem(
-                422,
-                code,
-                f"{name.split('.')[-1]} is not an allowed value; allowed: {', '.join(allowed)}.",
-                errors=[{"field": field, "message": message}],
-                allowed=list(allowed),
-            )
-
-
-def session_account(call: Call) -> str | None:
-    """The account a session is bound to (a person session covers its person's account)."""
-    s = call.session
-    if s is None:
-        return None
-    if s.session_type == "account":
-        return s.account_id
-    if s.session_type == "person" and s.person_id is not None:
-        person = call.state.persons.get(s.person_id)
-        return person.account_id if person else None
-    return None
-
-
-def _errors(exc: ValidationError) -> list[dict[str, str]]:
-    return [{"field": pointer(e["loc"]), "message": e["msg"]} for e in exc.errors(include_input=False)]
-
-
-def _find_pii(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and key.lower() in PII_FIELDS:
-                return (*path, key)
-            found = _find_pii(item, (*path, key))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_pii(item, (*path, index))
-            if found is not None:
-                return found
-    return None
-
-
-# --- 2. partner token ------------------------------------------------------------------
-
-
-def authenticate(sim: Sim, request: Request) -> str:
-    """The partner client id behind the bearer token, or 401 ``invalid-partner-token``."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        raise Problem(
-            401,
-            "invalid-partner-token",
-            "A partner access token is required: send Authorization: Bearer <token> from "
-            "POST /oauth/accesstoken.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    record = sim.state.partner_tokens.get(token)
-    if record is None or record.revoked or sim.state.now >= record.expires_at:
-        raise Problem(
-            401,
-            "invalid-partner-token",
-            "The partner access token is unknown, revoked or expired; request a new one at "
-            "POST /oauth/accesstoken.",
-            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-        )
-    return record.partner
-
-
-# --- 3. body -------------------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _too_large() -> Problem:
-    # Built only when raised: building it for every request showed in the profile.
-    return Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
-
-
-async def read_body(request: Request) -> bytes:
-    """The raw body, refused with 413 past the limit (A22) without reading it all."""
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise _too_large()
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def read_json(request: Request) -> Any:
-    """The request's JSON body (None when empty), or 413 / 415 / 400."""
-    raw = await read_body(request)
-    if not raw.strip():
-        return None
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
-        raise Problem(
-            415, "unsupported-media-type", "Send the body as JSON (Content-Type: application/json)."
-        )
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise Problem(400, "malformed-json", "The request body is not valid JSON.") from None
-
-
-# --- 11, prepared: decryption ahead of the checks ------------------------------------------
-
-
-async def decrypt_ahead(call: Call) -> None:
-    """Decrypt the body's ``encrypted_*`` JWEs in the simulator's crypto workers, if it has any.
-
-    Only the work moves: the results wait in ``call.decrypted`` until the handler reaches
-    step 11 (``Call.decrypt``), so the order of checks and every answer stay the same. It runs
-    before any state is read or changed (idempotency, session), and a result is used only with
-    the keys it was made with (a reset in between changes them). Anything oversized is left
-    to step 11, which refuses it without decrypting (A33); so is everything when no worker
-    can take it.
-    """
-    workers, body = call.sim.crypto, call.body
-    if workers is None or not isinstance(body, dict):
-        return
-    tokens = [
-        value
-        for name, value in body.items()
-        if name.startswith("encrypted_") and isinstance(value, str) and len(value) <= MAX_JWE
-    ]
-    keys, seed = call.state.keys, call.state.seed
-    ready: dict[str, bytes | CryptoError] = {}
-    for token in tokens:
-        try:
-            ready[token] = await workers.decrypt(seed, token)
-        except CryptoError as exc:
-            ready[token] = exc
-        except WorkerUnavailable:
-            return
-    call.decrypted = (keys, ready)
-
-
-# --- 5. session ------------------------------------------------------------------------------
-
-
-def session_expires_at(sim: Sim, s: Session) -> datetime:
-    """When a session stops being valid (A06): fixed from creation, sliding from last use."""
-    if s.strategy == "fixed":
-        return s.created_at + FIXED_LIFETIME
-    return min(s.last_used + SLIDING_IDLE, s.chain_start + SLIDING_MAX)
-
-
-def load_session(sim: Sim, partner: str, token: str) -> Session:
-    """The valid session named by ``svc-session-id``, or the 401 that says why not."""
-    s = sim.state.sessions.get(token)
-    if s is None or s.partner != partner or s.ended:
-        raise Problem(401, "invalid-session", "The session is unknown or has ended; create a new one.")
-    if s.superseded:
-        raise Problem(
-            401,
-            "session-superseded",
-            "The session was promoted; use the session token the promotion returned.",
-        )
-    if sim.state.now >= session_expires_at(sim, s):
-        raise Problem(401, "session-expired", "The session has expired; create a new one.")
-    return s
-
-
-# --- 4. idempotency ------------------------------------------------------------------------
-
-
-def _idempotency(call: Call, key: str) -> IdempotencyRecord | Response:
-    state = call.state
-    if not key or len(key) > 255:
-        raise Problem(400, "idempotency-key-invalid", "An Idempotency-Key has 1 to 255 characters.")
-    record = state.idempotency.get((call.partner, key))
-    if record is not None and (state.now - record.created_at).total_seconds() >= IDEMPOTENCY_RETENTION:
-        del state.idempotency[(call.partner, key)]
-        record = None
-    path = call.request.url.path
-    if record is None:
-        record = IdempotencyRecord(call.request.method, path, call.body, state.now)
-        state.idempotency[(call.partner, key)] = record
-        return record
-    if record.in_flight:
-        raise Problem(
-            409,
-            "idempotency-key-in-use",
-            "A request with this Idempotency-Key is still being processed; retry shortly.",
-            headers={"Retry-After": "1"},
-        )
-    if record.method != call.request.method or record.path != path or record.body != call.body:
-        raise Problem(
-            422,
-            "idempotency-key-reused",
-            "This Idempotency-Key was used for another request; use a new key for a new request.",
-        )
-    return Response(
-        content=record.response_body,
-        status_code=record.status,
-        headers={**record.headers, "Idempotent-Replayed": "true"},
-    )
-
-
-def _store(call: Call, record: IdempotencyRecord, response: Response) -> None:
-    """Keep the answer for replays: status, body and the ``svc-*`` headers (DESIGN §3.9)."""
-    record.in_flight = False
-    record.status = response.status_code
-    record.response_body = bytes(response.body)
-    record.headers = {
-        k: v for k, v in response.headers.items() if k.startswith("svc-") or k == "content-type"
-    }
-    # These two are added on the way out by ServiceHeaders; a replay repeats the original's.
-    record.headers["svc-request-id"] = call.request.state.request_id
-    record.headers["svc-assumptions"] = ",".join(sorted(call.assumptions))
-
-
-# --- faults ------------------------------------------------------------------------------------
-
-
-def draw_fault(sim: Sim, request: Request) -> Fault | None:
-    """The injected fault for this request, drawn from the seeded random source."""
-    faults = sim.state.faults
-    if not faults:  # the common case: no URL to build (Starlette's request.url is costly)
-        return None
-    route = request.scope.get("route")
-    template = getattr(route, "path", None) or request.url.path
-    for fault in faults.values():
-        if fault.method != request.method or fault.path != template:
-            continue
-        if fault.times is not None and fault.fired >= fault.times:
-            continue
-        if sim.state.random.random() < fault.rate:
-            fault.fired += 1
-            return fault
-    return None
-
-
-def fault_problem(fault: Fault) -> Problem:
-    headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
-    return Problem(
-        fault.status or 503,
-        "injected-fault",
-        "The simulator injected this failure (POST /_sim/faults). Retry the request.",
-        headers=headers,
-    )
-
-
-# --- the pipeline -----------------------------------------------------------------------------
-
-
-async def run(
-    request: Request,
-    handler: Callable[[Call], Reply],
-    *,
-    assumptions: Iterable[str] = (),
-    idempotency: str = "optional",
-    check_session: bool = True,
-) -> Response:
-    """Take a partner request through the checks of DESIGN §3 and answer it."""
-    sim: Sim = request.app.state.sim
-    request.state.assumptions.update(assumptions)
-    partner = authenticate(sim, request)
-    body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None
-    call = Call(sim, request, partner, body)
-    await decrypt_ahead(call)
-    record: IdempotencyRecord | None = None
-    if request.method == "POST" and idempotency != "none":
-        key = request.headers.get(IDEMPOTENCY_HEADER)
-        if key is not None or idempotency == "required":
-            call.assumptions.add("A20")
-        if key is None and idempotency == "required":
-            raise Problem(
-                400,
-                "idempotency-key-required",
-                f"This endpoint requires an {IDEMPOTENCY_HEADER} header (a new unique value per "
-                "operation, the same on its retries).",
-            )
-        if key is not None:
-            found = _idempotency(call, key)
-            if isinstance(found, Response):
-                return found
-            record = found
-    try:
-        fault = draw_fault(sim, request)
-        if fault is not None and fault.latency_ms:
-            await asyncio.sleep(fault.latency_ms / 1000)
-        if fault is not None and fault.status and fault.when == "before_commit":
-            raise fault_problem(fault)
-        token = request.headers.get(SESSION_HEADER)
-        if check_session and token is not None:
-            call.session = load_session(sim, partner, token)
-            call.session_in_force = call.session
-        reply = handler(call)
-    except Problem as problem:
-        _release(call, record)
-        refusal = problem.response()
-        _session_header(call, refusal)
-        return refusal
-    except BaseException:
-        _release(call, record)  # never leave a key "in flight" forever
-        raise
-    if 200 <= reply.status < 300 and call.session is not None and call.session_in_force is call.session:
-        call.session.last_used = call.state.now  # sliding sessions count 2xx calls only
-    response = _json_response(reply)
-    _session_header(call, response)
-    if record is not None:
-        _store(call, record, response)
-    if fault is not None and fault.status and fault.when == "after_commit":
-        return fault_problem(fault).response()
-    return response
-
-
-def _release(call: Call, record: IdempotencyRecord | None) -> None:
-    if record is not None:
-        call.state.idempotency.pop((call.partner, call.request.headers[IDEMPOTENCY_HEADER]), None)
+# --- the answer: a JSON body, and when the session in force expires ---------------------------
 
 
 def _json_response(reply: Reply) -> Response:
@@ -542,39 +567,4 @@ def _json_response(reply: Reply) -> Response:
 def _session_header(call: Call, response: Response) -> None:
     s = call.session_in_force
     if s is not None and not s.ended and not s.superseded:
-        response.headers["svc-session-expires-at"] = format_time(session_expires_at(call.sim, s))
-
-
-# --- headers on every response ---------------------------------------------------------------
-
-
-class ServiceHeaders:
-    """Adds ``svc-request-id``, ``svc-api-version`` and ``svc-assumptions`` (A27, A28)."""
-
-    def __init__(self, app: ASGIApp, sim: Sim) -> None:
-        self.app = app
-        self.sim = sim
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request_id = self.sim.state.ids.next("req")
-        state = scope.setdefault("state", {})
-        state["request_id"] = request_id
-        assumptions: set[str] = set()
-        state["assumptions"] = assumptions
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                if "svc-request-id" not in headers:
-                    headers["svc-request-id"] = request_id
-                headers["svc-api-version"] = self.sim.version
-                if headers.get("content-type", "").startswith("application/problem+json"):
-                    assumptions.add("A21")
-                if assumptions and "svc-assumptions" not in headers:
-                    headers["svc-assumptions"] = ",".join(sorted(assumptions))
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+        response.headers[SESSION_EXPIRES_AT] = format_time(session_expires_at(s))

@@ -15,7 +15,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-TYPE_PREFIX = "urn:partner-api-kit:problem:"
+from kit import register
+from kit.sim.headers import API_VERSION, REQUEST_ID
+
+TYPE_PREFIX: str = register.value("A21")["type_prefix"]
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
 
@@ -65,6 +68,12 @@ def validation_problem(errors: list[dict[str, str]], code: str = "validation-err
     else:
         detail = errors[0]["message"] if errors else "The request body is not valid."
     return Problem(422, code, detail, errors=errors, **extra)
+
+
+def not_found(resource: str) -> Problem:
+    """404 ``<resource>-not-found``: the same answer whether it never existed or is another
+    partner's (A30), e.g. ``not_found("card")``."""
+    return Problem(404, f"{resource}-not-found", f"No {resource.replace('-', ' ')} with this id.")
 
 
 class OAuthError(Exception):
@@ -122,10 +131,10 @@ def install(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Never a stack trace or a submitted value on the wire. Starlette answers this one
         # outside the middleware stack, so the service headers are set here.
-        headers = {"svc-api-version": request.app.version}
+        headers = {API_VERSION: request.app.version}
         request_id = getattr(request.state, "request_id", None)
         if request_id:
-            headers["svc-request-id"] = request_id
+            headers[REQUEST_ID] = request_id
         return Problem(
             500, "internal-error", "The simulator failed unexpectedly.", headers=headers
         ).response()

@@ -1,4 +1,11 @@
-"""One running simulator: its settings, state and webhook engine (``app.state.sim``)."""
+"""One running simulator: its settings, state, webhook engine and crypto workers.
+
+The app keeps it in ``app.state.sim``; routes reach it through ``request.app.state.sim``.
+
+    >>> sim = Sim(Settings(seed=7))  # doctest: +SKIP
+    >>> sim.version  # doctest: +SKIP
+    '1.2.0-20221215'
+"""
 
 from __future__ import annotations
 
@@ -17,9 +24,9 @@ class Sim:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.state = State(settings.seed, settings.clock_start)
-        self.delivery = DeliveryEngine(self)
         self.version: str = register.spec()["version"]
+        self.state = State(settings.seed, settings.clock_start)
+        self.delivery = DeliveryEngine(self.state, self.version)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
             CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
@@ -38,11 +45,13 @@ class Sim:
 
     @property
     def starting_balance(self) -> Decimal:
+        """The balance a new account opens with: the setting, else the register's (A10)."""
         if self.settings.starting_balance is not None:
             return Decimal(self.settings.starting_balance)
         return Decimal(register.value("A10")["starting_balance"])
 
     def reset(self, seed: int) -> None:
+        """Back to the seeded start: deliveries in flight cancelled, state reset to ``seed``."""
         self.delivery.cancel_all()
         self.state.reset(seed)
 

@@ -1,9 +1,14 @@
-"""Serving the simulator: embedded in a background thread, or standalone (``kit serve``).
+"""Serving the simulator embedded: uvicorn in a background thread of this process.
 
-DESIGN §6/§7: uvicorn binds the port itself (``port=0``) and we read it back from the
-listening socket. Handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and
-costs ~44 ms per request. The embedded server logs nothing: a stray line on stderr changes
-a notebook's outputs.
+uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
+handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
+request. The embedded server logs nothing: a stray line on stderr changes a notebook's
+outputs. ``kit serve`` runs the same app standalone.
+
+    >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
+    >>> server.base_url  # doctest: +SKIP
+    'http://127.0.0.1:…'
+    >>> server.stop()  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -6,26 +6,28 @@ import ipaddress
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-DEFAULT_PARTNERS: dict[str, str] = {
-    "sim-partner": "sim-secret",
-    "sim-partner-b": "sim-secret-b",
-}
+from kit.env import SIM_PARTNER_CLIENTS
 
 
 @dataclass(frozen=True)
 class Settings:
     """How a simulator starts.
 
-    ``partners`` maps client ids to client secrets (DESIGN §3: two partner clients ship).
+    ``partners`` maps client ids to client secrets (A30: two partner clients ship,
+    ``kit.env.SIM_PARTNER_CLIENTS``).
     ``strict`` makes the deprecated token endpoints answer 410. ``control`` mounts the
     ``/_sim`` control plane; ``control_token`` protects it (required off loopback).
     ``webhook_hosts`` lists extra hosts webhooks may be delivered to besides loopback.
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
-    per spare core); the embedded simulator decrypts in process.
+    per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
+    every request through FastAPI, as a reference for the fast path (``kit.sim.fastpath``).
+
+        >>> Settings(seed=11, strict=True).partners["sim-partner"]
+        'sim-secret'
     """
 
     seed: int = 7
-    partners: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PARTNERS))
+    partners: dict[str, str] = field(default_factory=lambda: dict(SIM_PARTNER_CLIENTS))
     strict: bool = False
     control: bool = True
     control_token: str | None = None
@@ -34,7 +36,7 @@ class Settings:
     webhook_hosts: tuple[str, ...] = ()
     allow_any_webhook_host: bool = False
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
-    fast_path: bool = True  # False: every request through FastAPI's routing (for comparison)
+    fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
 
 
 def is_loopback(host: str) -> bool:

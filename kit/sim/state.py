@@ -1,8 +1,12 @@
 """The simulator's state: plain records in dicts, one :class:`State` per app, reset by seed.
 
 Routes change state only after every check has passed, so a refused request leaves it as it
-was (DESIGN §3). Nothing here holds clear-text PII: a person keeps only the KYC questions and
-answers derived from it.
+was (the order of checks, ``kit.sim.pipeline``). Nothing here holds clear-text PII: a person
+keeps only the KYC questions and answers derived from it.
+
+    >>> state = State(seed=7, clock_start="2025-01-06T09:00:00Z")
+    >>> state.ids.next("acc").startswith("acc_")
+    True
 """
 
 from __future__ import annotations

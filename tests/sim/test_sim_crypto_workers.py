@@ -2,7 +2,9 @@
 
 The HTTP contract in both modes is covered by the JWE, session and onboarding modules (their
 ``http`` runs each test in both). Here: the workers really do the decrypting, refuse what the
-simulator refuses, and a dead worker costs speed, never an answer.
+simulator refuses, and a dead worker costs speed, never an answer. To tell who decrypted,
+decrypting is made impossible in this process (``_no_decrypt_here``): the worker processes,
+each its own interpreter, still can.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kit.sim.crypto import CryptoError
+from kit.sim.crypto import CryptoError, ServerKeys
 from kit.sim.cryptoworker import CryptoWorkers, WorkerUnavailable
 from kit.sim.state import keys_for
 from tests.sim.helpers import (
@@ -30,20 +32,34 @@ def _sim(server: Any) -> Any:
     return server._server.config.app.state.sim
 
 
+def _no_decrypt_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, a JWE decrypted in this process (an embedded simulator's loop) is refused."""
+
+    def refuse(self: ServerKeys, token: object) -> bytes:
+        raise CryptoError("decrypted in the test process")
+
+    monkeypatch.setattr(ServerKeys, "decrypt", refuse)
+
+
 def _token(seed: int, plaintext: dict[str, Any]) -> str:
     keys = keys_for(seed)
     init = {"jwks": keys.encryption_jwks()}
     return encrypt_for_server(init, plaintext)
 
 
-def test_workers_decrypt_what_the_simulator_decrypts_and_refuse_the_rest() -> None:
+def test_workers_decrypt_what_the_simulator_decrypts_and_refuse_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    good = _token(7, {"nonce": "n-1"})
+    other_seed = _token(8, {"nonce": "n-2"})  # encrypted to another seed's key
+    expected = keys_for(7).decrypt(good)
+    _no_decrypt_here(monkeypatch)  # what is decrypted below, a worker decrypted
+
     async def scenario() -> None:
         workers = CryptoWorkers(2, seed=7)
         await workers.start()
         try:
             assert workers.running == 2
-            good = _token(7, {"nonce": "n-1"})
-            other_seed = _token(8, {"nonce": "n-2"})  # encrypted to another seed's key
             answers = await asyncio.gather(
                 workers.decrypt(7, good),
                 workers.decrypt(8, other_seed),
@@ -51,12 +67,13 @@ def test_workers_decrypt_what_the_simulator_decrypts_and_refuse_the_rest() -> No
                 workers.decrypt(7, "not.a.jwe.at.all"),
                 return_exceptions=True,
             )
-            assert json.loads(answers[0]) == {"nonce": "n-1"}
-            assert answers[0] == keys_for(7).decrypt(good)
-            assert json.loads(answers[1]) == {"nonce": "n-2"}
-            assert isinstance(answers[2], CryptoError)
-            assert isinstance(answers[3], CryptoError)
-            assert workers.answered == 4
+            decrypted, other = answers[0], answers[1]
+            assert isinstance(decrypted, bytes) and isinstance(other, bytes), answers
+            assert json.loads(decrypted) == {"nonce": "n-1"}
+            assert decrypted == expected
+            assert json.loads(other) == {"nonce": "n-2"}
+            for refused in answers[2:]:  # refused by a worker, not by this process
+                assert isinstance(refused, CryptoError) and str(refused) == "refused by the worker"
         finally:
             await workers.aclose()
         assert workers.running == 0
@@ -85,16 +102,16 @@ def test_a_worker_that_dies_fails_over_to_no_worker() -> None:
 
 
 def test_sessions_on_a_worker_server_are_decrypted_by_the_worker(
-    workers_server: Any, both_decrypt_modes: Any
+    workers_server: Any, both_decrypt_modes: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     http = both_decrypt_modes
     token = partner_token(http)
-    workers = _sim(workers_server).crypto
-    before = workers.answered
+    _no_decrypt_here(monkeypatch)
     r = create_session(http, token, Device())
-    assert r.status_code == 201, r.text
-    on_worker_server = str(http.base_url).rstrip("/") == workers_server.base_url
-    assert workers.answered == before + (1 if on_worker_server else 0)
+    if str(http.base_url).rstrip("/") == workers_server.base_url:
+        assert r.status_code == 201, r.text  # the worker decrypted it
+    else:
+        assert_problem(r, 400, "invalid-encrypted-data")  # this server decrypts on its loop
 
 
 def test_after_a_worker_dies_sessions_are_still_created_and_refusals_unchanged() -> None:

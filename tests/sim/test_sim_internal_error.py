@@ -1,5 +1,6 @@
 """An unexpected failure still answers a problem with the service headers and no detail of
-the failure (DESIGN §3: every response carries svc-request-id and svc-api-version)."""
+the failure (A27, A28: every response carries svc-request-id and svc-api-version). The same
+failure in a plain route, served by the fast path, is in ``test_sim_fastpath.py``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cards: create (physical, virtual, temporary), read, close with a reason (DESIGN §3.5).
+"""Cards: create (physical, virtual, temporary), read, close with a reason (A13-A16).
 
 The partner token suffices; a session, when sent, must be bound to the card's account (A31,
 spec rule 5).
@@ -12,14 +12,16 @@ from datetime import UTC, datetime, time, timedelta
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim.fastpath import PlainRoute
 from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem
-from kit.sim.routes.common import card_out, find_account, find_card
+from kit.sim.routes.common import card_out
+from kit.sim.runtime import Sim
 from kit.sim.state import Card
 
-router = APIRouter(tags=["cards"])
+router = APIRouter(tags=["cards"], route_class=PlainRoute)
 CARD_TYPES: list[str] = register.value("A13")["types"]
 _LIFETIME = register.value("A14")
 CLOSE_REASONS: list[str] = register.value("A15")["reasons"]
@@ -51,7 +53,7 @@ def expiry_instant(expires_on_date: str) -> datetime:
 )
 async def create_card(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        account = find_account(call, account_id)
+        account = call.find_account(account_id)
         call.require_bound_to_account(account)
         call.reject_clear_pii()
         req = call.parse(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)})
@@ -75,8 +77,8 @@ async def create_card(request: Request, account_id: str) -> Response:
 )
 async def get_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        card = find_card(call, card_id)
-        call.require_bound_to_account(find_account(call, card.account_id))
+        card = call.find_card(card_id)
+        call.require_bound_to_account(call.find_account(card.account_id))
         return Reply(200, card_out(card))
 
     return await run(request, handle, assumptions=_ASSUMED)
@@ -91,8 +93,8 @@ async def get_card(request: Request, card_id: str) -> Response:
 )
 async def close_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        card = find_card(call, card_id)
-        call.require_bound_to_account(find_account(call, card.account_id))
+        card = call.find_card(card_id)
+        call.require_bound_to_account(call.find_account(card.account_id))
         call.reject_clear_pii()
         req = call.parse(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)})
         if card.status == "closed":
@@ -108,7 +110,7 @@ async def close_card(request: Request, card_id: str) -> Response:
     return await run(request, handle, assumptions=(*_ASSUMED, "A15"))
 
 
-def expire_cards(sim) -> None:
+def expire_cards(sim: Sim) -> None:
     """Cards whose expiry has passed become ``expired`` and emit the deprecated card.expired."""
     state = sim.state
     for card in state.cards.values():

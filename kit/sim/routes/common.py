@@ -1,18 +1,23 @@
-"""Representations and lookups shared by the resource routes."""
+"""Representations shared by the resource routes: how a record looks on the wire.
+
+>>> money(Decimal("12.5"))
+{'value': '12.50', 'currency': 'USD'}
+"""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
 
+from kit import register
 from kit.sim.clock import format_time
-from kit.sim.pipeline import Call
-from kit.sim.problems import Problem
-from kit.sim.state import Account, Card, DocumentRequest, Person, Transfer
+from kit.sim.state import Account, Card, DocumentRequest, Transfer
+
+CURRENCY: str = register.value("A10")["currency"]
 
 
-def money(amount: Decimal, currency: str = "USD") -> dict[str, str]:
-    """Money on output: always two decimals (DESIGN §3)."""
+def money(amount: Decimal, currency: str = CURRENCY) -> dict[str, str]:
+    """Money on output: always two decimals (A19)."""
     return {"value": f"{amount.quantize(Decimal('0.01'))}", "currency": currency}
 
 
@@ -61,28 +66,3 @@ def document_request_out(doc: DocumentRequest) -> dict[str, Any]:
         "created_at": format_time(doc.created_at),
         "completed_at": format_time(doc.completed_at) if doc.completed_at else None,
     }
-
-
-def not_found(resource: str) -> Problem:
-    return Problem(404, f"{resource}-not-found", f"No {resource.replace('-', ' ')} with this id.")
-
-
-def find_account(call: Call, account_id: str) -> Account:
-    account = call.state.account(call.partner, account_id)
-    if account is None:
-        raise not_found("account")
-    return account
-
-
-def find_person(call: Call, person_id: str) -> Person:
-    person = call.state.person(call.partner, person_id)
-    if person is None:
-        raise not_found("person")
-    return person
-
-
-def find_card(call: Call, card_id: str) -> Card:
-    card = call.state.card(call.partner, card_id)
-    if card is None:
-        raise not_found("card")
-    return card

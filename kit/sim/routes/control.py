@@ -1,4 +1,4 @@
-"""The simulator's control plane, ``/_sim/…`` (DESIGN §3.11). Not part of the partner API.
+"""The simulator's control plane, ``/_sim/…``. Not part of the partner API.
 
 No partner token; a control token (``svc-control-token``) when one was set at start.
 """
@@ -12,18 +12,19 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from kit import register
+from kit import env, register
 from kit.sim.clock import format_time
 from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
-from kit.sim.pipeline import parse_model, read_json
-from kit.sim.problems import Problem, validation_problem
+from kit.sim.pipeline import read_json
+from kit.sim.problems import Problem, not_found, validation_problem
 from kit.sim.routes.cards import expire_cards
-from kit.sim.routes.common import document_request_out, money, not_found, transfer_out
+from kit.sim.routes.common import document_request_out, money, transfer_out
 from kit.sim.routes.p2p import parse_amount
 from kit.sim.runtime import Sim
+from kit.sim.schema import M, parse_model
 from kit.sim.state import DocumentRequest, Fault
 
-CONTROL_TOKEN_HEADER = "svc-control-token"
+CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
 CLOCK_LIMIT_YEAR = 9000
 MAX_BALANCE = Decimal(10) ** 18
 
@@ -46,7 +47,7 @@ def _sim(request: Request) -> Sim:
     return request.app.state.sim
 
 
-async def _body(request: Request, model):
+async def _body(request: Request, model: type[M]) -> M:
     return parse_model(await read_json(request), model)
 
 

@@ -1,4 +1,4 @@
-"""Document requests: listed and submitted by the customer (DESIGN §3.10; A26).
+"""Document requests: listed and submitted by the customer (A26).
 
 They are created through the control plane, standing in for the service's own follow-up.
 """
@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from kit.sim.fastpath import PlainRoute
 from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
-from kit.sim.problems import Problem
-from kit.sim.routes.common import document_request_out, find_account, find_person, not_found
+from kit.sim.problems import Problem, not_found
+from kit.sim.routes.common import document_request_out
 
-router = APIRouter(tags=["document requests"])
+router = APIRouter(tags=["document requests"], route_class=PlainRoute)
 
 
 @router.get(
@@ -25,8 +26,8 @@ router = APIRouter(tags=["document requests"])
 async def list_document_requests(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
         call.require_session("account", "person")
-        person = find_person(call, person_id)
-        call.require_bound_to_account(find_account(call, person.account_id))
+        person = call.find_person(person_id)
+        call.require_bound_to_account(call.find_account(person.account_id))
         docs = [d for d in call.state.document_requests.values() if d.person_id == person.person_id]
         return Reply(200, {"document_requests": [document_request_out(d) for d in docs]})
 
@@ -46,7 +47,7 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
         doc = call.state.document_requests.get(document_request_id)
         if doc is None or doc.partner != call.partner:
             raise not_found("document-request")
-        call.require_bound_to_account(find_account(call, doc.account_id))
+        call.require_bound_to_account(call.find_account(doc.account_id))
         call.reject_clear_pii()
         req = call.parse(DocumentSubmit)
         call.decrypt("encrypted_document", req.encrypted_document)  # content is not kept

@@ -1,4 +1,4 @@
-"""Inbound account events from the spec's allowed list (DESIGN §3.6)."""
+"""Inbound account events from the spec's allowed list (A17, A31)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from fastapi import APIRouter, Request, Response
 
 from kit import register
 from kit.sim.clock import format_time, parse_time
+from kit.sim.fastpath import PlainRoute
 from kit.sim.models import EventCreate, EventOut
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import validation_problem
-from kit.sim.routes.common import find_account
 from kit.sim.state import InboundEvent
 
-router = APIRouter(tags=["inbound events"])
+router = APIRouter(tags=["inbound events"], route_class=PlainRoute)
 EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
 
 
@@ -27,7 +27,7 @@ EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
 )
 async def send_event(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        account = find_account(call, account_id)
+        account = call.find_account(account_id)
         call.require_bound_to_account(account)
         call.reject_clear_pii()
         req = call.parse(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)})

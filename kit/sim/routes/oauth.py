@@ -1,4 +1,4 @@
-"""Partner level: ``POST /oauth/accesstoken`` and the deprecated token endpoints (DESIGN §3.1).
+"""Partner level: ``POST /oauth/accesstoken`` and the deprecated token endpoints (A01-A03).
 
 The token endpoints answer errors as RFC 6749 §5.2 expects (``{"error", …}``), not as
 problems: OAuth clients read that shape.
@@ -16,6 +16,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from kit import register
+from kit.sim.fastpath import PlainRoute
+from kit.sim.headers import AUTHORIZATION
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
 from kit.sim.pipeline import authenticate, read_body
@@ -23,10 +25,13 @@ from kit.sim.problems import OAuthError, Problem
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
 
-router = APIRouter(tags=["partner auth"])
+router = APIRouter(tags=["partner auth"], route_class=PlainRoute)
 _TOKEN = register.value("A01")
 _LEGACY = register.value("A03")
-LEGACY_PATH = "/authorization/server_api/access_tokens"
+#: The token endpoint, and the deprecated endpoints' one path (POST and DELETE; the spec's list).
+TOKEN_PATH: str = _LEGACY["successor"]
+(LEGACY_PATH,) = {endpoint["path"] for endpoint in register.spec()["deprecated_endpoints"]}
+GRANT_TYPES: list[str] = _TOKEN["grant_types"]
 LEGACY_HEADERS = {
     "Deprecation": _LEGACY["deprecation"],
     "Link": f'<{_LEGACY["successor"]}>; rel="successor-version"',
@@ -71,13 +76,13 @@ async def _issue(request: Request) -> JSONResponse:
         if name in form:
             raise _invalid_request(f"The parameter {name} was sent more than once.")
         form[name] = value
-    basic = _basic_credentials(request.headers.get("authorization", ""))
+    basic = _basic_credentials(request.headers.get(AUTHORIZATION, ""))
     in_form = "client_id" in form or "client_secret" in form
     if basic and in_form:
         raise _invalid_request("Send client credentials either by HTTP Basic or in the form, not both.")
     grant_type = form.get("grant_type")
     if not grant_type:
-        raise _invalid_request("The grant_type parameter is required (client_credentials).")
+        raise _invalid_request(f"The grant_type parameter is required ({', '.join(GRANT_TYPES)}).")
     client_id, secret = basic or (form.get("client_id", ""), form.get("client_secret", ""))
     expected = sim.settings.partners.get(client_id)
     if not client_id or expected is None or not hmac.compare_digest(expected.encode(), secret.encode()):
@@ -87,8 +92,10 @@ async def _issue(request: Request) -> JSONResponse:
             "Client authentication failed: unknown client or wrong secret.",
             headers={"WWW-Authenticate": "Basic"},
         )
-    if grant_type not in _TOKEN["grant_types"]:
-        raise OAuthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported.")
+    if grant_type not in GRANT_TYPES:
+        raise OAuthError(
+            400, "unsupported_grant_type", f"Only grant_type={', '.join(GRANT_TYPES)} is supported."
+        )
     scope = form.get("scope")
     if scope is not None and scope != _TOKEN["scope"]:
         raise OAuthError(400, "invalid_scope", f"The only scope is {_TOKEN['scope']}.")
@@ -107,7 +114,7 @@ async def _issue(request: Request) -> JSONResponse:
 
 
 @router.post(
-    "/oauth/accesstoken",
+    TOKEN_PATH,
     response_model=TokenResponse,
     responses=oauth_errors(400, 401),
     openapi_extra=form_body(),
@@ -128,7 +135,7 @@ def _strict_refusal(sim: Sim) -> Problem | None:
     return Problem(
         410,
         "endpoint-deprecated",
-        "This endpoint is deprecated and must not be used; use POST /oauth/accesstoken.",
+        f"This endpoint is deprecated and must not be used; use POST {TOKEN_PATH}.",
         headers=LEGACY_HEADERS,
     )
 
@@ -139,7 +146,7 @@ def _strict_refusal(sim: Sim) -> Problem | None:
     responses={**oauth_errors(400, 401), **problems(410)},
     openapi_extra=form_body(),
     deprecated=True,
-    summary="Deprecated: use POST /oauth/accesstoken",
+    summary=f"Deprecated: use POST {TOKEN_PATH}",
 )
 async def legacy_access_token(request: Request) -> Response:
     request.state.assumptions.add("A03")
@@ -166,9 +173,9 @@ async def legacy_revoke(request: Request) -> Response:
     if refusal:
         return refusal.response()
     try:
-        authenticate(sim, request)
+        authenticate(sim.state, request)
     except Problem as problem:
         return _legacy(problem.response())
-    token = request.headers["authorization"].partition(" ")[2].strip()
+    token = request.headers[AUTHORIZATION].partition(" ")[2].strip()
     sim.state.partner_tokens[token].revoked = True
     return _legacy(Response(status_code=204))

@@ -1,7 +1,7 @@
 """Onboarding and KYC: accounts, persons (PII only encrypted), KYC questions and answers.
 
 The spec names the flow ("End user progresses through account creation"), not the operations:
-the paths and shapes here are assumptions A10-A12 (DESIGN §3.4).
+the paths and shapes here are assumptions A10-A12.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request, Response
 
 from kit import register
 from kit.sim.crypto import encrypt_to_device
+from kit.sim.fastpath import PlainRoute
 from kit.sim.ids import Ids
 from kit.sim.models import (
     AccountCreate,
@@ -28,18 +29,20 @@ from kit.sim.models import (
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.routes.common import account_out, find_account, find_person
+from kit.sim.routes.common import account_out
 from kit.sim.state import Account, Person
 
-router = APIRouter(tags=["onboarding and KYC"])
+router = APIRouter(tags=["onboarding and KYC"], route_class=PlainRoute)
 _ACCOUNT = register.value("A10")
 _KYC = register.value("A12")
 PRODUCTS: list[str] = _ACCOUNT["products"]
 MAX_FAILED = int(_KYC["max_failed_attempts"])
+#: The texts of the three questions: birth year, birth month, last two digits of the national id.
+YEAR_TEXT, MONTH_TEXT, NATIONAL_ID_TEXT = _KYC["question_texts"]
 
 
 @router.post(
-    "/accounts",
+    _ACCOUNT["path"],
     status_code=201,
     response_model=AccountOut,
     responses=problems(400, 401, 403, 413, 415, 422),
@@ -79,17 +82,17 @@ def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[
     questions = [
         {
             "question_id": "birth_year",
-            "text": "In which year were you born?",
+            "text": YEAR_TEXT,
             "choices": [str(y) for y in years],
         },
         {
             "question_id": "birth_month",
-            "text": "In which month were you born?",
+            "text": MONTH_TEXT,
             "choices": [months[m - 1] for m in month_choices],
         },
         {
             "question_id": "national_id_last2",
-            "text": "What are the last two digits of your national identification number?",
+            "text": NATIONAL_ID_TEXT,
             "choices": sorted([digits, *others]),
         },
     ]
@@ -112,7 +115,7 @@ def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[
 async def create_person(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
         call.require_session("account", "person")
-        account = find_account(call, account_id)
+        account = call.find_account(account_id)
         call.require_bound_to_account(account)
         call.reject_clear_pii()
         req = call.parse(PersonCreate)
@@ -155,7 +158,7 @@ def _locked() -> Problem:
 async def kyc_questions(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
         session = call.require_session("account", "person")
-        person = find_person(call, person_id)
+        person = call.find_person(person_id)
         call.require_bound_to_person(person)
         if person.status == "locked":
             raise _locked()
@@ -175,7 +178,7 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
 async def kyc_answers(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
         call.require_session("account", "person")
-        person = find_person(call, person_id)
+        person = call.find_person(person_id)
         call.require_bound_to_person(person)
         call.reject_clear_pii()
         req = call.parse(KycAnswersCreate)

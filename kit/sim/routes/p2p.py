@@ -1,4 +1,4 @@
-"""P2P transfers between persons (DESIGN §3.8; paths assumed, A18).
+"""P2P transfers between persons (paths assumed, A18; money, A19).
 
 A person session tells the sender from the receiver; the ``svc-p2p-role`` header carries
 that on every answer. ``Idempotency-Key`` is required: money moves exactly once.
@@ -12,14 +12,16 @@ from decimal import Decimal
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import body, problems
-from kit.sim.pipeline import Call, Reply, parse_model, run
-from kit.sim.problems import Problem
-from kit.sim.routes.common import find_account, not_found, transfer_out
+from kit.sim.pipeline import Call, Reply, run
+from kit.sim.problems import Problem, not_found
+from kit.sim.routes.common import transfer_out
+from kit.sim.schema import parse_model
 from kit.sim.state import Transfer
 
-router = APIRouter(tags=["P2P"])
+router = APIRouter(tags=["P2P"], route_class=PlainRoute)
 ROLE_HEADER = register.value("A18")["role_header"]
 _MONEY = register.value("A19")
 MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)
@@ -63,11 +65,11 @@ async def create_transfer(request: Request) -> Response:
         session = call.require_session("person")
         source_id = call.body.get("from_account_id") if isinstance(call.body, dict) else None
         if isinstance(source_id, str):
-            source = find_account(call, source_id)
+            source = call.find_account(source_id)
             call.require_bound_to_account(source)
         call.reject_clear_pii()
         req = call.parse(TransferCreate)
-        source = find_account(call, req.from_account_id)
+        source = call.find_account(req.from_account_id)
         amount, currency = parse_amount(req.amount)
         recipient = call.state.person(call.partner, req.to_person_id)
         if recipient is not None and recipient.account_id == source.account_id:

@@ -1,4 +1,4 @@
-"""User/device sessions: init data, creation and promotion, ending (DESIGN §3.2, §3.3)."""
+"""User/device sessions: init data, creation and promotion, ending (A04-A09, A32)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from fastapi import APIRouter, Request, Response
 from kit import register
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, device_key, encrypt_to_device
+from kit.sim.fastpath import PlainRoute
+from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import body, problems
-from kit.sim.pipeline import SESSION_HEADER, Call, Reply, load_session, run, session_expires_at
+from kit.sim.pipeline import Call, Reply, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Nonce, Session
 
-router = APIRouter(tags=["sessions"])
+router = APIRouter(tags=["sessions"], route_class=PlainRoute)
 _INIT = register.value("A04")
 _SESSION = register.value("A05")
 _LIFETIME = register.value("A06")
@@ -83,7 +85,7 @@ def _create(call: Call) -> Reply:
             "nonce-invalid",
             "The nonce is unknown, used or expired; fetch new init data and encrypt again.",
         )
-    nonce.used = True  # used up once the JWE decrypts, whatever happens next (DESIGN §3)
+    nonce.used = True  # used up once the JWE decrypts, whatever happens next (A32)
     try:
         key, thumbprint = device_key(data.get("device_jwks"))
     except DeviceKeyError:
@@ -179,7 +181,7 @@ def _create(call: Call) -> Reply:
     answer = {
         "session_type": kind,
         "expiration_strategy": session.strategy,
-        "expires_at": format_time(session_expires_at(call.sim, session)),
+        "expires_at": format_time(session_expires_at(session)),
         "device_id": device[0],
     }
     if direct:
@@ -211,13 +213,13 @@ async def create_session(request: Request) -> Response:
 )
 async def end_session(request: Request) -> Response:
     def handle(call: Call) -> Reply:
-        token = call.request.headers.get(SESSION_HEADER)
+        token = call.request.headers.get(SESSION_ID)
         if token is None:
-            raise Problem(401, "session-required", f"Name the session to end in {SESSION_HEADER}.")
+            raise Problem(401, "session-required", f"Name the session to end in {SESSION_ID}.")
         session = call.state.sessions.get(token)
         if session is None or session.partner != call.partner or session.ended:
             # Reuse the one definition of "unknown or ended" (an expired one may still end).
-            load_session(call.sim, call.partner, token)
+            load_session(call.state, call.partner, token)
         assert session is not None
         session.ended = True
         return Reply(204)

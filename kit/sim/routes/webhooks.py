@@ -1,4 +1,4 @@
-"""Webhook subscriptions and the signing keys (DESIGN §3.10; A23, A24)."""
+"""Webhook subscriptions and the signing keys (A23, A24)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import body, problems
 from kit.sim.pipeline import Call, Reply, run
@@ -14,7 +15,7 @@ from kit.sim.problems import Problem, validation_problem
 from kit.sim.settings import is_loopback
 from kit.sim.state import Subscription
 
-router = APIRouter(tags=["webhooks"])
+router = APIRouter(tags=["webhooks"], route_class=PlainRoute)
 _SPEC = register.spec()
 WEBHOOK_EVENTS: list[str] = list(_SPEC["webhook_events"])
 RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])

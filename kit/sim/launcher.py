@@ -1,0 +1,153 @@
+"""``kit serve`` in a subprocess, run as users run it: the one launcher the tests and the
+benchmarks share.
+
+The server prints ``Serving on http://127.0.0.1:PORT`` as its first line once it listens;
+:func:`serve_process` waits for that line (bounded), hands back the base URL and the process,
+and stops the process afterwards whatever happened.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["Served", "serve_process", "stop"]
+
+#: The folder that holds the ``kit`` package: ``python -m kit`` runs from there.
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+_FIRST_LINE = re.compile(r"Serving on (http://127\.0\.0\.1:\d+)\s*")
+_STOP_TIMEOUT_S = 10.0
+_KILL_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running ``kit serve``: where it listens and its process (ours to stop)."""
+
+    base_url: str
+    process: subprocess.Popen[str]
+
+    @property
+    def port(self) -> int:
+        """The port ``--port 0`` picked."""
+        return int(self.base_url.rsplit(":", 1)[1])
+
+
+class _Lines:
+    """Every line of a pipe, read in a daemon thread so that the pipe never fills up and
+    blocks the server: the first line, and the last few for an error message."""
+
+    def __init__(self, stream: IO[str], keep: int = 40) -> None:
+        self.first: str | None = None
+        self.tail: collections.deque[str] = collections.deque(maxlen=keep)
+        self._first_seen = threading.Event()
+        self._stream = stream
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for line in self._stream:
+                if self.first is None:
+                    self.first = line
+                    self._first_seen.set()
+                self.tail.append(line)
+        except (OSError, ValueError):  # the stream was closed under us
+            pass
+        finally:
+            self._first_seen.set()
+
+    def first_line(self, timeout: float) -> str:
+        """The first line, or ``""`` when none came within ``timeout`` seconds."""
+        self._first_seen.wait(timeout)
+        return self.first or ""
+
+    def text(self) -> str:
+        return "".join(self.tail)
+
+    def finish(self, timeout: float = _KILL_TIMEOUT_S) -> None:
+        """Wait (bounded) for the end of the stream, then close it."""
+        self._thread.join(timeout)
+        if not self._thread.is_alive():  # closing under a blocked reader would block too
+            self._stream.close()
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """Stop a process we started, by its own handle: terminate, then kill if it lingers.
+
+    Example::
+
+        stop(subprocess.Popen(["sleep", "60"]))
+    """
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=_KILL_TIMEOUT_S)
+
+
+@contextmanager
+def serve_process(
+    *args: str, seed: int = 7, env: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> Iterator[Served]:
+    """Run ``python -m kit serve --host 127.0.0.1 --port 0 --seed SEED *args`` until the block ends.
+
+    ``env`` is added to this process's environment. The process is stopped on the way out
+    (terminate, then kill), even when the block raised or stopped it itself.
+
+    Raises:
+        RuntimeError: the first line was not ``Serving on http://127.0.0.1:PORT`` within
+            ``timeout`` seconds (the process is killed; the message ends with its stderr).
+
+    Example::
+
+        with serve_process("--no-control") as served:
+            httpx.get(served.base_url + "/webhooks/jwks")
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "kit",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--seed",
+        str(seed),
+    ]
+    process = subprocess.Popen(
+        [*command, *args],
+        cwd=_PACKAGE_PARENT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    out, err = _Lines(process.stdout), _Lines(process.stderr)
+    try:
+        line = out.first_line(timeout)
+        match = _FIRST_LINE.fullmatch(line)
+        if match is None:
+            process.kill()
+            process.wait(timeout=_KILL_TIMEOUT_S)
+            err.finish()
+            raise RuntimeError(f"kit serve printed {line!r} first; stderr: {err.text()[-800:]}")
+        yield Served(match.group(1), process)
+    finally:
+        stop(process)
+        out.finish()
+        err.finish()

@@ -1,0 +1,55 @@
+"""The service headers every response carries: request id, API version, assumptions (A27, A28).
+
+:class:`ServiceHeaders` wraps the whole app, so 404s, 405s and the control plane get them too.
+It gives each request its ``svc-request-id`` and an empty set of assumptions in
+``request.state``; whatever the request's checks add to that set is named in
+``svc-assumptions`` on the way out.
+
+    >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID
+from kit.sim.problems import PROBLEM_MEDIA_TYPE
+from kit.sim.state import State
+
+
+class ServiceHeaders:
+    """ASGI middleware adding ``svc-request-id``, ``svc-api-version`` and ``svc-assumptions``.
+
+    An answer that already names a request id (an idempotent replay repeats the original's)
+    keeps it, and its assumptions with it.
+    """
+
+    def __init__(self, app: ASGIApp, state: State, version: str) -> None:
+        self.app = app
+        self.state = state
+        self.version = version
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = self.state.ids.next("req")
+        request_state = scope.setdefault("state", {})
+        request_state["request_id"] = request_id
+        assumptions: set[str] = set()
+        request_state["assumptions"] = assumptions
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if REQUEST_ID not in headers:
+                    headers[REQUEST_ID] = request_id
+                headers[API_VERSION] = self.version
+                if headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE):
+                    assumptions.add("A21")
+                if assumptions and ASSUMPTIONS not in headers:
+                    headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
