@@ -38,8 +38,23 @@ test: install lint
 nbval: install
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope $(NBVAL) $(NOTEBOOKS)
 
+# make lab LAB_ARGS="--port 8890 --no-browser"   (--allow-root is added when run as root; a token
+# goes in the JUPYTER_TOKEN environment variable, never on the command line)
+LAB_ARGS ?=
 lab: install
-	$(PY) -m jupyter lab notebooks
+	$(PY) -m jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# The browser suite: the notebooks in a real JupyterLab, in headless Chromium (Debian's package,
+# installed when missing), plus every Mermaid diagram through the real parser. Screenshots: out/e2e
+.PHONY: e2e
+E2E_STAMP := $(VENV)/.e2e-stamp
+$(E2E_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[e2e]'
+	touch $(E2E_STAMP)
+
+e2e: install $(E2E_STAMP)
+	bash tests/e2e/setup.sh
+	KIT_E2E=1 $(PY) -m pytest -q tests/notebooks/test_mermaid.py tests/e2e
 
 serve: install
 	$(PY) -m kit serve

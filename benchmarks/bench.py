@@ -6,9 +6,9 @@ Prints a table and writes ``benchmarks/results/bench.json`` (figures, versions, 
 a timed test: nothing here fails a build. Loopback only; every load loop is bounded in count
 and in time; about 5 minutes on 2 cores.
 
-    .venv/bin/python benchmarks/bench.py                     # everything
-    .venv/bin/python benchmarks/bench.py --only sessions client
-    .venv/bin/python benchmarks/bench.py --quick             # fewer rounds, for a smoke check
+    .venv/bin/python -m benchmarks.bench                     # everything
+    .venv/bin/python -m benchmarks.bench --only sessions client
+    .venv/bin/python -m benchmarks.bench --quick             # fewer rounds, for a smoke check
 
 Benchmarks (modules ``bench_*.py`` beside this file):
 
@@ -34,11 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks.bench_support import machine
 
-from bench_support import machine  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 RESULTS = HERE / "results" / "bench.json"
 #: The issue's numbering (and the table's order).
@@ -203,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.perf_counter() - started:6.1f} s] {key} …", flush=True)
         t0 = time.perf_counter()
         try:
-            results[key] = importlib.import_module(module).measure(**kwargs)
+            results[key] = importlib.import_module(f"benchmarks.{module}").measure(**kwargs)
         except Exception as exc:  # one broken side must not hide the other figures
             results[key] = {
                 "name": key,

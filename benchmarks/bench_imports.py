@@ -12,7 +12,7 @@ import json
 import subprocess
 from typing import Any
 
-from bench_support import PY, ROOT, median
+from benchmarks.bench_support import PY, ROOT, comparison, median
 
 TARGET = None  # the issue sets none; the table shows the ratio for the record
 
@@ -44,23 +44,19 @@ def measure(*, rounds: int = 7) -> dict[str, Any]:
                 pandas = pandas or with_pandas
             else:
                 ref_s.append(seconds)
-    k, ref = median(kit_s) * 1000, median(ref_s) * 1000
-    return {
-        "name": "import kit ÷ import httpx + joserfc",
-        "kit": round(k, 1),
-        "kit_unit": "ms to import kit (fresh interpreter)",
-        "reference": round(ref, 1),
-        "reference_unit": "ms to import httpx + joserfc",
-        "ratio": round(k / ref, 3),
-        "target": "none set",
-        "met": None,
-        "rounds": rounds,
-        "details": {
-            "import_kit_pulls_pandas": pandas,
-            "kit_ms": [round(x * 1000, 1) for x in kit_s],
-            "reference_ms": [round(x * 1000, 1) for x in ref_s],
-        },
+    details = {
+        "import_kit_pulls_pandas": pandas,
+        "kit_ms": [round(x * 1000, 1) for x in kit_s],
+        "reference_ms": [round(x * 1000, 1) for x in ref_s],
     }
+    return comparison(
+        "import kit ÷ import httpx + joserfc",
+        median(kit_s) * 1000,
+        median(ref_s) * 1000,
+        units=("ms to import kit (fresh interpreter)", "ms to import httpx + joserfc"),
+        rounds=rounds,
+        details=details,
+    )
 
 
 if __name__ == "__main__":

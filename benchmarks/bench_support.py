@@ -1,4 +1,5 @@
-"""What the benchmarks share: a ``kit serve`` subprocess, a lean load generator, medians.
+"""What the benchmarks share: the machine's description, a lean load generator, medians.
+``kit serve`` runs in a subprocess through the one launcher, :func:`kit.sim.launcher.serve_process`.
 
 Not a benchmark itself. Every loop here is bounded both in count and in time, and every
 server is on loopback.
@@ -11,21 +12,52 @@ import contextlib
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit.env import SIM_PARTNER_CLIENTS
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-CLIENT_ID, CLIENT_SECRET = "sim-partner", "sim-secret"
+#: The simulator's default partner client (``sim-partner``).
+CLIENT_ID, CLIENT_SECRET = next(iter(SIM_PARTNER_CLIENTS.items()))
 
 
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values)) if values else float("nan")
+
+
+def comparison(
+    name: str,
+    kit: float,
+    reference: float,
+    *,
+    units: tuple[str, str],
+    rounds: int,
+    details: dict[str, Any],
+    target: str = "none set",
+    digits: int = 1,
+) -> dict[str, Any]:
+    """A benchmark's record: both sides (rounded to ``digits``), their ratio, and the target on
+    the ratio (``"<= 1.1"``, ``">= 0.6"`` or ``"none set"``) with whether it was met."""
+    ratio = kit / reference
+    bound = float(target[2:]) if target[:2] in ("<=", ">=") else None
+    met = None if bound is None else ratio <= bound if target.startswith("<=") else ratio >= bound
+    return {
+        "name": name,
+        "kit": round(kit, digits),
+        "kit_unit": units[0],
+        "reference": round(reference, digits),
+        "reference_unit": units[1],
+        "ratio": round(ratio, 3),
+        "target": target,
+        "met": met,
+        "rounds": rounds,
+        "details": details,
+    }
 
 
 def machine() -> dict[str, Any]:
@@ -59,61 +91,6 @@ def machine() -> dict[str, Any]:
     }
 
 
-# --- kit serve as a subprocess ----------------------------------------------------------------
-
-
-@dataclass
-class Served:
-    url: str
-    process: subprocess.Popen[str]
-
-    @property
-    def port(self) -> int:
-        return int(self.url.rsplit(":", 1)[1])
-
-
-@contextlib.contextmanager
-def kit_serve(*extra: str, timeout: float = 30.0) -> Iterator[Served]:
-    """``python -m kit serve --port 0``; yields once its first line names the URL."""
-    process = subprocess.Popen(
-        [PY, "-m", "kit", "serve", "--port", "0", *extra],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        url = _first_line(process, timeout)
-        prefix = "Serving on "
-        if not url.startswith(prefix):
-            raise RuntimeError(f"kit serve did not start: {url!r}")
-        yield Served(url[len(prefix) :].strip(), process)
-    finally:
-        stop(process)
-
-
-def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
-    assert process.stdout is not None
-    import selectors
-
-    with selectors.DefaultSelector() as sel:
-        sel.register(process.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
-            raise RuntimeError("kit serve printed nothing in time")
-    return process.stdout.readline()
-
-
-def stop(process: subprocess.Popen[Any]) -> None:
-    """Terminate a process we started (by its own handle), then kill it if it lingers."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 def wait_http(url: str, *, timeout: float = 60.0, ok: Callable[[int], bool] = lambda s: s < 500) -> None:
     """Wait until ``url`` answers (any status ``ok`` accepts), bounded by ``timeout``."""
     import httpx
@@ -131,15 +108,11 @@ def wait_http(url: str, *, timeout: float = 60.0, ok: Callable[[int], bool] = la
 
 
 def partner_token(base_url: str) -> str:
-    import httpx
+    """A partner token of the default partner client (the kit's one token exchange)."""
+    from kit.auth import fetch_token
+    from kit.sensitive import Sensitive
 
-    r = httpx.post(
-        base_url + "/oauth/accesstoken",
-        data={"grant_type": "client_credentials"},
-        auth=(CLIENT_ID, CLIENT_SECRET),
-    )
-    r.raise_for_status()
-    return str(r.json()["access_token"])
+    return fetch_token(base_url, CLIENT_ID, Sensitive(CLIENT_SECRET)).access_token.reveal()
 
 
 # --- a lean HTTP/1.1 keep-alive load generator -------------------------------------------------

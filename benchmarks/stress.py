@@ -5,7 +5,7 @@ sends 1,000 P2P transfers through the client under 30 % injected faults, and run
 client journey through the leak scanner. Prints a table and writes
 ``benchmarks/results/stress.json`` (date, machine). Loopback only; a few minutes on 2 cores.
 
-    .venv/bin/python benchmarks/stress.py [--requests 2000] [--transfers 1000] [--seed 1]
+    .venv/bin/python -m benchmarks.stress [--requests 2000] [--transfers 1000] [--seed 1]
 """
 
 from __future__ import annotations
@@ -20,13 +20,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from kit.sim import Settings
+from kit.sim.server import start_embedded
+from tests.hardening.harness import run_fuzz, run_leak_journey, run_transfers
 
-from kit.sim import Settings  # noqa: E402
-from kit.sim.server import start_embedded  # noqa: E402
-from tests.hardening.harness import run_fuzz, run_leak_journey, run_transfers  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,10 @@
-"""Generic test set-up: make the repository root importable (``tests.…`` helpers, ``kit``)."""
+"""Generic test set-up: the simulator fixtures every suite may ask for (``http``, ``token``,
+``sim_server``…), declared once in :mod:`tests.sim.fixtures`.
+
+``tests`` is a package, so pytest puts the repository root on ``sys.path`` and the
+``tests.…`` helpers and ``kit`` import as they do from the root.
+"""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_ROOT = str(Path(__file__).resolve().parent.parent)
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+pytest_plugins = ["tests.sim.fixtures"]

@@ -9,12 +9,22 @@ from typing import Any
 import pytest
 
 from kit import register
+from tests.sim.helpers.contract import (
+    CARD_TYPES,
+    CLOSE_REASONS,
+    INBOUND_EVENT_TYPES,
+    KYC_QUESTION_TEXTS,
+    PII_FIELDS,
+    RETRY_OFFSETS,
+    WEBHOOK_EVENTS,
+)
 
 REQUIRED_KEYS = {"id", "topic", "spec", "choice", "enforced_in"}
 ALLOWED_KEYS = REQUIRED_KEYS | {"value"}
 
-# (id, key, expected): the values code reads. Kept literal here so that an edit of the
-# register that changes behaviour fails this test and has to be made on purpose.
+# (id, key, expected): the values code reads. Kept literal here (the lists are the wire
+# contract's, written once in tests/sim/helpers/contract.py) so that an edit of the register
+# that changes behaviour fails this test and has to be made on purpose.
 REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A01", "token_lifetime_seconds", 86400),
     ("A01", "token_type", "Bearer"),
@@ -39,32 +49,15 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A10", "products", ["spending"]),
     ("A10", "starting_balance", "500.00"),
     ("A10", "currency", "USD"),
-    (
-        "A11",
-        "pii_fields",
-        [
-            "first_name",
-            "last_name",
-            "date_of_birth",
-            "dob",
-            "birth_date",
-            "national_id",
-            "ssn",
-            "tax_id",
-            "passport_number",
-        ],
-    ),
+    ("A11", "pii_fields", PII_FIELDS),
     ("A12", "question_count", 3),
     ("A12", "choices_per_question", 4),
     ("A12", "max_failed_attempts", 3),
-    ("A13", "types", ["physical", "virtual", "temporary"]),
+    ("A12", "question_texts", KYC_QUESTION_TEXTS),
+    ("A13", "types", CARD_TYPES),
     ("A14", "months", 36),
     ("A14", "temporary_days", 30),
-    (
-        "A15",
-        "reasons",
-        ["lost", "stolen", "damaged", "fraud_suspected", "customer_request", "account_closed"],
-    ),
+    ("A15", "reasons", CLOSE_REASONS),
     ("A18", "role_header", "svc-p2p-role"),
     ("A19", "pattern", r"^[0-9]+(\.[0-9]{1,2})?$"),
     ("A19", "currencies", ["USD"]),
@@ -76,7 +69,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A24", "algorithm", "ES256"),
     ("A24", "max_skew_seconds", 300),
     ("A25", "timeout_seconds", 5),
-    ("A25", "retry_offsets_seconds", [1, 2, 4, 8, 16]),
+    ("A25", "retry_offsets_seconds", RETRY_OFFSETS),
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
     ("A28", "request_id", "svc-request-id"),
@@ -194,16 +187,7 @@ def test_spec_version_and_date() -> None:
 
 
 def test_spec_lists_the_eight_inbound_event_types_in_order() -> None:
-    assert register.spec()["inbound_event_types"] == [
-        "email_address.update_fails_verification",
-        "login.failed_too_many_times",
-        "password.change_failure",
-        "password.changed",
-        "password.forgot",
-        "password.reset_failed",
-        "username.forgot",
-        "username.reset_failed",
-    ]
+    assert register.spec()["inbound_event_types"] == INBOUND_EVENT_TYPES
 
 
 def test_spec_has_nine_changes_numbered_1_to_9() -> None:
@@ -218,12 +202,7 @@ def test_spec_has_nine_changes_numbered_1_to_9() -> None:
 def test_spec_webhook_events_and_renames() -> None:
     spec = register.spec()
     events = spec["webhook_events"]
-    assert list(events) == [
-        "card.closed",
-        "card.expired",
-        "document_request.created",
-        "document_request.completed",
-    ]
+    assert list(events) == WEBHOOK_EVENTS
     assert spec["deprecated_webhook_events"] == ["card.expired"]
     assert events["card.expired"].startswith("Deprecated")
     renamed = spec["renamed_webhook_events"]

@@ -1,5 +1,5 @@
 """The authorization matrix (issue #6, item 3): every partner route × every way of not
-being allowed, refused with the status and code of DESIGN §3 (order of checks), and nothing
+being allowed, refused with the status and code of the wire contract (order of checks), and nothing
 changed. A person can never read or move another person's money or cards.
 
 The world is built once for the module; refused requests change nothing (each case checks
@@ -16,22 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.hardening.harness import CheckedClient
-from tests.sim.helpers import (
-    PARTNER_B,
-    Device,
-    Journey,
-    advance,
-    assert_problem,
-    call,
-    create_card,
-    journey,
-    money,
-    new_session,
-    partner_token,
-    reset,
-    snapshot,
-)
+from tests.sim.helpers.clients import CheckedClient
+from tests.sim.helpers.contract import PARTNER_B
+from tests.sim.helpers.control import advance, open_document_request, reset, snapshot
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import Journey, journey, new_session, p2p_transfer
+from tests.sim.helpers.resources import create_card
+from tests.sim.helpers.wire import assert_problem, basic_auth, call, money, partner_token
 
 JWE = "a.b.c.d.e"  # never decrypted: every case is refused before decryption
 
@@ -64,17 +55,9 @@ def build_world(http: httpx.Client) -> World:
     token_b = partner_token(http, *PARTNER_B)
     d = journey(http, token=token_b, persona_index=3)
     card = create_card(http, token, a.account_id)["card_id"]
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=token,
-        session=a.person_session,
-        idem="authz-a-to-c",
-        json_body={"from_account_id": a.account_id, "to_person_id": c.person_id, "amount": money("5.00")},
-    )
+    resp = p2p_transfer(http, a, c.person_id, "5.00", idem="authz-a-to-c")
     assert resp.status_code == 201, resp.text
-    doc = http.post(f"/_sim/persons/{a.person_id}/document_requests").json()["document_request_id"]
+    doc = open_document_request(http, a.person_id)
     revoked = partner_token(http)
     assert call(http, "DELETE", "/authorization/server_api/access_tokens", token=revoked).status_code == 204
     ended = new_session(http, token, Device())
@@ -266,7 +249,7 @@ def send(http: httpx.Client, w: World, route: str, token: str | None, session: s
     r = ROUTES[route]
     headers = {}
     if token == "BASIC":
-        headers["Authorization"] = "Basic c2ltLXBhcnRuZXI6c2ltLXNlY3JldA=="
+        headers["Authorization"] = basic_auth()
         token = None
     return call(
         http,
@@ -281,30 +264,30 @@ def send(http: httpx.Client, w: World, route: str, token: str | None, session: s
 
 
 @pytest.fixture(scope="module")
-def world(_client: CheckedClient) -> Iterator[World]:
-    w = build_world(_client)
-    _client.violations.clear()
+def world(_sim_client: CheckedClient) -> Iterator[World]:
+    w = build_world(_sim_client)
+    _sim_client.violations.clear()
     yield w
-    violations = list(_client.violations)
-    _client.violations.clear()
+    violations = list(_sim_client.violations)
+    _sim_client.violations.clear()
     assert not violations, violations
 
 
 @pytest.mark.parametrize(("condition", "route"), TABLE)
-def test_refused(_client: CheckedClient, world: World, condition: str, route: str) -> None:
+def test_refused(_sim_client: CheckedClient, world: World, condition: str, route: str) -> None:
     cond = CONDITIONS[condition]
     status, code = cond.expect[route]
-    before = world.state(_client)
-    resp = send(_client, world, route, cond.token(world), cond.session(world))
+    before = world.state(_sim_client)
+    resp = send(_sim_client, world, route, cond.token(world), cond.session(world))
     assert_problem(resp, status, code)
     if cond.www_authenticate:
         assert resp.headers.get("www-authenticate") == cond.www_authenticate
-    assert world.state(_client) == before
-    assert not _client.violations, _client.violations
+    assert world.state(_sim_client) == before
+    assert not _sim_client.violations, _sim_client.violations
 
 
 def test_the_table_covers_every_route_and_the_refusals_can_be_lifted(
-    _client: CheckedClient, world: World
+    _sim_client: CheckedClient, world: World
 ) -> None:
     assert {route for _, route in TABLE} == set(ROUTES)
     # the same calls with the right token and session succeed: the matrix tests the refusal,
@@ -318,13 +301,13 @@ def test_the_table_covers_every_route_and_the_refusals_can_be_lifted(
         ("jwks", None),
         ("list-documents", world.a.person_session),
     ]:
-        resp = send(_client, world, route, world.token, session)
+        resp = send(_sim_client, world, route, world.token, session)
         assert resp.status_code == 200, (route, resp.text)
 
 
-def test_b_can_never_move_or_see_as_money_or_cards(_client: CheckedClient, world: World) -> None:
+def test_b_can_never_move_or_see_as_money_or_cards(_sim_client: CheckedClient, world: World) -> None:
     """Customer B, with B's own valid person session, against everything of A's."""
-    before = world.state(_client)
+    before = world.state(_sim_client)
     tok, b = world.token, world.b.person_session
     a = world.a
     to_b = {"from_account_id": a.account_id, "to_person_id": world.b.person_id, "amount": money("400.00")}
@@ -339,10 +322,12 @@ def test_b_can_never_move_or_see_as_money_or_cards(_client: CheckedClient, world
         ("GET", f"/persons/{a.person_id}/kyc/questions", None),
     ]  # fmt: skip
     for method, path, body in attempts:
-        resp = call(_client, method, path, token=tok, session=b, idem=secrets.token_hex(8), json_body=body)
+        resp = call(
+            _sim_client, method, path, token=tok, session=b, idem=secrets.token_hex(8), json_body=body
+        )
         assert resp.status_code in (403, 404), (method, path, resp.text)
         assert a.account_id not in resp.text.replace(path, "")  # nothing of A's comes back
-    assert world.state(_client) == before
+    assert world.state(_sim_client) == before
 
 
 @pytest.fixture

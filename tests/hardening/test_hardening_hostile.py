@@ -17,24 +17,20 @@ import httpx
 import pytest
 
 from tests.hardening import rawhttp
-from tests.sim.helpers import (
-    ECHO,
-    Device,
+from tests.sim.helpers.contract import ECHO, PARTNER_A, PARTNER_B
+from tests.sim.helpers.control import fund, kyc_answers, open_document_request, snapshot
+from tests.sim.helpers.encryption import Device, encrypt_for_server, load_key, raw_jwe, server_key, tamper
+from tests.sim.helpers.journeys import create_session, journey, p2p_transfer
+from tests.sim.helpers.resources import create_card, list_documents, send_answers
+from tests.sim.helpers.wire import (
     assert_problem,
+    b64u,
+    b64u_decode,
     call,
-    create_card,
-    create_session,
-    encrypt_for_server,
     init_data,
-    journey,
-    kyc_answers,
-    load_key,
     money,
-    raw_jwe,
-    send_answers,
-    server_key,
-    snapshot,
-    tamper,
+    partner_token,
+    post_raw,
 )
 
 # --- shared set-up ---------------------------------------------------------------------------
@@ -50,17 +46,9 @@ def _hdr(init: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 def _retag(token: str) -> str:
     parts = token.split(".")
-    header = json.loads(_b64d(parts[0]))
-    from tests.sim.helpers import b64u
-
+    header = json.loads(b64u_decode(parts[0]))
     parts[0] = b64u(json.dumps(header, indent=2).encode())  # the same header, other bytes
     return ".".join(parts)
-
-
-def _b64d(text: str) -> bytes:
-    import base64
-
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 BAD_JWES = {
@@ -98,14 +86,9 @@ def test_bad_jwe_in_kyc_answers_uses_no_attempt(
     init = init_data(http, token)
     right = {"answers": kyc_answers(http, pending.person_id)}
     before = _state(http, token)
-    resp = call(
-        http,
-        "POST",
-        f"/persons/{pending.person_id}/kyc/answers",
-        token=token,
-        session=pending.account_session,
-        json_body={"encrypted_answers": BAD_JWES[case](init, right)},
-    )
+    path = f"/persons/{pending.person_id}/kyc/answers"
+    body = {"encrypted_answers": BAD_JWES[case](init, right)}
+    resp = call(http, "POST", path, token=token, session=pending.account_session, json_body=body)
     body = assert_problem(resp, 400, "invalid-encrypted-data")
     assert body["detail"] == _reference_detail(http, token)
     assert _state(http, token) == before
@@ -118,37 +101,20 @@ def test_bad_jwe_in_kyc_answers_uses_no_attempt(
 @pytest.mark.parametrize("case", ["alg-RSA1_5", "alg-dir", "never-issued-key", "tampered-tag", "wrong-kid"])
 def test_bad_jwe_in_a_document_leaves_the_request_open(http: httpx.Client, token: str, case: str) -> None:
     j = journey(http, token=token)
-    doc = http.post(f"/_sim/persons/{j.person_id}/document_requests").json()["document_request_id"]
+    doc = open_document_request(http, j.person_id)
     init = init_data(http, token)
     before = _state(http, token)
-    resp = call(
-        http,
-        "POST",
-        f"/document_requests/{doc}/submit",
-        token=token,
-        session=j.person_session,
-        json_body={"encrypted_document": BAD_JWES[case](init, {"kind": "utility_bill"})},
-    )
+    path = f"/document_requests/{doc}/submit"
+    body = {"encrypted_document": BAD_JWES[case](init, {"kind": "utility_bill"})}
+    resp = call(http, "POST", path, token=token, session=j.person_session, json_body=body)
     assert_problem(resp, 400, "invalid-encrypted-data")
     assert _state(http, token) == before  # no document_request.completed either
-    listed = call(
-        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.person_session
-    )
+    listed = list_documents(http, token, j.person_id, j.person_session)
     assert [d["status"] for d in listed.json()["document_requests"]] == ["open"]
 
 
 def _reference_detail(http: httpx.Client, token: str) -> str:
-    resp = call(
-        http,
-        "POST",
-        "/sessions",
-        token=token,
-        json_body={
-            "session_type": "anonymous",
-            "expiration_strategy": "fixed",
-            "encrypted_data": "a.b.c.d.e",
-        },
-    )
+    resp = create_session(http, token, None, encrypted_data="a.b.c.d.e")
     return assert_problem(resp, 400, "invalid-encrypted-data")["detail"]
 
 
@@ -178,19 +144,12 @@ def test_a_replayed_promotion_cannot_promote_twice(http: httpx.Client, token: st
     again = create_session(http, token, j.device, "account", current=j.anonymous, encrypted_data=encrypted)
     assert_problem(again, 401, "session-superseded")
     # the nonce was not used up (refused before decryption): the account session still works
-    resp = call(
-        http,
-        "GET",
-        f"/cards/{create_card(http, token, j.account_id)['card_id']}",
-        token=token,
-        session=before_person,
-    )
+    card = create_card(http, token, j.account_id)["card_id"]
+    resp = call(http, "GET", f"/cards/{card}", token=token, session=before_person)
     assert resp.status_code == 200, resp.text
 
 
 def _other_partner_token(http: httpx.Client) -> str:
-    from tests.sim.helpers import PARTNER_B, partner_token
-
     return partner_token(http, *PARTNER_B)
 
 
@@ -245,7 +204,7 @@ def test_an_oversized_token_request_is_an_oauth_error(http: httpx.Client) -> Non
         "/oauth/accesstoken",
         content=b"grant_type=client_credentials&pad=" + b"x" * 70_000,
         headers={"content-type": "application/x-www-form-urlencoded"},
-        auth=("sim-partner", "sim-secret"),
+        auth=PARTNER_A,
     )
     assert resp.status_code == 400 and resp.json()["error"] == "invalid_request", resp.text
 
@@ -271,7 +230,7 @@ def test_clear_text_pii_at_depth_is_refused_everywhere(
     j = journey(http, token=token)
     other = journey(http, token=token, persona_index=1)
     card = create_card(http, token, j.account_id)["card_id"]
-    doc = http.post(f"/_sim/persons/{j.person_id}/document_requests").json()["document_request_id"]
+    doc = open_document_request(http, j.person_id)
     anon = create_session(http, token, Device())
     value = ECHO + "-1990-01-01"
     smuggled = _deep(name, value, 40)
@@ -349,15 +308,7 @@ def test_bodies_that_are_not_a_transfer_move_no_money_and_burn_no_key(
     assert_problem(http.send(request), status, code)
     assert _state(http, a.token) == before
     # the refusal stored nothing under the key: the real transfer goes through with it
-    ok = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=a.token,
-        session=a.person_session,
-        idem="k1",
-        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("2.00")},
-    )
+    ok = p2p_transfer(http, a, b.person_id, "2.00", idem="k1")
     assert ok.status_code == 201 and "idempotent-replayed" not in ok.headers, ok.text
 
 
@@ -385,16 +336,7 @@ def test_hostile_amount_strings(http: httpx.Client, value: str, code: str) -> No
     a = journey(http)
     b = journey(http, token=a.token, persona_index=1)
     before = _state(http, a.token)
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=a.token,
-        session=a.person_session,
-        idem="amt",
-        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money(value)},
-    )
-    assert_problem(resp, 422, code, not_echo=())
+    assert_problem(p2p_transfer(http, a, b.person_id, value, idem="amt"), 422, code, not_echo=())
     assert _state(http, a.token) == before
 
 
@@ -415,16 +357,7 @@ def test_money_as_json_numbers(http: httpx.Client, number: str, status: int, cod
         f'{{"from_account_id": "{a.account_id}", "to_person_id": "{b.person_id}", '
         f'"amount": {{"value": {number}, "currency": "USD"}}}}'
     ).encode()
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=a.token,
-        session=a.person_session,
-        idem="num",
-        content=raw,
-        extra={"content-type": "application/json"},
-    )
+    resp = post_raw(http, "/p2p/transfers", raw, token=a.token, session=a.person_session, idem="num")
     assert_problem(resp, status, code)
     assert _state(http, a.token) == before
 
@@ -433,7 +366,7 @@ def test_money_as_json_numbers(http: httpx.Client, number: str, status: int, cod
 def test_funding_beyond_any_balance_is_refused_not_a_5xx(http: httpx.Client, value: str) -> None:
     j = journey(http, until="account")
     before = _state(http, j.token)
-    resp = http.post(f"/_sim/accounts/{j.account_id}/fund", json={"amount": money(value)})
+    resp = fund(http, j.account_id, value)
     assert resp.status_code == 422 and resp.json()["code"] == "invalid-amount", resp.text
     assert _state(http, j.token) == before  # the ledger still answers, unchanged
 

@@ -1,6 +1,6 @@
 """No leaks (issue #6, item 6): a whole client journey with the history exported to CSV and
-every log record of the kit and httpx at DEBUG; :mod:`kit.leaks` finds nothing in either —
-and does find a secret planted in a copy, so the scan can fail."""
+every log record of the kit and httpx at DEBUG; the leak scanner (:mod:`kit.regress.leaks`)
+finds nothing in either — and does find a secret planted in a copy, so the scan can fail."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kit.leaks import scan_file, scan_text
+from kit.regress.leaks import scan_file, scan_text
 from tests.hardening.harness import leak_journey
 
 

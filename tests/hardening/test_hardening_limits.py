@@ -10,17 +10,10 @@ import httpx
 import pytest
 
 from kit import register
-from tests.sim.helpers import (
-    Device,
-    assert_problem,
-    call,
-    create_session,
-    encrypt_for_server,
-    init_data,
-    journey,
-    money,
-    snapshot,
-)
+from tests.sim.helpers.control import advance, snapshot
+from tests.sim.helpers.encryption import Device, encrypt_for_server
+from tests.sim.helpers.journeys import create_session, journey
+from tests.sim.helpers.wire import assert_problem, init_data, money, post_raw
 
 MAX_BODY = int(register.value("A22")["max_body_bytes"])
 MAX_JWE = int(register.value("A33")["max_jwe_bytes"])
@@ -50,16 +43,7 @@ def test_body_limit_a22(http: httpx.Client, route: str, extra: int, refused: boo
         ),
     }[route]
     before = snapshot(http)
-    resp = call(
-        http,
-        "POST",
-        path,
-        token=a.token,
-        session=session,
-        idem="a22",
-        content=_padded(body, MAX_BODY + extra),
-        extra={"content-type": "application/json"},
-    )
+    resp = post_raw(http, path, _padded(body, MAX_BODY + extra), token=a.token, session=session, idem="a22")
     if refused:
         assert_problem(resp, 413, "payload-too-large")
         assert snapshot(http) == before
@@ -110,7 +94,7 @@ def test_session_rate_a32(http: httpx.Client, token: str) -> None:
     # per device: another device is not limited
     assert create_session(http, token, Device(), alg="ECDH-ES+A256KW").status_code == 201
     # a minute of simulator time, not of wall time
-    http.post("/_sim/clock/advance", json={"seconds": 59})
+    advance(http, 59)
     assert_problem(create_session(http, token, device, alg="ECDH-ES+A256KW"), 429, "rate-limited")
-    http.post("/_sim/clock/advance", json={"seconds": 1})
+    advance(http, 1)
     assert create_session(http, token, device, alg="ECDH-ES+A256KW").status_code == 201

@@ -16,7 +16,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -24,19 +23,13 @@ import pytest
 
 from kit import errors
 from kit.webhooks import verify
-from tests.sim.helpers import (
-    advance,
-    call,
-    create_card,
-    encrypt_for_server,
-    init_data,
-    journey,
-    parse_time,
-    subscribe,
-    wait_until,
-)
+from tests.sim.helpers.contract import RETRY_OFFSETS
+from tests.sim.helpers.control import advance, deliveries, open_document_request
+from tests.sim.helpers.journeys import journey
+from tests.sim.helpers.resources import close_card, create_card, submit_document
+from tests.sim.helpers.webhooks import LoopbackServer, signing_keys, subscribe
+from tests.sim.helpers.wire import parse_time, wait_until
 
-RETRY_OFFSETS = [1, 2, 4, 8, 16]  # DESIGN §3.10
 EVENTS = ["card.closed", "document_request.created", "document_request.completed"]
 
 
@@ -59,26 +52,11 @@ class FlakyReceiver:
         self.seen: set[str] = set()
         self._lock = threading.Lock()
         self._clock = httpx.Client(base_url=base_url, timeout=5)
-        me = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                self.send_response(me.handle(body, headers))
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = LoopbackServer(lambda _path, headers, body: (self.handle(body, headers), {}))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        return self.server.url("/hooks")
 
     def now(self) -> datetime:
         return parse_time(self._clock.get("/_sim/clock").json()["now"])
@@ -105,30 +83,21 @@ class FlakyReceiver:
             return 500 if failing else 200
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
         self._clock.close()
-
-
-def _jwks(http: httpx.Client, token: str) -> dict[str, Any]:
-    return call(http, "GET", "/webhooks/jwks", token=token).json()
-
-
-def _deliveries(http: httpx.Client) -> list[dict[str, Any]]:
-    return http.get("/_sim/webhooks/deliveries").json()["deliveries"]
 
 
 def _settled(http: httpx.Client, attempts: int, count: int) -> list[dict[str, Any]]:
     """Wait (bounded) until ``count`` deliveries each have ``attempts`` attempts recorded."""
     got = wait_until(
         lambda: (
-            [d for d in _deliveries(http) if len(d["attempts"]) >= attempts]
-            if len([d for d in _deliveries(http) if len(d["attempts"]) >= attempts]) >= count
+            [d for d in deliveries(http) if len(d["attempts"]) >= attempts]
+            if len([d for d in deliveries(http) if len(d["attempts"]) >= attempts]) >= count
             else None
         ),
         timeout=10,
     )
-    assert got, _deliveries(http)
+    assert got, deliveries(http)
     return got
 
 
@@ -138,20 +107,10 @@ def _make_events(http: httpx.Client, token: str, cards: int) -> int:
     b = journey(http, token=token, persona_index=1)
     for _ in range(cards):
         card = create_card(http, token, a.account_id)["card_id"]
-        assert (
-            call(http, "POST", f"/cards/{card}/close", token=token, json_body={"reason": "lost"}).status_code
-            == 200
-        )
+        assert close_card(http, token, card, {"reason": "lost"}).status_code == 200
     for j in (a, b):
-        doc = http.post(f"/_sim/persons/{j.person_id}/document_requests").json()["document_request_id"]
-        resp = call(
-            http,
-            "POST",
-            f"/document_requests/{doc}/submit",
-            token=token,
-            session=j.person_session,
-            json_body={"encrypted_document": encrypt_for_server(init_data(http, token), {"kind": "bill"})},
-        )
+        doc = open_document_request(http, j.person_id)
+        resp = submit_document(http, token, j.person_session, doc, {"kind": "bill"})
         assert resp.status_code == 200, resp.text
     return cards + 4
 
@@ -169,7 +128,7 @@ def test_every_event_arrives_once_after_the_retries(
     http: httpx.Client, token: str, sim_server: Any, receivers: list, process_then_fail: bool
 ) -> None:
     rec = FlakyReceiver(
-        sim_server.base_url, _jwks(http, token), fail_first=2, process_then_fail=process_then_fail
+        sim_server.base_url, signing_keys(http, token), fail_first=2, process_then_fail=process_then_fail
     )
     receivers.append(rec)
     subscribe(http, token, rec.url, EVENTS)
@@ -197,7 +156,7 @@ def test_every_event_arrives_once_after_the_retries(
 def test_a_receiver_down_beyond_the_window_leaves_failed_deliveries(
     http: httpx.Client, token: str, sim_server: Any, receivers: list
 ) -> None:
-    rec = FlakyReceiver(sim_server.base_url, _jwks(http, token))
+    rec = FlakyReceiver(sim_server.base_url, signing_keys(http, token))
     receivers.append(rec)
     rec.down = True
     sock = socket.socket()
@@ -209,17 +168,17 @@ def test_a_receiver_down_beyond_the_window_leaves_failed_deliveries(
     j = journey(http, token=token, until="account")
     cards = [create_card(http, token, j.account_id)["card_id"] for _ in range(3)]
     for card in cards:
-        call(http, "POST", f"/cards/{card}/close", token=token, json_body={})
+        close_card(http, token, card, {})
     _settled(http, 1, 6)
-    start = parse_time(_deliveries(http)[0]["attempts"][0]["at"])
+    start = parse_time(deliveries(http)[0]["attempts"][0]["at"])
     elapsed = 0
     for n, offset in enumerate(RETRY_OFFSETS, start=2):
         advance(http, offset - elapsed)
         elapsed = offset
         _settled(http, n, 6)
-    failed = wait_until(lambda: [d for d in _deliveries(http) if d["status"] == "failed"] if all(
-        d["status"] == "failed" for d in _deliveries(http)) else None, timeout=10)  # fmt: skip
-    assert failed and len(failed) == 6, _deliveries(http)
+    failed = wait_until(lambda: [d for d in deliveries(http) if d["status"] == "failed"] if all(
+        d["status"] == "failed" for d in deliveries(http)) else None, timeout=10)  # fmt: skip
+    assert failed and len(failed) == 6, deliveries(http)
     for d in failed:
         assert len(d["attempts"]) == 6
         offsets = [(parse_time(a["at"]) - start).total_seconds() for a in d["attempts"]]
@@ -230,11 +189,11 @@ def test_a_receiver_down_beyond_the_window_leaves_failed_deliveries(
     # back up: the failed deliveries stay failed (no more attempts), a new event gets through
     rec.down = False
     advance(http, 3600)
-    assert all(len(d["attempts"]) == 6 and d["status"] == "failed" for d in _deliveries(http))
+    assert all(len(d["attempts"]) == 6 and d["status"] == "failed" for d in deliveries(http))
     card = create_card(http, token, j.account_id)["card_id"]
-    call(http, "POST", f"/cards/{card}/close", token=token, json_body={"reason": "damaged"})
+    close_card(http, token, card, {"reason": "damaged"})
     assert wait_until(lambda: len(rec.processed) == 1, timeout=10), rec.outcomes
-    by_status = Counter((d["subscription_id"], d["status"]) for d in _deliveries(http))
+    by_status = Counter((d["subscription_id"], d["status"]) for d in deliveries(http))
     assert by_status == {
         (up_sub, "failed"): 3,
         (dead_sub, "failed"): 3,
@@ -250,15 +209,15 @@ def test_a_receiver_down_beyond_the_window_leaves_failed_deliveries(
 def delivery(
     http: httpx.Client, token: str, sim_server: Any, receivers: list
 ) -> tuple[bytes, dict[str, str], dict, datetime]:
-    rec = FlakyReceiver(sim_server.base_url, _jwks(http, token))
+    rec = FlakyReceiver(sim_server.base_url, signing_keys(http, token))
     receivers.append(rec)
     subscribe(http, token, rec.url, ["card.closed"])
     j = journey(http, token=token, until="account")
     card = create_card(http, token, j.account_id)["card_id"]
-    call(http, "POST", f"/cards/{card}/close", token=token, json_body={"reason": "stolen"})
+    close_card(http, token, card, {"reason": "stolen"})
     assert wait_until(lambda: rec.processed, timeout=10)
     body, headers = rec.raw[0]
-    return body, headers, _jwks(http, token), rec.now()
+    return body, headers, signing_keys(http, token), rec.now()
 
 
 def test_every_single_byte_change_of_a_real_body_is_rejected(delivery: Any) -> None:

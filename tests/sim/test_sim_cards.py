@@ -9,24 +9,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    CARD_TYPES,
-    CLOSE_REASONS,
-    ECHO,
-    INBOUND_EVENT_TYPES,
-    Device,
-    add_months,
-    advance,
-    assert_problem,
-    call,
-    clock_now,
-    create_card,
-    journey,
-    new_session,
-    parse_time,
-    partner_token,
-    snapshot,
-)
+from tests.sim.helpers.contract import CARD_TYPES, CLOSE_REASONS, ECHO, INBOUND_EVENT_TYPES, PARTNER_B
+from tests.sim.helpers.control import advance, clock_now, snapshot, unchanged
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import journey, new_session
+from tests.sim.helpers.resources import card_request, close_card, create_card, send_event
+from tests.sim.helpers.wire import add_months, assert_problem, call, parse_time, partner_token
 
 
 @pytest.fixture
@@ -50,9 +38,7 @@ def card_path(card: dict[str, Any]) -> str:
 @pytest.mark.parametrize("card_type", CARD_TYPES)
 def test_create_each_card_type(http: httpx.Client, token: str, acct: Any, card_type: str) -> None:
     now = clock_now(http)
-    resp = call(
-        http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body={"type": card_type}
-    )
+    resp = card_request(http, token, acct.account_id, card_type)
     assert resp.status_code == 201, resp.text
     card = resp.json()
     assert card["card_id"].startswith("card_")
@@ -108,29 +94,21 @@ def test_card_type_from_the_register_and_contract() -> None:
     ],
 )
 def test_bad_card_request(http: httpx.Client, token: str, acct: Any, body: dict, code: str) -> None:
-    before = snapshot(http)
-    problem = assert_problem(
-        call(http, "POST", f"/accounts/{acct.account_id}/cards", token=token, json_body=body), 422, code
-    )
-    if code == "unknown-card-type":
-        assert problem["allowed"] == CARD_TYPES
-    elif code == "validation-error":
-        assert problem["errors"][0]["field"] == "/type"
-    elif code == "unknown-field":
-        assert problem["errors"][0]["field"] == "/colour"
-    assert snapshot(http) == before
+    with unchanged(http):
+        path = f"/accounts/{acct.account_id}/cards"
+        problem = assert_problem(call(http, "POST", path, token=token, json_body=body), 422, code)
+        if code == "unknown-card-type":
+            assert problem["allowed"] == CARD_TYPES
+        elif code == "validation-error":
+            assert problem["errors"][0]["field"] == "/type"
+        elif code == "unknown-field":
+            assert problem["errors"][0]["field"] == "/colour"
 
 
 def test_card_not_found(http: httpx.Client, token: str, acct: Any) -> None:
     assert_problem(call(http, "GET", "/cards/card_nope", token=token), 404, "card-not-found")
-    assert_problem(
-        call(http, "POST", "/cards/card_nope/close", token=token, json_body={}), 404, "card-not-found"
-    )
-    assert_problem(
-        call(http, "POST", "/accounts/acc_nope/cards", token=token, json_body={"type": "virtual"}),
-        404,
-        "account-not-found",
-    )
+    assert_problem(close_card(http, token, "card_nope", {}), 404, "card-not-found")
+    assert_problem(card_request(http, token, "acc_nope", "virtual"), 404, "account-not-found")
 
 
 # --- close -----
@@ -139,7 +117,7 @@ def test_card_not_found(http: httpx.Client, token: str, acct: Any) -> None:
 @pytest.mark.parametrize("reason", CLOSE_REASONS)
 def test_close_with_each_reason(http: httpx.Client, token: str, acct: Any, reason: str) -> None:
     card = create_card(http, token, acct.account_id)
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason})
+    resp = close_card(http, token, card["card_id"], {"reason": reason})
     assert resp.status_code == 200, resp.text
     closed = resp.json()
     assert closed == {**card, "status": "closed", "close_reason": reason}
@@ -149,7 +127,7 @@ def test_close_with_each_reason(http: httpx.Client, token: str, acct: Any, reaso
 @pytest.mark.parametrize("body", [{"reason": None}, {}, None])
 def test_close_without_reason(http: httpx.Client, token: str, acct: Any, body: Any) -> None:
     card = create_card(http, token, acct.account_id)
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body=body)
+    resp = close_card(http, token, card["card_id"], body)
     assert resp.status_code == 200, resp.text
     assert resp.json()["status"] == "closed"
     assert resp.json()["close_reason"] is None
@@ -157,37 +135,33 @@ def test_close_without_reason(http: httpx.Client, token: str, acct: Any, body: A
 
 @pytest.mark.parametrize("reason", ["", "bogus", "LOST", " lost", ECHO])
 def test_unknown_close_reason(http: httpx.Client, token: str, acct: Any, reason: str) -> None:
-    from kit import register
-
     card = create_card(http, token, acct.account_id)
-    before = snapshot(http, token, (card_path(card),))
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason})
-    body = assert_problem(resp, 422, "unknown-close-reason")
-    assert body["allowed"] == register.value("A15")["reasons"]
-    assert snapshot(http, token, (card_path(card),)) == before
+    with unchanged(http, token, (card_path(card),)):
+        resp = close_card(http, token, card["card_id"], {"reason": reason})
+        body = assert_problem(resp, 422, "unknown-close-reason")
+        assert body["allowed"] == CLOSE_REASONS
 
 
 @pytest.mark.parametrize("reason", [5, True, ["lost"], {"code": "lost"}])
 def test_close_reason_of_the_wrong_type(http: httpx.Client, token: str, acct: Any, reason: Any) -> None:
     card = create_card(http, token, acct.account_id)
-    before = snapshot(http, token, (card_path(card),))
-    body = assert_problem(
-        call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": reason}),
-        422,
-        "validation-error",
-    )
-    assert body["errors"][0]["field"] == "/reason"
-    assert snapshot(http, token, (card_path(card),)) == before
+    with unchanged(http, token, (card_path(card),)):
+        body = assert_problem(
+            close_card(http, token, card["card_id"], {"reason": reason}),
+            422,
+            "validation-error",
+        )
+        assert body["errors"][0]["field"] == "/reason"
 
 
 def test_double_close_is_409(http: httpx.Client, token: str, acct: Any) -> None:
     card = create_card(http, token, acct.account_id)
-    call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "lost"})
+    close_card(http, token, card["card_id"], {"reason": "lost"})
     before = snapshot(http, token, (card_path(card),))
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "stolen"})
+    resp = close_card(http, token, card["card_id"], {"reason": "stolen"})
     assert_problem(resp, 409, "card-already-closed")
     # schema (10) answers before state (13)
-    resp = call(http, "POST", f"{card_path(card)}/close", token=token, json_body={"reason": "bogus"})
+    resp = close_card(http, token, card["card_id"], {"reason": "bogus"})
     assert_problem(resp, 422, "unknown-close-reason")
     assert snapshot(http, token, (card_path(card),)) == before
 
@@ -205,10 +179,9 @@ def test_card_expires_at_midnight_after_expires_on(
     advance(http, 1)
     got = call(http, "GET", card_path(card), token=tok).json()
     assert got["status"] == "expired"
-    before = snapshot(http, tok, (card_path(card),))
-    resp = call(http, "POST", f"{card_path(card)}/close", token=tok, json_body={"reason": "lost"})
-    assert_problem(resp, 409, "card-not-active")
-    assert snapshot(http, tok, (card_path(card),)) == before
+    with unchanged(http, tok, (card_path(card),)):
+        resp = close_card(http, tok, card["card_id"], {"reason": "lost"})
+        assert_problem(resp, 409, "card-not-active")
 
 
 # --- sessions on card routes -----
@@ -218,69 +191,33 @@ def test_sessions_on_card_routes_must_be_bound(http: httpx.Client, token: str, a
     other = journey(http, persona_index=1, token=token)
     card = create_card(http, token, acct.account_id)
     anon = new_session(http, token, Device())
-    path = f"{card_path(card)}/close"
-    before = snapshot(http, token, (card_path(card),))
-    for session in (anon, other.person_session):
-        assert_problem(
-            call(http, "GET", card_path(card), token=token, session=session), 403, "session-not-bound"
-        )
-        assert_problem(
-            call(http, "POST", path, token=token, session=session, json_body={"reason": "lost"}),
-            403,
-            "session-not-bound",
-        )
-        assert_problem(
-            call(
-                http,
-                "POST",
-                f"/accounts/{acct.account_id}/cards",
-                token=token,
-                session=session,
-                json_body={"type": "virtual"},
-            ),
-            403,
-            "session-not-bound",
-        )
-    assert_problem(
-        call(http, "POST", path, token=token, session="ses_nope", json_body={"reason": "lost"}),
-        401,
-        "invalid-session",
-    )
-    assert snapshot(http, token, (card_path(card),)) == before
-    resp = call(http, "POST", path, token=token, session=acct.account_session, json_body={"reason": "lost"})
+    with unchanged(http, token, (card_path(card),)):
+        lost = {"reason": "lost"}
+        for session in (anon, other.person_session):
+            resp = call(http, "GET", card_path(card), token=token, session=session)
+            assert_problem(resp, 403, "session-not-bound")
+            assert_problem(
+                close_card(http, token, card["card_id"], lost, session=session), 403, "session-not-bound"
+            )
+            resp = card_request(http, token, acct.account_id, "virtual", session=session)
+            assert_problem(resp, 403, "session-not-bound")
+        resp = close_card(http, token, card["card_id"], lost, session="ses_nope")
+        assert_problem(resp, 401, "invalid-session")
+    resp = close_card(http, token, card["card_id"], lost, session=acct.account_session)
     assert resp.status_code == 200, resp.text
     assert resp.headers.get("svc-session-expires-at")
 
 
 def test_another_partner_gets_404_for_cards(http: httpx.Client, token: str, acct: Any) -> None:
     card = create_card(http, token, acct.account_id)
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
-    before = snapshot(http, token, (card_path(card),))
-    assert_problem(call(http, "GET", card_path(card), token=token_b), 404, "card-not-found")
-    assert_problem(
-        call(http, "POST", f"{card_path(card)}/close", token=token_b, json_body={"reason": "lost"}),
-        404,
-        "card-not-found",
-    )
-    assert_problem(
-        call(
-            http, "POST", f"/accounts/{acct.account_id}/cards", token=token_b, json_body={"type": "virtual"}
-        ),
-        404,
-        "account-not-found",
-    )
-    assert_problem(
-        call(
-            http,
-            "POST",
-            f"/accounts/{acct.account_id}/events",
-            token=token_b,
-            json_body={"event_type": "password.changed"},
-        ),
-        404,
-        "account-not-found",
-    )
-    assert snapshot(http, token, (card_path(card),)) == before
+    token_b = partner_token(http, *PARTNER_B)
+    with unchanged(http, token, (card_path(card),)):
+        assert_problem(call(http, "GET", card_path(card), token=token_b), 404, "card-not-found")
+        assert_problem(close_card(http, token_b, card["card_id"], {"reason": "lost"}), 404, "card-not-found")
+        resp = card_request(http, token_b, acct.account_id, "virtual")
+        assert_problem(resp, 404, "account-not-found")
+        resp = send_event(http, token_b, acct.account_id, {"event_type": "password.changed"})
+        assert_problem(resp, 404, "account-not-found")
 
 
 # --- inbound events -----
@@ -291,9 +228,7 @@ def test_each_inbound_event_type_is_accepted(
     http: httpx.Client, token: str, acct: Any, event_type: str
 ) -> None:
     now = clock_now(http)
-    resp = call(
-        http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body={"event_type": event_type}
-    )
+    resp = send_event(http, token, acct.account_id, {"event_type": event_type})
     assert resp.status_code == 202, resp.text
     body = resp.json()
     assert body["event_id"].startswith("evt_")
@@ -304,33 +239,19 @@ def test_each_inbound_event_type_is_accepted(
 
 
 def test_inbound_event_with_occurred_at_and_details(http: httpx.Client, token: str, acct: Any) -> None:
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{acct.account_id}/events",
-        token=token,
-        session=acct.account_session,
-        json_body={
-            "event_type": "login.failed_too_many_times",
-            "occurred_at": "2025-01-05T08:00:00Z",
-            "details": {"attempts": 5},
-        },
-    )
+    body = {
+        "event_type": "login.failed_too_many_times",
+        "occurred_at": "2025-01-05T08:00:00Z",
+        "details": {"attempts": 5},
+    }
+    resp = send_event(http, token, acct.account_id, body, session=acct.account_session)
     assert resp.status_code == 202, resp.text
     assert parse_time(resp.json()["occurred_at"]) == datetime(2025, 1, 5, 8, 0, tzinfo=UTC)
 
 
 def test_event_ids_differ(http: httpx.Client, token: str, acct: Any) -> None:
-    ids = {
-        call(
-            http,
-            "POST",
-            f"/accounts/{acct.account_id}/events",
-            token=token,
-            json_body={"event_type": "password.forgot"},
-        ).json()["event_id"]
-        for _ in range(3)
-    }
+    body = {"event_type": "password.forgot"}
+    ids = {send_event(http, token, acct.account_id, body).json()["event_id"] for _ in range(3)}
     assert len(ids) == 3
 
 
@@ -338,9 +259,7 @@ def test_event_ids_differ(http: httpx.Client, token: str, acct: Any) -> None:
     "event_type", ["password.reset", "card.closed", "", "PASSWORD.CHANGED", "login.failed"]
 )
 def test_unknown_event_type(http: httpx.Client, token: str, acct: Any, event_type: str) -> None:
-    resp = call(
-        http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body={"event_type": event_type}
-    )
+    resp = send_event(http, token, acct.account_id, {"event_type": event_type})
     body = assert_problem(resp, 422, "unknown-event-type")
     assert sorted(body["allowed"]) == INBOUND_EVENT_TYPES
 
@@ -355,27 +274,17 @@ def test_unknown_event_type(http: httpx.Client, token: str, acct: Any, event_typ
     ],
 )
 def test_bad_event_body_is_validation_error(http: httpx.Client, token: str, acct: Any, body: dict) -> None:
-    resp = call(http, "POST", f"/accounts/{acct.account_id}/events", token=token, json_body=body)
-    assert_problem(resp, 422, "validation-error")
+    assert_problem(send_event(http, token, acct.account_id, body), 422, "validation-error")
 
 
 def test_event_for_a_missing_account(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http, "POST", "/accounts/acc_nope/events", token=token, json_body={"event_type": "password.changed"}
-    )
+    resp = send_event(http, token, "acc_nope", {"event_type": "password.changed"})
     assert_problem(resp, 404, "account-not-found")
 
 
 def test_event_session_must_be_bound(http: httpx.Client, token: str, acct: Any) -> None:
     anon = new_session(http, token, Device())
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{acct.account_id}/events",
-        token=token,
-        session=anon,
-        json_body={"event_type": "password.changed"},
-    )
+    resp = send_event(http, token, acct.account_id, {"event_type": "password.changed"}, session=anon)
     assert_problem(resp, 403, "session-not-bound")
 
 

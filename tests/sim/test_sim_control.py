@@ -10,30 +10,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    API_VERSION,
-    CLOCK_START,
-    Device,
-    Receiver,
-    add_fault,
-    advance,
+from tests.sim.helpers.contract import API_VERSION, CLOCK_START
+from tests.sim.helpers.control import add_fault, advance, clock_now, kyc_answers, ledger, personas, reset
+from tests.sim.helpers.encryption import Device, encrypt_for_server, load_key
+from tests.sim.helpers.journeys import journey, new_session, p2p_transfer
+from tests.sim.helpers.resources import close_card, create_account_request, create_card, send_event
+from tests.sim.helpers.webhooks import Receiver, subscribe, subscription_request
+from tests.sim.helpers.wire import (
     assert_problem,
     call,
-    clock_now,
-    create_card,
-    encrypt_for_server,
     init_data,
-    journey,
-    kyc_answers,
-    ledger,
-    load_key,
     money,
-    new_session,
     parse_time,
     partner_token,
-    personas,
-    reset,
-    subscribe,
     wait_until,
 )
 
@@ -155,9 +144,7 @@ def test_starting_balance_is_configurable() -> None:
         with httpx.Client(base_url=server.base_url) as client:
             tok = partner_token(client)
             session = new_session(client, tok, Device())
-            resp = call(
-                client, "POST", "/accounts", token=tok, session=session, json_body={"product": "spending"}
-            )
+            resp = create_account_request(client, tok, session)
             assert resp.json()["balance"] == money("20.00")
     finally:
         server.stop()
@@ -329,47 +316,13 @@ def _scripted_run(http: httpx.Client) -> list[Any]:
     a, b = journeys
     card = create_card(http, tok, a.account_id, "temporary")
     out.append(card)
-    out.append(
-        call(http, "POST", f"/cards/{card['card_id']}/close", token=tok, json_body={"reason": "lost"}).json()
-    )
-    out.append(
-        call(
-            http,
-            "POST",
-            f"/accounts/{a.account_id}/events",
-            token=tok,
-            json_body={"event_type": "password.changed"},
-        ).json()
-    )
-    out.append(
-        call(
-            http,
-            "POST",
-            "/p2p/transfers",
-            token=tok,
-            session=a.person_session,
-            idem="det-1",
-            json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("3.21")},
-        ).json()
-    )
-    out.append(
-        call(
-            http,
-            "POST",
-            "/webhooks/subscriptions",
-            token=tok,
-            json_body={"url": "http://127.0.0.1:9/h", "events": ["card.closed"]},
-        ).json()
-    )
+    out.append(close_card(http, tok, card["card_id"], {"reason": "lost"}).json())
+    out.append(send_event(http, tok, a.account_id, {"event_type": "password.changed"}).json())
+    out.append(p2p_transfer(http, a, b.person_id, "3.21", idem="det-1").json())
+    out.append(subscription_request(http, tok, "http://127.0.0.1:9/h", ["card.closed"]).json())
     out.append(http.post(f"/_sim/persons/{a.person_id}/document_requests", json={}).json())
     out.append(ledger(http))
-    out.append(
-        _scrub(
-            call(
-                http, "POST", "/accounts", token=tok, session="ses_nope", json_body={"product": "spending"}
-            ).json()
-        )
-    )
+    out.append(_scrub(create_account_request(http, tok, "ses_nope").json()))
     out.append(init_data(http, tok)["jwks"])
     return out
 
@@ -399,7 +352,7 @@ def test_webhook_deliveries_are_deterministic(http: httpx.Client) -> None:
             subscribe(http, tok, rec.url, ["card.closed"])
             j = journey(http, token=tok, until="account")
             card = create_card(http, tok, j.account_id)
-            call(http, "POST", f"/cards/{card['card_id']}/close", token=tok, json_body={})
+            close_card(http, tok, card["card_id"], {})
             got = rec.wait_for(1)
             wait_until(lambda: http.get("/_sim/webhooks/deliveries").json()["deliveries"])
             return [got[0].json(), http.get("/_sim/webhooks/deliveries").json()]

@@ -8,20 +8,19 @@ import re
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    API_VERSION,
-    ECHO,
-    PROBLEM_CT,
-    Device,
+from tests.sim.helpers.contract import API_VERSION, ECHO, PARTNER_A, PROBLEM_CT
+from tests.sim.helpers.control import ledger
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import create_session, journey, new_session, p2p_transfer
+from tests.sim.helpers.resources import card_request, close_card, create_account_request, send_event
+from tests.sim.helpers.webhooks import subscription_request
+from tests.sim.helpers.wire import (
     assert_common_headers,
     assert_error_fields,
     assert_problem,
     call,
-    journey,
-    ledger,
-    money,
-    new_session,
     partner_token,
+    post_raw,
     token_response,
 )
 
@@ -45,7 +44,7 @@ def test_every_kind_of_answer_carries_request_id_and_api_version(http: httpx.Cli
         http.get("/no/such/route"),  # 404
         http.put("/oauth/accesstoken"),  # 405
         http.get("/sessions/user_session_initialization_data"),  # 401 problem
-        token_response(http, "sim-partner", "wrong"),  # OAuth error
+        token_response(http, PARTNER_A[0], "wrong"),  # OAuth error
         token_response(http),  # OAuth success
         http.post("/accounts/acc_x/savings/close"),  # removed
         call(http, "GET", "/sessions/user_session_initialization_data", token=tok),  # 200
@@ -111,9 +110,7 @@ def test_problem_shape_is_rfc9457_with_code_and_urn_type(http: httpx.Client) -> 
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body={"product": 5}),
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body=[1, 2]),
         lambda h, t, s: call(h, "POST", "/accounts", token=t, session=s, json_body="text"),
-        lambda h, t, s: call(
-            h, "POST", "/webhooks/subscriptions", token=t, json_body={"url": 5, "events": "card.closed"}
-        ),
+        lambda h, t, s: subscription_request(h, t, 5, "card.closed"),
     ],
 )
 def test_schema_errors_are_validation_error_not_framework_shapes(
@@ -136,17 +133,8 @@ def test_validation_errors_name_fields_by_json_pointer(http: httpx.Client, anon:
         "validation-error",
     )
     assert_error_fields(body, "/product")
-    body = assert_problem(
-        call(
-            http,
-            "POST",
-            "/webhooks/subscriptions",
-            token=tok,
-            json_body={"url": "http://127.0.0.1:9/x", "events": [5]},
-        ),
-        422,
-        "validation-error",
-    )
+    resp = subscription_request(http, tok, "http://127.0.0.1:9/x", [5])
+    body = assert_problem(resp, 422, "validation-error")
     assert_error_fields(body, "/events/0")
 
 
@@ -169,30 +157,15 @@ def test_missing_required_field_is_validation_error(http: httpx.Client, anon: tu
 def test_non_json_content_type_is_415(http: httpx.Client, anon: tuple[str, str], ctype: str) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=tok,
-        session=ses,
-        content=json.dumps({"product": "spending"}),
-        extra={"content-type": ctype},
-    )
+    resp = post_raw(http, "/accounts", json.dumps({"product": "spending"}), ctype, token=tok, session=ses)
     assert_problem(resp, 415, "unsupported-media-type")
     assert account_count(http) == before
 
 
 def test_json_with_charset_is_accepted(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=tok,
-        session=ses,
-        content=json.dumps({"product": "spending"}),
-        extra={"content-type": "application/json; charset=utf-8"},
-    )
+    ctype = "application/json; charset=utf-8"
+    resp = post_raw(http, "/accounts", json.dumps({"product": "spending"}), ctype, token=tok, session=ses)
     assert resp.status_code == 201, resp.text
 
 
@@ -212,15 +185,7 @@ def test_unparseable_json_is_400_malformed_json(
 ) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=tok,
-        session=ses,
-        content=raw,
-        extra={"content-type": "application/json"},
-    )
+    resp = post_raw(http, "/accounts", raw, token=tok, session=ses)
     assert_problem(resp, 400, "malformed-json")
     assert account_count(http) == before
 
@@ -234,30 +199,14 @@ def test_body_of_exactly_64_kib_is_accepted(http: httpx.Client, anon: tuple[str,
     tok, ses = anon
     raw = _padded_account_body(65536)
     assert len(raw) == 65536
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=tok,
-        session=ses,
-        content=raw,
-        extra={"content-type": "application/json"},
-    )
+    resp = post_raw(http, "/accounts", raw, token=tok, session=ses)
     assert resp.status_code == 201, resp.text[:300]
 
 
 def test_body_over_64_kib_is_413(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     before = account_count(http)
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=tok,
-        session=ses,
-        content=_padded_account_body(65537),
-        extra={"content-type": "application/json"},
-    )
+    resp = post_raw(http, "/accounts", _padded_account_body(65537), token=tok, session=ses)
     assert_problem(resp, 413, "payload-too-large")
     assert account_count(http) == before
 
@@ -283,18 +232,10 @@ def test_chunked_body_over_64_kib_is_413(http: httpx.Client, anon: tuple[str, st
 def test_unknown_top_level_field_is_422_unknown_field(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     before = account_count(http)
-    body = assert_problem(
-        call(
-            http,
-            "POST",
-            "/accounts",
-            token=tok,
-            session=ses,
-            json_body={"product": "spending", "colour": ECHO},
-        ),
-        422,
-        "unknown-field",
+    resp = call(
+        http, "POST", "/accounts", token=tok, session=ses, json_body={"product": "spending", "colour": ECHO}
     )
+    body = assert_problem(resp, 422, "unknown-field")
     assert_error_fields(body, "/colour")
     assert account_count(http) == before
 
@@ -302,9 +243,7 @@ def test_unknown_top_level_field_is_422_unknown_field(http: httpx.Client, anon: 
 def test_empty_body_counts_as_absent_whatever_the_content_type(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
     for ctype in (None, "text/plain", "application/json"):
-        card = call(
-            http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
-        ).json()
+        card = card_request(http, token, j.account_id, "virtual").json()
         extra = {"content-type": ctype} if ctype else None
         resp = call(http, "POST", f"/cards/{card['card_id']}/close", token=token, content=b"", extra=extra)
         assert resp.status_code == 200, (ctype, resp.text)
@@ -317,103 +256,30 @@ def test_empty_body_counts_as_absent_whatever_the_content_type(http: httpx.Clien
 
 def test_error_messages_never_echo_submitted_values(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    card = call(
-        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "physical"}
-    ).json()
+    card = card_request(http, token, j.account_id, "physical").json()
+    anon = new_session(http, token, Device())
+    hook = "http://127.0.0.1:9/h"
     cases = [
+        (create_account_request(http, token, anon, ECHO), 422, "unknown-product"),
+        (close_card(http, token, card["card_id"], {"reason": ECHO}), 422, "unknown-close-reason"),
+        (card_request(http, token, j.account_id, ECHO), 422, "unknown-card-type"),
+        (send_event(http, token, j.account_id, {"event_type": ECHO}), 422, "unknown-event-type"),
         (
-            call(
-                http,
-                "POST",
-                "/accounts",
-                token=token,
-                session=new_session(http, token, Device()),
-                json_body={"product": ECHO},
-            ),
-            422,
-            "unknown-product",
-        ),
-        (
-            call(http, "POST", f"/cards/{card['card_id']}/close", token=token, json_body={"reason": ECHO}),
-            422,
-            "unknown-close-reason",
-        ),
-        (
-            call(http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": ECHO}),
-            422,
-            "unknown-card-type",
-        ),
-        (
-            call(
-                http, "POST", f"/accounts/{j.account_id}/events", token=token, json_body={"event_type": ECHO}
-            ),
-            422,
-            "unknown-event-type",
-        ),
-        (
-            call(
-                http,
-                "POST",
-                f"/accounts/{j.account_id}/events",
-                token=token,
-                json_body={"event_type": "password.changed", "details": {"ssn": ECHO}},
+            send_event(
+                http, token, j.account_id, {"event_type": "password.changed", "details": {"ssn": ECHO}}
             ),
             422,
             "pii-must-be-encrypted",
         ),
         (
-            call(
-                http,
-                "POST",
-                f"/accounts/{j.account_id}/events",
-                token=token,
-                json_body={"event_type": "password.changed", "occurred_at": ECHO},
-            ),
+            send_event(http, token, j.account_id, {"event_type": "password.changed", "occurred_at": ECHO}),
             422,
             "validation-error",
         ),
-        (
-            call(
-                http,
-                "POST",
-                "/webhooks/subscriptions",
-                token=token,
-                json_body={"url": "http://127.0.0.1:9/h", "events": [ECHO]},
-            ),
-            422,
-            "unknown-event-type",
-        ),
-        (
-            call(
-                http,
-                "POST",
-                "/sessions",
-                token=token,
-                json_body={
-                    "session_type": ECHO,
-                    "expiration_strategy": "fixed",
-                    "encrypted_data": "x.y.z.w.v",
-                },
-            ),
-            422,
-            "unknown-session-type",
-        ),
+        (subscription_request(http, token, hook, [ECHO]), 422, "unknown-event-type"),
+        (create_session(http, token, None, ECHO, encrypted_data="x.y.z.w.v"), 422, "unknown-session-type"),
         (call(http, "GET", f"/cards/{ECHO}", token=token), 404, "card-not-found"),
-        (
-            call(
-                http,
-                "POST",
-                "/sessions",
-                token=token,
-                json_body={
-                    "session_type": "anonymous",
-                    "expiration_strategy": "fixed",
-                    "encrypted_data": ECHO,
-                },
-            ),
-            400,
-            "invalid-encrypted-data",
-        ),
+        (create_session(http, token, None, encrypted_data=ECHO), 400, "invalid-encrypted-data"),
     ]
     for resp, status, code in cases:
         assert_problem(resp, status, code)
@@ -459,38 +325,15 @@ def test_token_before_resource(http: httpx.Client) -> None:
 
 
 def test_body_parsing_before_session(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http, "POST", "/accounts", token=token, content=b"{oops", extra={"content-type": "application/json"}
-    )
-    assert_problem(resp, 400, "malformed-json")
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=token,
-        content=_padded_account_body(65537),
-        extra={"content-type": "application/json"},
-    )
+    assert_problem(post_raw(http, "/accounts", b"{oops", token=token), 400, "malformed-json")
+    resp = post_raw(http, "/accounts", _padded_account_body(65537), token=token)
     assert_problem(resp, 413, "payload-too-large")
-    resp = call(
-        http,
-        "POST",
-        "/accounts",
-        token=token,
-        content=b"product=spending",
-        extra={"content-type": "text/plain"},
-    )
+    resp = post_raw(http, "/accounts", b"product=spending", "text/plain", token=token)
     assert_problem(resp, 415, "unsupported-media-type")
 
 
 def test_idempotency_key_before_session(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=token,
-        json_body={"from_account_id": "acc_x", "to_person_id": "per_x", "amount": money("1.00")},
-    )
+    resp = p2p_transfer(http, None, "per_x", "1.00", token=token, from_account_id="acc_x")
     assert_problem(resp, 400, "idempotency-key-required")
 
 
@@ -515,49 +358,25 @@ def test_session_type_before_resource(http: httpx.Client, anon: tuple[str, str])
 def test_resource_before_binding(http: httpx.Client, anon: tuple[str, str]) -> None:
     tok, ses = anon
     assert_problem(call(http, "GET", "/cards/card_nope", token=tok, session=ses), 404, "card-not-found")
-    assert_problem(
-        call(
-            http,
-            "POST",
-            "/accounts/acc_nope/events",
-            token=tok,
-            session=ses,
-            json_body={"event_type": "password.changed"},
-        ),
-        404,
-        "account-not-found",
-    )
+    resp = send_event(http, tok, "acc_nope", {"event_type": "password.changed"}, session=ses)
+    assert_problem(resp, 404, "account-not-found")
 
 
 def test_binding_before_pii_and_pii_before_schema(http: httpx.Client, token: str) -> None:
     a = journey(http, until="account")
     b = journey(http, persona_index=1, token=token, until="account")
     # a's account session on b's account: not bound, whatever the body holds
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{b.account_id}/events",
-        token=token,
-        session=a.account_session,
-        json_body={"event_type": "bogus", "details": {"ssn": "000-00-0000"}},
-    )
+    body = {"event_type": "bogus", "details": {"ssn": "000-00-0000"}}
+    resp = send_event(http, token, b.account_id, body, session=a.account_session)
     assert_problem(resp, 403, "session-not-bound")
     # bound: clear-text PII answers before the unknown event type and the unknown field
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{a.account_id}/events",
-        token=token,
-        session=a.account_session,
-        json_body={"event_type": "bogus", "extra": 1, "details": {"ssn": ECHO}},
-    )
+    body = {"event_type": "bogus", "extra": 1, "details": {"ssn": ECHO}}
+    resp = send_event(http, token, a.account_id, body, session=a.account_session)
     assert_problem(resp, 422, "pii-must-be-encrypted")
 
 
 def test_resource_before_schema(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http, "POST", "/accounts/acc_nope/events", token=token, json_body={"event_type": "bogus", "colour": 1}
-    )
+    resp = send_event(http, token, "acc_nope", {"event_type": "bogus", "colour": 1})
     assert_problem(resp, 404, "account-not-found")
 
 
@@ -568,13 +387,7 @@ def test_unknown_field_is_the_first_schema_error(http: httpx.Client, anon: tuple
 
 
 def test_schema_before_decryption(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/sessions",
-        token=token,
-        json_body={"session_type": "bogus", "expiration_strategy": "fixed", "encrypted_data": "garbage"},
-    )
+    resp = create_session(http, token, None, "bogus", encrypted_data="garbage")
     body = assert_problem(resp, 422, "unknown-session-type")
     assert body["allowed"] == ["anonymous", "account", "person"]
 

@@ -7,10 +7,15 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.sim.helpers import PROBLEM_CT, call, create_card, journey, snapshot
+from tests.sim.helpers.contract import PROBLEM_CT
+from tests.sim.helpers.control import snapshot
+from tests.sim.helpers.journeys import journey
+from tests.sim.helpers.properties import PROPERTY
+from tests.sim.helpers.resources import create_card
+from tests.sim.helpers.wire import post_raw
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -39,12 +44,6 @@ FIELDS = [
 bodies = st.one_of(
     json_values,
     st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=4),
-)
-FUZZ = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 
@@ -79,20 +78,12 @@ def test_generated_bodies_never_5xx(
     card_path = f"/cards/{card['card_id']}"
     counter = iter(range(10_000))
 
-    @FUZZ
+    @PROPERTY
     @given(body=bodies)
     def run(body: Any) -> None:
         before = snapshot(http, token, (card_path,))
-        resp = call(
-            http,
-            "POST",
-            path,
-            token=token,
-            session=session,
-            idem=f"fz-{next(counter)}",
-            content=json.dumps(body).encode(),
-            extra={"content-type": "application/json"},
-        )
+        raw = json.dumps(body).encode()
+        resp = post_raw(http, path, raw, token=token, session=session, idem=f"fz-{next(counter)}")
         _check(resp)
         if resp.status_code >= 400:
             assert snapshot(http, token, (card_path,)) == before

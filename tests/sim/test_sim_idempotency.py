@@ -10,22 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    Device,
-    add_fault,
-    advance,
-    assert_problem,
-    balance,
-    call,
-    create_session,
-    encrypt_for_server,
-    init_data,
-    journey,
-    ledger,
-    money,
-    new_session,
-    partner_token,
-)
+from tests.sim.helpers.contract import PARTNER_B
+from tests.sim.helpers.control import add_fault, advance, balance, ledger
+from tests.sim.helpers.encryption import Device, encrypt_for_server
+from tests.sim.helpers.journeys import create_session, journey, new_session, p2p_transfer
+from tests.sim.helpers.resources import card_request, create_account_request
+from tests.sim.helpers.wire import assert_problem, call, init_data, money, partner_token, post_raw
 
 
 def svc_headers(resp: httpx.Response) -> dict[str, str]:
@@ -40,16 +30,7 @@ def test_replay_returns_the_stored_answer(http: httpx.Client, token: str) -> Non
     assert "idempotent-replayed" not in first.headers
     # an equal JSON body, spelled differently
     raw = json.dumps(body, indent=2).encode()
-    second = call(
-        http,
-        "POST",
-        "/accounts",
-        token=token,
-        session=anon,
-        idem="k1",
-        content=raw,
-        extra={"content-type": "application/json"},
-    )
+    second = post_raw(http, "/accounts", raw, token=token, session=anon, idem="k1")
     assert second.status_code == 201
     assert second.json() == first.json()
     assert second.headers.get("idempotent-replayed") == "true"
@@ -62,14 +43,10 @@ def test_replay_returns_the_stored_answer(http: httpx.Client, token: str) -> Non
 def test_replay_is_checked_before_the_session(http: httpx.Client, token: str) -> None:
     device = Device()
     anon = new_session(http, token, device)
-    first = call(
-        http, "POST", "/accounts", token=token, session=anon, idem="k1", json_body={"product": "spending"}
-    )
+    first = create_account_request(http, token, anon, idem="k1")
     new_session(http, token, device, "account", current=anon, account_id=first.json()["account_id"])
     # the anonymous session is superseded now, yet the replay answers
-    again = call(
-        http, "POST", "/accounts", token=token, session=anon, idem="k1", json_body={"product": "spending"}
-    )
+    again = create_account_request(http, token, anon, idem="k1")
     assert again.status_code == 201, again.text
     assert again.json() == first.json()
     assert again.headers.get("idempotent-replayed") == "true"
@@ -77,26 +54,16 @@ def test_replay_is_checked_before_the_session(http: httpx.Client, token: str) ->
 
 def test_other_body_or_path_is_422_reused(http: httpx.Client, token: str) -> None:
     j = journey(http, token=token, until="account")
-    path = f"/accounts/{j.account_id}/cards"
-    assert call(http, "POST", path, token=token, idem="k1", json_body={"type": "virtual"}).status_code == 201
+    path, virtual = f"/accounts/{j.account_id}/cards", {"type": "virtual"}
+    assert call(http, "POST", path, token=token, idem="k1", json_body=virtual).status_code == 201
     before = ledger(http)
     assert_problem(
         call(http, "POST", path, token=token, idem="k1", json_body={"type": "physical"}),
         422,
         "idempotency-key-reused",
     )
-    assert_problem(
-        call(
-            http,
-            "POST",
-            f"/accounts/{j.account_id}/events",
-            token=token,
-            idem="k1",
-            json_body={"type": "virtual"},
-        ),
-        422,
-        "idempotency-key-reused",
-    )
+    resp = call(http, "POST", f"/accounts/{j.account_id}/events", token=token, idem="k1", json_body=virtual)
+    assert_problem(resp, 422, "idempotency-key-reused")
     assert ledger(http) == before
 
 
@@ -115,36 +82,15 @@ def test_failed_requests_are_not_stored(http: httpx.Client, token: str) -> None:
 
 def test_keys_are_scoped_to_the_partner(http: httpx.Client, token: str) -> None:
     a = journey(http, token=token, until="account")
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     b = journey(http, persona_index=1, token=token_b, until="account")
-    one = call(
-        http,
-        "POST",
-        f"/accounts/{a.account_id}/cards",
-        token=token,
-        idem="shared",
-        json_body={"type": "virtual"},
-    )
-    two = call(
-        http,
-        "POST",
-        f"/accounts/{b.account_id}/cards",
-        token=token_b,
-        idem="shared",
-        json_body={"type": "physical"},
-    )
+    one = card_request(http, token, a.account_id, "virtual", idem="shared")
+    two = card_request(http, token_b, b.account_id, "physical", idem="shared")
     assert one.status_code == two.status_code == 201
     assert "idempotent-replayed" not in two.headers
     assert one.json()["card_id"] != two.json()["card_id"]
     # same path and body from partner B: still its own, not A's stored answer
-    three = call(
-        http,
-        "POST",
-        f"/accounts/{a.account_id}/cards",
-        token=token_b,
-        idem="shared2",
-        json_body={"type": "virtual"},
-    )
+    three = card_request(http, token_b, a.account_id, "virtual", idem="shared2")
     assert_problem(three, 404, "account-not-found")
 
 
@@ -185,16 +131,11 @@ def test_p2p_retried_after_an_after_commit_fault_moves_money_once(http: httpx.Cl
     a = journey(http, token=token)
     b = journey(http, persona_index=1, token=token)
     add_fault(http, method="POST", path="/p2p/transfers", status=503, when="after_commit", times=1)
-    body = {"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("25.00")}
-    first = call(
-        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kp", json_body=body
-    )
+    first = p2p_transfer(http, a, b.person_id, "25.00", idem="kp")
     assert_problem(first, 503, "injected-fault")
     # committed: the money already moved
     assert balance(http, a.account_id) == "475.00"
-    retry = call(
-        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kp", json_body=body
-    )
+    retry = p2p_transfer(http, a, b.person_id, "25.00", idem="kp")
     assert retry.status_code == 201, retry.text
     assert retry.headers.get("idempotent-replayed") == "true"
     assert retry.headers.get("svc-p2p-role") == "sender"
@@ -208,15 +149,10 @@ def test_before_commit_fault_changes_nothing(http: httpx.Client, token: str) -> 
     a = journey(http, token=token)
     b = journey(http, persona_index=1, token=token)
     add_fault(http, method="POST", path="/p2p/transfers", status=503, times=1)
-    body = {"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("25.00")}
-    first = call(
-        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kb", json_body=body
-    )
+    first = p2p_transfer(http, a, b.person_id, "25.00", idem="kb")
     assert_problem(first, 503, "injected-fault")
     assert balance(http, a.account_id) == "500.00"
-    retry = call(
-        http, "POST", "/p2p/transfers", token=token, session=a.person_session, idem="kb", json_body=body
-    )
+    retry = p2p_transfer(http, a, b.person_id, "25.00", idem="kb")
     assert retry.status_code == 201
     assert "idempotent-replayed" not in retry.headers
     assert balance(http, a.account_id) == "475.00"
@@ -227,9 +163,7 @@ def test_promotion_retried_after_an_after_commit_fault_gets_its_session(
 ) -> None:
     device = Device()
     anon = new_session(http, token, device)
-    account_id = call(
-        http, "POST", "/accounts", token=token, session=anon, json_body={"product": "spending"}
-    ).json()["account_id"]
+    account_id = create_account_request(http, token, anon).json()["account_id"]
     init = init_data(http, token)
     encrypted = encrypt_for_server(init, device.plaintext(init["nonce"], account_id=account_id))
     add_fault(http, method="POST", path="/sessions", status=503, when="after_commit", times=1)
@@ -238,8 +172,7 @@ def test_promotion_retried_after_an_after_commit_fault_gets_its_session(
     )
     assert_problem(first, 503, "injected-fault")
     # the promotion happened: the anonymous session is superseded…
-    resp = call(http, "POST", "/accounts", token=token, session=anon, json_body={"product": "spending"})
-    assert_problem(resp, 401, "session-superseded")
+    assert_problem(create_account_request(http, token, anon), 401, "session-superseded")
     # …and the retry gets the new session rather than session-superseded
     retry = create_session(
         http, token, device, "account", current=anon, idem="kpromo", encrypted_data=encrypted
@@ -247,14 +180,7 @@ def test_promotion_retried_after_an_after_commit_fault_gets_its_session(
     assert retry.status_code == 201, retry.text
     assert retry.headers.get("idempotent-replayed") == "true"
     session = retry.json()["session_token"]
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{account_id}/cards",
-        token=token,
-        session=session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, account_id, "virtual", session=session)
     assert resp.status_code == 201, resp.text
 
 
@@ -262,24 +188,21 @@ def test_second_request_while_the_first_is_in_flight_is_409(
     http: httpx.Client, token: str, sim_server: Any
 ) -> None:
     j = journey(http, token=token, until="account")
-    path = f"/accounts/{j.account_id}/cards"
     add_fault(http, method="POST", path="/accounts/{account_id}/cards", status=None, latency_ms=1500, times=1)
     results: dict[str, Any] = {}
 
     def slow() -> None:
         with httpx.Client(base_url=sim_server.base_url, timeout=10) as other:
-            results["first"] = call(
-                other, "POST", path, token=token, idem="kf", json_body={"type": "virtual"}
-            )
+            results["first"] = card_request(other, token, j.account_id, "virtual", idem="kf")
 
     thread = threading.Thread(target=slow)
     thread.start()
     time.sleep(0.5)
-    second = call(http, "POST", path, token=token, idem="kf", json_body={"type": "virtual"})
+    second = card_request(http, token, j.account_id, "virtual", idem="kf")
     thread.join(timeout=10)
     assert_problem(second, 409, "idempotency-key-in-use")
     assert results["first"].status_code == 201, results["first"].text
-    third = call(http, "POST", path, token=token, idem="kf", json_body={"type": "virtual"})
+    third = card_request(http, token, j.account_id, "virtual", idem="kf")
     assert third.headers.get("idempotent-replayed") == "true"
     assert third.json() == results["first"].json()
 
@@ -287,9 +210,7 @@ def test_second_request_while_the_first_is_in_flight_is_409(
 @pytest.mark.parametrize("route", ["events", "subscriptions", "close"])
 def test_every_partner_post_honours_idempotency_keys(http: httpx.Client, token: str, route: str) -> None:
     j = journey(http, token=token, until="account")
-    card = call(
-        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
-    ).json()
+    card = card_request(http, token, j.account_id, "virtual").json()
     path, body = {
         "events": (f"/accounts/{j.account_id}/events", {"event_type": "password.changed"}),
         "subscriptions": (

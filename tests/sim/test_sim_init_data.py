@@ -6,18 +6,11 @@ from datetime import timedelta
 
 import httpx
 
-from tests.sim.helpers import (
-    Device,
-    assert_problem,
-    b64u_decode,
-    call,
-    clock_now,
-    create_session,
-    init_data,
-    parse_time,
-    partner_token,
-    reset,
-)
+from tests.sim.helpers.contract import PARTNER_B
+from tests.sim.helpers.control import clock_now, reset
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import create_session
+from tests.sim.helpers.wire import assert_problem, b64u_decode, call, init_data, parse_time, partner_token
 
 INIT = "/sessions/user_session_initialization_data"
 PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
@@ -80,5 +73,5 @@ def test_kids_and_keys_are_deterministic_for_a_seed(http: httpx.Client) -> None:
 
 def test_both_partners_see_keys_and_nonces_of_their_own(http: httpx.Client) -> None:
     a = init_data(http, partner_token(http))
-    b = init_data(http, partner_token(http, "sim-partner-b", "sim-secret-b"))
+    b = init_data(http, partner_token(http, *PARTNER_B))
     assert a["nonce"] != b["nonce"]

@@ -17,21 +17,11 @@ from joserfc import jwe
 from joserfc.jwe import JWERegistry
 from joserfc.jwk import ECKey
 
-from tests.sim.helpers import (
-    Device,
-    advance,
-    assert_problem,
-    b64u,
-    call,
-    create_session,
-    encrypt_for_server,
-    init_data,
-    load_key,
-    partner_token,
-    raw_jwe,
-    server_key,
-    tamper,
-)
+from tests.sim.helpers.contract import PARTNER_B
+from tests.sim.helpers.control import advance
+from tests.sim.helpers.encryption import Device, encrypt_for_server, load_key, raw_jwe, server_key, tamper
+from tests.sim.helpers.journeys import create_session, journey
+from tests.sim.helpers.wire import assert_problem, b64u, call, init_data, partner_token
 
 
 @pytest.fixture
@@ -145,15 +135,9 @@ def _cut_tag(token: str) -> str:
     return ".".join(parts)
 
 
-def _post(http: httpx.Client, token: str, encrypted: str, **extra: Any) -> httpx.Response:
-    return call(
-        http,
-        "POST",
-        "/sessions",
-        token=token,
-        extra=extra.get("headers"),
-        json_body={"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": encrypted},
-    )
+def _post(http: httpx.Client, token: str, encrypted: str) -> httpx.Response:
+    """``POST /sessions`` (anonymous, fixed) with ``encrypted`` as the encrypted data."""
+    return create_session(http, token, None, encrypted_data=encrypted)
 
 
 def reference_detail(http: httpx.Client, token: str) -> str:
@@ -179,19 +163,12 @@ def test_refused_jwe_is_invalid_encrypted_data_and_leaves_the_nonce(
 
 @pytest.mark.parametrize("case", ["rsa1_5", "dir", "unknown-kid", "zip", "tampered-tag"])
 def test_refused_jwe_in_person_pii(http: httpx.Client, token: str, case: str) -> None:
-    from tests.sim.helpers import journey
-
     j = journey(http, until="account")
     init = init_data(http, token)
     pii = {"first_name": "A", "last_name": "B", "date_of_birth": "1990-01-01", "national_id": "000-00-0000"}
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/persons",
-        token=token,
-        session=j.account_session,
-        json_body={"encrypted_pii": BAD_JWES[case](init, pii)},
-    )
+    path = f"/accounts/{j.account_id}/persons"
+    body = {"encrypted_pii": BAD_JWES[case](init, pii)}
+    resp = call(http, "POST", path, token=token, session=j.account_session, json_body=body)
     body = assert_problem(resp, 400, "invalid-encrypted-data")
     assert body["detail"] == reference_detail(http, token)
 
@@ -233,7 +210,7 @@ def test_expired_nonce_is_nonce_invalid(http: httpx.Client, token: str, seconds:
 
 
 def test_nonce_of_another_partner_is_nonce_invalid(http: httpx.Client, token: str) -> None:
-    other = partner_token(http, "sim-partner-b", "sim-secret-b")
+    other = partner_token(http, *PARTNER_B)
     init_b = init_data(http, other)
     init_a = init_data(http, token)
     device = Device()

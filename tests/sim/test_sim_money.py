@@ -6,29 +6,20 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.sim.helpers import assert_problem, balance, call, journey, money
+from tests.sim.helpers.control import balance, fund
+from tests.sim.helpers.journeys import p2p_transfer
+from tests.sim.helpers.properties import PROPERTY
+from tests.sim.helpers.wire import assert_problem
 
 PATTERN = r"\A[0-9]+(\.[0-9]{1,2})?\Z"
-PROPERTY = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-
-@pytest.fixture
-def pair(http: httpx.Client, token: str) -> tuple[Any, Any]:
-    return journey(http, token=token), journey(http, persona_index=1, token=token)
 
 
 def test_valid_amounts_move_exactly_that_much(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    http.post(f"/_sim/accounts/{a.account_id}/fund", json={"amount": money("99999.00")})
+    fund(http, a.account_id, "99999.00")
     counter = iter(range(10_000))
 
     @PROPERTY
@@ -36,19 +27,7 @@ def test_valid_amounts_move_exactly_that_much(http: httpx.Client, pair: tuple[An
     def run(value: str) -> None:
         before_a = Decimal(balance(http, a.account_id))
         before_b = Decimal(balance(http, b.account_id))
-        resp = call(
-            http,
-            "POST",
-            "/p2p/transfers",
-            token=a.token,
-            session=a.person_session,
-            idem=f"m-{next(counter)}",
-            json_body={
-                "from_account_id": a.account_id,
-                "to_person_id": b.person_id,
-                "amount": money(value),
-            },
-        )
+        resp = p2p_transfer(http, a, b.person_id, value, idem=f"m-{next(counter)}")
         if Decimal(value) == 0:
             assert_problem(resp, 422, "invalid-amount")
             return
@@ -71,19 +50,7 @@ def test_strings_outside_the_pattern_are_invalid_amount(http: httpx.Client, pair
     @PROPERTY
     @given(value=st.text(max_size=8).filter(lambda v: re.match(PATTERN, v) is None))
     def run(value: str) -> None:
-        resp = call(
-            http,
-            "POST",
-            "/p2p/transfers",
-            token=a.token,
-            session=a.person_session,
-            idem=f"x-{next(counter)}",
-            json_body={
-                "from_account_id": a.account_id,
-                "to_person_id": b.person_id,
-                "amount": money(value),
-            },
-        )
+        resp = p2p_transfer(http, a, b.person_id, value, idem=f"x-{next(counter)}")
         assert_problem(resp, 422, "invalid-amount", not_echo=())
         assert balance(http, a.account_id) == "500.00"
 

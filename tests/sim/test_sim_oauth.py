@@ -5,14 +5,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    DEPRECATION,
-    PARTNER_A,
-    PARTNER_B,
-    SUCCESSOR_LINK,
-    advance,
+from tests.sim.helpers.contract import DEPRECATION, PARTNER_A, PARTNER_B, SUCCESSOR_LINK
+from tests.sim.helpers.control import advance
+from tests.sim.helpers.wire import (
     assert_oauth_error,
     assert_problem,
+    basic_auth,
     call,
     partner_token,
     token_response,
@@ -86,10 +84,10 @@ def test_both_basic_and_form_credentials_is_invalid_request(http: httpx.Client) 
 @pytest.mark.parametrize(
     ("client_id", "secret"),
     [
-        ("sim-partner", "wrong"),
-        ("nobody", "sim-secret"),
-        ("sim-partner", "sim-secret-b"),
-        ("sim-partner-b", "sim-secret"),
+        (PARTNER_A[0], "wrong"),
+        ("nobody", PARTNER_A[1]),
+        (PARTNER_A[0], PARTNER_B[1]),
+        (PARTNER_B[0], PARTNER_A[1]),
     ],
 )
 def test_wrong_basic_credentials_are_401_invalid_client(
@@ -157,7 +155,7 @@ def test_missing_bearer_is_401_without_error_attribute(http: httpx.Client) -> No
 
 @pytest.mark.parametrize(
     "authorization",
-    ["Bearer not-a-token", "Bearer tok_0000000000000000", "Basic c2ltLXBhcnRuZXI6c2ltLXNlY3JldA=="],
+    ["Bearer not-a-token", "Bearer tok_0000000000000000", basic_auth()],
 )
 def test_unknown_bearer_is_401_invalid_token(http: httpx.Client, authorization: str) -> None:
     resp = http.get(INIT, headers={"Authorization": authorization})
@@ -203,7 +201,7 @@ def test_legacy_post_answers_like_the_oauth_endpoint(http: httpx.Client) -> None
     ("kwargs", "status", "error"),
     [
         (
-            {"auth": ("sim-partner", "wrong"), "data": {"grant_type": "client_credentials"}},
+            {"auth": (PARTNER_A[0], "wrong"), "data": {"grant_type": "client_credentials"}},
             401,
             "invalid_client",
         ),
@@ -253,7 +251,7 @@ def test_strict_mode_answers_410_endpoint_deprecated(strict_http: httpx.Client) 
     tok = partner_token(strict_http)
     for resp in (
         strict_http.post(LEGACY, auth=PARTNER_A, data={"grant_type": "client_credentials"}),
-        strict_http.post(LEGACY, auth=("sim-partner", "wrong"), data={"grant_type": "client_credentials"}),
+        strict_http.post(LEGACY, auth=(PARTNER_A[0], "wrong"), data={"grant_type": "client_credentials"}),
         strict_http.delete(LEGACY, headers={"Authorization": f"Bearer {tok}"}),
     ):
         assert_problem(resp, 410, "endpoint-deprecated")

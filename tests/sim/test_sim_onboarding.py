@@ -7,30 +7,21 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    ECHO,
-    PII_FIELDS,
-    Device,
-    assert_problem,
-    call,
-    clock_now,
+from tests.sim.helpers.contract import ECHO, PARTNER_B, PII_FIELDS
+from tests.sim.helpers.control import clock_now, kyc_answers, ledger, personas, snapshot
+from tests.sim.helpers.encryption import Device, encrypt_for_server
+from tests.sim.helpers.journeys import create_session, journey, new_session
+from tests.sim.helpers.resources import (
+    card_request,
     create_account,
     create_person,
-    encrypt_for_server,
-    init_data,
-    journey,
-    kyc_answers,
     kyc_questions,
-    ledger,
-    new_session,
-    parse_time,
-    partner_token,
-    personas,
     pii_of,
     send_answers,
-    snapshot,
+    send_event,
     wrong_answers,
 )
+from tests.sim.helpers.wire import assert_problem, call, init_data, parse_time, partner_token
 
 
 @pytest.fixture
@@ -89,10 +80,7 @@ def test_bad_account_request(http: httpx.Client, token: str, body: dict, code: s
 
 def test_account_needs_an_anonymous_session(http: httpx.Client, token: str) -> None:
     j = journey(http)
-    from tests.sim.helpers import create_session, session_token_of
-
-    direct = create_session(http, token, j.device, "account", account_id=j.account_id)
-    account_session = session_token_of(direct, j.device)
+    account_session = new_session(http, token, j.device, "account", account_id=j.account_id)
     before = snapshot(http)
     body = {"product": "spending"}
     assert_problem(call(http, "POST", "/accounts", token=token, json_body=body), 401, "session-required")
@@ -129,15 +117,7 @@ def test_person_needs_a_bound_account_or_person_session(http: httpx.Client, toke
     assert_problem(create_person(http, token, b.account_session, a.account_id, pii), 403, "session-not-bound")
     anon = new_session(http, token, Device())
     assert_problem(create_person(http, token, anon, a.account_id, pii), 403, "session-type-not-allowed")
-    init = init_data(http, token)
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{a.account_id}/persons",
-        token=token,
-        json_body={"encrypted_pii": encrypt_for_server(init, pii)},
-    )
-    assert_problem(resp, 401, "session-required")
+    assert_problem(create_person(http, token, None, a.account_id, pii), 401, "session-required")
     assert_problem(create_person(http, token, a.account_session, "acc_nope", pii), 404, "account-not-found")
 
 
@@ -183,7 +163,7 @@ def test_clear_text_pii_in_events_is_refused(http: httpx.Client, token: str, nam
     else:
         body["details"] = {"items": [{"note": "x"}, {name: value}]}
     before = snapshot(http)
-    resp = call(http, "POST", f"/accounts/{j.account_id}/events", token=token, json_body=body)
+    resp = send_event(http, token, j.account_id, body)
     assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(value, ECHO))
     assert snapshot(http) == before
 
@@ -201,9 +181,7 @@ def test_pii_list_is_the_register_list() -> None:
 def test_clear_text_pii_is_refused_on_every_route(http: httpx.Client, token: str, route: str) -> None:
     j = journey(http)
     persona = j.persona
-    card = call(
-        http, "POST", f"/accounts/{j.account_id}/cards", token=token, json_body={"type": "virtual"}
-    ).json()
+    card = card_request(http, token, j.account_id, "virtual").json()
     init = init_data(http, token)
     anon = new_session(http, token, Device())
     method_path_body_session = {
@@ -284,13 +262,8 @@ def test_clear_text_pii_is_refused_on_every_route(http: httpx.Client, token: str
 
 def test_pii_field_names_as_values_are_fine(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/events",
-        token=token,
-        json_body={"event_type": "password.changed", "details": {"field": "ssn", "list": ["date_of_birth"]}},
-    )
+    body = {"event_type": "password.changed", "details": {"field": "ssn", "list": ["date_of_birth"]}}
+    resp = send_event(http, token, j.account_id, body)
     assert resp.status_code == 202, resp.text
 
 
@@ -337,8 +310,6 @@ def test_three_wrong_attempts_lock_the_person(http: httpx.Client, token: str) ->
     assert_problem(send_answers(http, token, j.account_session, j.person_id, right), 409, "kyc-locked")
     resp = call(http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token, session=j.account_session)
     assert_problem(resp, 409, "kyc-locked")
-    from tests.sim.helpers import create_session
-
     resp = create_session(http, token, j.device, "person", current=j.account_session, person_id=j.person_id)
     assert_problem(resp, 409, "invalid-session-transition")
 
@@ -408,7 +379,7 @@ def test_kyc_session_rules(http: httpx.Client, token: str) -> None:
 
 def test_another_partner_gets_404_for_a_person(http: httpx.Client, token: str) -> None:
     j = journey(http, until="pending")
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     bj = journey(http, persona_index=1, token=token_b, until="account")
     resp = call(
         http, "GET", f"/persons/{j.person_id}/kyc/questions", token=token_b, session=bj.account_session

@@ -2,67 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.sim.helpers import (
-    ECHO,
-    Device,
-    assert_problem,
-    balance,
-    call,
-    clock_now,
-    create_session,
-    journey,
-    kyc_answers,
-    ledger,
-    money,
-    new_session,
-    parse_time,
-    partner_token,
-    send_answers,
-    snapshot,
-    wrong_answers,
-)
+from tests.sim.helpers.contract import ECHO, PARTNER_B
+from tests.sim.helpers.control import balance, clock_now, fund, kyc_answers, ledger, snapshot, unchanged
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import journey, new_session, p2p_transfer
+from tests.sim.helpers.resources import send_answers, wrong_answers
+from tests.sim.helpers.wire import assert_problem, call, money, parse_time, partner_token
 
-
-@pytest.fixture
-def pair(http: httpx.Client, token: str) -> tuple[Any, Any]:
-    """Two established customers of sim-partner: a sender and a receiver."""
-    return journey(http, token=token), journey(http, persona_index=1, token=token)
-
-
-def transfer(
-    http: httpx.Client,
-    sender: Any,
-    to_person_id: str,
-    value: str = "12.50",
-    currency: str = "USD",
-    *,
-    idem: str | None = "key-1",
-    memo: Any = "lunch",
-    session: str | None = None,
-    from_account_id: str | None = None,
-) -> httpx.Response:
-    body: dict[str, Any] = {
-        "from_account_id": from_account_id or sender.account_id,
-        "to_person_id": to_person_id,
-        "amount": money(value, currency),
-    }
-    if memo is not None:
-        body["memo"] = memo
-    return call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=sender.token,
-        session=session or sender.person_session,
-        idem=idem,
-        json_body=body,
-    )
+#: A transfer of the sender's with this module's defaults: key ``key-1``, memo ``lunch``.
+transfer = functools.partial(p2p_transfer, idem="key-1", memo="lunch")
 
 
 def test_transfer_between_two_customers(http: httpx.Client, pair: tuple[Any, Any]) -> None:
@@ -111,14 +66,14 @@ def test_amounts_are_shown_with_two_decimals(
 
 def test_memo_is_optional(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    resp = transfer(http, a, b.person_id, memo=None)
+    resp = transfer(http, a, b.person_id, "12.50", memo=None)
     assert resp.status_code == 201, resp.text
     assert resp.json()["memo"] is None
 
 
 def test_get_by_sender_and_receiver(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    created = transfer(http, a, b.person_id).json()
+    created = transfer(http, a, b.person_id, "12.50").json()
     path = f"/p2p/transfers/{created['transfer_id']}"
     for who, role in ((a, "sender"), (b, "receiver")):
         resp = call(http, "GET", path, token=who.token, session=who.person_session)
@@ -130,7 +85,7 @@ def test_get_by_sender_and_receiver(http: httpx.Client, pair: tuple[Any, Any]) -
 def test_third_person_and_non_person_sessions(http: httpx.Client, token: str, pair: tuple[Any, Any]) -> None:
     a, b = pair
     c = journey(http, persona_index=2, token=token)
-    created = transfer(http, a, b.person_id).json()
+    created = transfer(http, a, b.person_id, "12.50").json()
     path = f"/p2p/transfers/{created['transfer_id']}"
     assert_problem(call(http, "GET", path, token=token, session=c.person_session), 404, "transfer-not-found")
     assert_problem(
@@ -138,15 +93,12 @@ def test_third_person_and_non_person_sessions(http: httpx.Client, token: str, pa
         404,
         "transfer-not-found",
     )
-    direct = create_session(http, token, a.device, "account", account_id=a.account_id)
-    from tests.sim.helpers import session_token_of
-
-    account_session = session_token_of(direct, a.device)
+    account_session = new_session(http, token, a.device, "account", account_id=a.account_id)
     anon = new_session(http, token, Device())
     for session in (account_session, anon):
         assert_problem(call(http, "GET", path, token=token, session=session), 403, "session-type-not-allowed")
     assert_problem(call(http, "GET", path, token=token), 401, "session-required")
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     assert_problem(call(http, "GET", path, token=token_b, session=a.person_session), 401, "invalid-session")
     other = journey(http, persona_index=3, token=token_b)
     assert_problem(
@@ -157,35 +109,30 @@ def test_third_person_and_non_person_sessions(http: httpx.Client, token: str, pa
 def test_post_needs_the_senders_person_session(http: httpx.Client, token: str, pair: tuple[Any, Any]) -> None:
     a, b = pair
     before = snapshot(http)
-    direct = create_session(http, token, a.device, "account", account_id=a.account_id)
-    from tests.sim.helpers import session_token_of
-
-    account_session = session_token_of(direct, a.device)
-    assert_problem(transfer(http, a, b.person_id, session=account_session), 403, "session-type-not-allowed")
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=token,
-        idem="k-nosession",
-        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": money("1")},
+    account_session = new_session(http, token, a.device, "account", account_id=a.account_id)
+    assert_problem(
+        transfer(http, a, b.person_id, "12.50", session=account_session), 403, "session-type-not-allowed"
     )
+    resp = p2p_transfer(http, a, b.person_id, "1", token=token, session=None, idem="k-nosession")
     assert_problem(resp, 401, "session-required")
     # b's person session cannot send from a's account
     assert_problem(
-        transfer(http, a, b.person_id, session=b.person_session, idem="k-b"), 403, "session-not-bound"
+        transfer(http, a, b.person_id, "12.50", session=b.person_session, idem="k-b"),
+        403,
+        "session-not-bound",
     )
     assert_problem(
-        transfer(http, a, b.person_id, from_account_id="acc_nope", idem="k-nope"), 404, "account-not-found"
+        transfer(http, a, b.person_id, "12.50", from_account_id="acc_nope", idem="k-nope"),
+        404,
+        "account-not-found",
     )
     assert snapshot(http) == before
 
 
 def test_idempotency_key_is_required(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    before = snapshot(http)
-    assert_problem(transfer(http, a, b.person_id, idem=None), 400, "idempotency-key-required")
-    assert snapshot(http) == before
+    with unchanged(http):
+        assert_problem(transfer(http, a, b.person_id, "12.50", idem=None), 400, "idempotency-key-required")
 
 
 # --- the 422 codes, in order -----
@@ -216,47 +163,34 @@ def test_idempotency_key_is_required(http: httpx.Client, pair: tuple[Any, Any]) 
 )
 def test_invalid_amount(http: httpx.Client, pair: tuple[Any, Any], value: str) -> None:
     a, b = pair
-    before = snapshot(http)
     # invalid-amount comes first, even with a bad currency and the sender as recipient
-    for to, currency in ((b.person_id, "USD"), (a.person_id, "EUR")):
-        resp = transfer(http, a, to, value, currency, idem=f"k-{to}")
-        assert_problem(resp, 422, "invalid-amount")
-    assert snapshot(http) == before
+    with unchanged(http):
+        for to, currency in ((b.person_id, "USD"), (a.person_id, "EUR")):
+            resp = transfer(http, a, to, value, currency, idem=f"k-{to}")
+            assert_problem(resp, 422, "invalid-amount")
 
 
 @pytest.mark.parametrize("amount", [12.5, 12, None, {"value": "1.00"}, "12.50"])
 def test_amount_of_the_wrong_shape(http: httpx.Client, pair: tuple[Any, Any], amount: Any) -> None:
     a, b = pair
-    before = snapshot(http)
-    resp = call(
-        http,
-        "POST",
-        "/p2p/transfers",
-        token=a.token,
-        session=a.person_session,
-        idem="k-shape",
-        json_body={"from_account_id": a.account_id, "to_person_id": b.person_id, "amount": amount},
-    )
-    assert resp.status_code == 422, resp.text
-    assert resp.json()["code"] in ("validation-error", "invalid-amount", "unsupported-currency")
-    assert snapshot(http) == before
+    with unchanged(http):
+        resp = p2p_transfer(http, a, b.person_id, amount=amount, idem="k-shape")
+        assert resp.status_code == 422, resp.text
+        assert resp.json()["code"] in ("validation-error", "invalid-amount", "unsupported-currency")
 
 
 @pytest.mark.parametrize("currency", ["EUR", "usd", "", "USDT", ECHO])
 def test_unsupported_currency(http: httpx.Client, pair: tuple[Any, Any], currency: str) -> None:
     a, _ = pair
-    before = snapshot(http)
-    resp = transfer(http, a, a.person_id, "1.00", currency)  # before self-transfer
-    assert_problem(resp, 422, "unsupported-currency")
-    assert snapshot(http) == before
+    with unchanged(http):
+        resp = transfer(http, a, a.person_id, "1.00", currency)  # before self-transfer
+        assert_problem(resp, 422, "unsupported-currency")
 
 
 def test_self_transfer(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, _ = pair
-    before = snapshot(http)
-    # self-transfer comes before insufficient funds
-    assert_problem(transfer(http, a, a.person_id, "1000.00"), 422, "self-transfer")
-    assert snapshot(http) == before
+    with unchanged(http):  # self-transfer comes before insufficient funds
+        assert_problem(transfer(http, a, a.person_id, "1000.00"), 422, "self-transfer")
 
 
 def test_recipient_not_eligible(http: httpx.Client, token: str, pair: tuple[Any, Any]) -> None:
@@ -266,7 +200,7 @@ def test_recipient_not_eligible(http: httpx.Client, token: str, pair: tuple[Any,
     wrong = wrong_answers(locked.questions, kyc_answers(http, locked.person_id))
     for _ in range(3):
         send_answers(http, token, locked.account_session, locked.person_id, wrong)
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     foreign = journey(http, persona_index=4, token=token_b)
     before = snapshot(http)
     details = set()
@@ -282,9 +216,8 @@ def test_recipient_not_eligible(http: httpx.Client, token: str, pair: tuple[Any,
 
 def test_insufficient_funds(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    before = snapshot(http)
-    assert_problem(transfer(http, a, b.person_id, "500.01"), 422, "insufficient-funds")
-    assert snapshot(http) == before
+    with unchanged(http):
+        assert_problem(transfer(http, a, b.person_id, "500.01"), 422, "insufficient-funds")
     resp = transfer(http, a, b.person_id, "500.00", idem="k-all")
     assert resp.status_code == 201, resp.text
     assert balance(http, a.account_id) == "0.00"
@@ -293,8 +226,6 @@ def test_insufficient_funds(http: httpx.Client, pair: tuple[Any, Any]) -> None:
 
 def test_funding_allows_larger_transfers(http: httpx.Client, pair: tuple[Any, Any]) -> None:
     a, b = pair
-    from tests.sim.helpers import fund
-
     resp = fund(http, a.account_id, "100.25")
     assert resp.status_code == 200, resp.text
     assert resp.json() == {"account_id": a.account_id, "balance": money("600.25")}

@@ -10,22 +10,18 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.serving import kit_serve, kit_serve_process
-from tests.sim.helpers import (
-    API_VERSION,
-    Device,
-    call,
-    init_data,
-    new_session,
-    partner_token,
-    wait_until,
-)
+from kit.env import SIM_CONTROL_TOKEN
+from kit.sim.launcher import serve_process
+from tests.sim.helpers.contract import API_VERSION
+from tests.sim.helpers.encryption import Device
+from tests.sim.helpers.journeys import new_session
+from tests.sim.helpers.wire import call, init_data, partner_token, wait_until
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    with kit_serve() as url:
-        yield url
+    with serve_process() as server:
+        yield server.base_url
 
 
 def test_kit_serve_token_init_session_account(served: str) -> None:
@@ -52,9 +48,9 @@ def test_kit_serve_uses_the_seed(served: str, http: httpx.Client) -> None:
 
 
 def test_kit_serve_refuses_a_public_control_plane_without_a_token() -> None:
-    # DESIGN §3.11: off loopback, the control plane needs a control token. The refusal comes
+    # The wire contract (§3.11): off loopback, the control plane needs a control token. The refusal comes
     # before anything is bound, so no non-loopback socket is ever opened here.
-    env = {k: v for k, v in os.environ.items() if k != "KIT_SIM_CONTROL_TOKEN"}
+    env = {k: v for k, v in os.environ.items() if k != SIM_CONTROL_TOKEN}
     done = subprocess.run(
         [sys.executable, "-m", "kit", "serve", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
@@ -63,7 +59,7 @@ def test_kit_serve_refuses_a_public_control_plane_without_a_token() -> None:
         env=env,
     )
     assert done.returncode == 2
-    assert "KIT_SIM_CONTROL_TOKEN" in done.stderr
+    assert SIM_CONTROL_TOKEN in done.stderr
     assert done.stdout == ""
 
 
@@ -97,8 +93,9 @@ def _gone(pid: int) -> bool:
 @pytest.mark.parametrize("workers", [0, 2])
 def test_kit_serve_crypto_workers_start_serve_and_stop(workers: int) -> None:
     refused = {"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": "a.b.c.d.e"}
-    with kit_serve_process("--crypto-workers", str(workers)) as (url, proc):
-        with httpx.Client(base_url=url, timeout=10) as http:
+    with serve_process("--crypto-workers", str(workers)) as server:
+        proc = server.process
+        with httpx.Client(base_url=server.base_url, timeout=10) as http:
             tok = partner_token(http)
             new_session(http, tok, Device())
             bad = call(http, "POST", "/sessions", token=tok, json_body=refused)

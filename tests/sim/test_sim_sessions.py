@@ -9,27 +9,19 @@ import httpx
 import pytest
 from joserfc.jwk import ECKey
 
-from tests.sim.helpers import (
-    Device,
-    advance,
-    assert_problem,
-    call,
-    clock_now,
+from tests.sim.helpers.contract import PARTNER_B
+from tests.sim.helpers.control import advance, clock_now, kyc_answers, personas
+from tests.sim.helpers.encryption import Device, decrypt_from_server, encrypt_for_server
+from tests.sim.helpers.journeys import create_session, journey, new_session, session_token_of
+from tests.sim.helpers.resources import (
+    card_request,
     create_account,
+    create_account_request,
     create_person,
-    create_session,
-    decrypt_from_server,
-    init_data,
-    journey,
-    kyc_answers,
-    new_session,
-    parse_time,
-    partner_token,
-    personas,
     pii_of,
     send_answers,
-    session_token_of,
 )
+from tests.sim.helpers.wire import assert_problem, call, init_data, parse_time, partner_token
 
 
 @pytest.fixture
@@ -45,7 +37,7 @@ CAP = timedelta(seconds=43200)
 
 def use_anonymous(http: httpx.Client, token: str, session: str) -> httpx.Response:
     """A 2xx call that needs an anonymous session (it opens an account)."""
-    return call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "spending"})
+    return create_account_request(http, token, session)
 
 
 def expires_header(resp: httpx.Response) -> Any:
@@ -98,8 +90,6 @@ def test_bad_session_request_fields(
 ) -> None:
     init = init_data(http, token)
     device = Device()
-    from tests.sim.helpers import encrypt_for_server
-
     body = {
         "session_type": "anonymous",
         "expiration_strategy": "fixed",
@@ -116,14 +106,10 @@ def test_bad_session_request_fields(
 
 
 def test_missing_encrypted_data_is_validation_error(http: httpx.Client, token: str) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/sessions",
-        token=token,
-        json_body={"session_type": "anonymous", "expiration_strategy": "fixed"},
+    body = {"session_type": "anonymous", "expiration_strategy": "fixed"}
+    body = assert_problem(
+        call(http, "POST", "/sessions", token=token, json_body=body), 422, "validation-error"
     )
-    body = assert_problem(resp, 422, "validation-error")
     assert "/encrypted_data" in [e["field"] for e in body["errors"]]
 
 
@@ -166,14 +152,7 @@ def test_promotion_anonymous_account_person(http: httpx.Client, token: str) -> N
     resp = call(http, "GET", f"/persons/{person_id}/kyc/questions", token=token, session=account_session)
     assert_problem(resp, 401, "session-superseded")
     # a person session covers its person's account
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{account_id}/cards",
-        token=token,
-        session=person_session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, account_id, "virtual", session=person_session)
     assert resp.status_code == 201, resp.text
 
 
@@ -262,24 +241,10 @@ def test_direct_account_session_for_a_bound_device(http: httpx.Client, token: st
     assert set(inner) == {"session_token"}
     session = inner["session_token"]
     assert session.startswith("ses_")
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/cards",
-        token=token,
-        session=session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, j.account_id, "virtual", session=session)
     assert resp.status_code == 201, resp.text
     # the promoted account session lives on: a device may hold several sessions
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/cards",
-        token=token,
-        session=j.account_session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, j.account_id, "virtual", session=j.account_session)
     assert resp.status_code == 201, resp.text
 
 
@@ -289,14 +254,7 @@ def test_direct_person_session_for_a_bound_device(http: httpx.Client, token: str
     assert resp.status_code == 201, resp.text
     assert "session_token" not in resp.json()
     session = decrypt_from_server(j.device, resp.json()["encrypted_session_token"])["session_token"]
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/cards",
-        token=token,
-        session=session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, j.account_id, "virtual", session=session)
     assert resp.status_code == 201, resp.text
 
 
@@ -327,7 +285,7 @@ def test_direct_session_refused_is_403_device_not_recognized(
     j = journey(http, until="pending")
     other = journey(http, persona_index=1, token=token, until="account")
     d = j.device
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     kind, device, tok, kw = {
         "new-device": ("account", Device(), token, {"account_id": j.account_id}),
         "same-id-other-key": ("account", Device(d.device_id), token, {"account_id": j.account_id}),
@@ -356,15 +314,20 @@ def test_device_not_recognized_does_not_enumerate(http: httpx.Client, token: str
 # --- lifetimes -----
 
 
+def used_after(http: httpx.Client, token: str, session: str, seconds: int) -> httpx.Response:
+    """``seconds`` of simulator time later, a 2xx call in the anonymous ``session``."""
+    advance(http, seconds)
+    resp = use_anonymous(http, token, session)
+    assert resp.status_code == 201, resp.text
+    return resp
+
+
 def test_fixed_session_expires_30_minutes_after_creation(http: httpx.Client, token: str) -> None:
     start = clock_now(http)
     session = new_session(http, token, Device(), "anonymous", "fixed")
-    advance(http, 1000)
-    resp = use_anonymous(http, token, session)
-    assert resp.status_code == 201
+    resp = used_after(http, token, session, 1000)
     assert expires_header(resp) == start + FIXED, "a fixed session does not slide"
-    advance(http, 799)
-    assert use_anonymous(http, token, session).status_code == 201
+    used_after(http, token, session, 799)
     advance(http, 1)
     assert_problem(use_anonymous(http, token, session), 401, "session-expired")
 
@@ -372,13 +335,9 @@ def test_fixed_session_expires_30_minutes_after_creation(http: httpx.Client, tok
 def test_sliding_session_slides_on_2xx_calls(http: httpx.Client, token: str) -> None:
     start = clock_now(http)
     session = new_session(http, token, Device(), "anonymous", "sliding")
-    advance(http, 600)
-    resp = use_anonymous(http, token, session)
-    assert resp.status_code == 201
+    resp = used_after(http, token, session, 600)
     assert expires_header(resp) == start + timedelta(seconds=600) + SLIDING
-    advance(http, 600)  # past the first expiry, within the slid one
-    resp = use_anonymous(http, token, session)
-    assert resp.status_code == 201, resp.text
+    resp = used_after(http, token, session, 600)  # past the first expiry, within the slid one
     assert expires_header(resp) == start + timedelta(seconds=1200) + SLIDING
     advance(http, 900)
     assert_problem(use_anonymous(http, token, session), 401, "session-expired")
@@ -388,7 +347,7 @@ def test_sliding_session_does_not_slide_on_errors(http: httpx.Client, token: str
     start = clock_now(http)
     session = new_session(http, token, Device(), "anonymous", "sliding")
     advance(http, 600)
-    resp = call(http, "POST", "/accounts", token=token, session=session, json_body={"product": "bogus"})
+    resp = create_account_request(http, token, session, "bogus")
     assert_problem(resp, 422, "unknown-product")
     # presented and valid: the header is there, with the unmoved expiry
     assert expires_header(resp) == start + SLIDING
@@ -420,25 +379,11 @@ def test_sliding_chain_is_capped_at_12_hours(http: httpx.Client, token: str) -> 
     assert parse_time(resp.json()["expires_at"]) == start + CAP
     account_session = resp.json()["session_token"]
     advance(http, 599)
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{account_id}/cards",
-        token=token,
-        session=account_session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, account_id, "virtual", session=account_session)
     assert resp.status_code == 201, resp.text
     assert expires_header(resp) == start + CAP
     advance(http, 1)
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{account_id}/cards",
-        token=token,
-        session=account_session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token, account_id, "virtual", session=account_session)
     assert_problem(resp, 401, "session-expired")
 
 
@@ -456,11 +401,7 @@ def test_session_expiry_header_is_sent_when_a_valid_session_is_presented(
 
 def test_session_errors(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    assert_problem(
-        call(http, "POST", "/accounts", token=token, json_body={"product": "spending"}),
-        401,
-        "session-required",
-    )
+    assert_problem(create_account_request(http, token, None), 401, "session-required")
     assert_problem(use_anonymous(http, token, "ses_unknown"), 401, "invalid-session")
     assert_problem(use_anonymous(http, token, j.account_session), 403, "session-type-not-allowed")
 
@@ -512,17 +453,10 @@ def test_reset_revokes_sessions(http: httpx.Client, token: str) -> None:
 
 def test_another_partner_cannot_use_a_session(http: httpx.Client, token: str) -> None:
     j = journey(http, until="account")
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     anon = new_session(http, token, Device())
     assert_problem(use_anonymous(http, token_b, anon), 401, "invalid-session")
-    resp = call(
-        http,
-        "POST",
-        f"/accounts/{j.account_id}/cards",
-        token=token_b,
-        session=j.account_session,
-        json_body={"type": "virtual"},
-    )
+    resp = card_request(http, token_b, j.account_id, "virtual", session=j.account_session)
     assert_problem(resp, 401, "invalid-session")
     resp = call(http, "DELETE", "/sessions", token=token_b, session=anon)
     assert_problem(resp, 401, "invalid-session")

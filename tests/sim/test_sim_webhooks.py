@@ -12,36 +12,27 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers import (
+from tests.sim.helpers.contract import (
     API_VERSION,
     DEPRECATION,
     ECHO,
+    PARTNER_B,
+    RETRY_OFFSETS,
     WEBHOOK_EVENTS,
-    Receiver,
-    advance,
-    assert_problem,
-    call,
-    clock_now,
-    create_card,
-    deliveries,
-    encrypt_for_server,
-    init_data,
-    journey,
-    parse_time,
-    partner_token,
-    signature_is_valid,
-    subscribe,
-    verify_signature,
-    wait_until,
 )
-
-RETRY_OFFSETS = [1, 2, 4, 8, 16]
-
-
-def jwks(http: httpx.Client, token: str) -> dict[str, Any]:
-    resp = call(http, "GET", "/webhooks/jwks", token=token)
-    assert resp.status_code == 200, resp.text
-    return resp.json()
+from tests.sim.helpers.control import advance, clock_now, deliveries, open_document_request
+from tests.sim.helpers.encryption import encrypt_for_server
+from tests.sim.helpers.journeys import journey
+from tests.sim.helpers.resources import close_card, create_card, list_documents, submit_document
+from tests.sim.helpers.webhooks import (
+    Receiver,
+    signature_is_valid,
+    signing_keys,
+    subscribe,
+    subscription_request,
+    verify_signature,
+)
+from tests.sim.helpers.wire import assert_problem, call, init_data, parse_time, partner_token, wait_until
 
 
 def deliveries_of(http: httpx.Client, event_type: str) -> list[dict[str, Any]]:
@@ -52,8 +43,9 @@ def wait_delivery(http: httpx.Client, pred: Any, timeout: float = 5.0) -> list[d
     return wait_until(lambda: [d for d in deliveries(http) if pred(d)], timeout) or []
 
 
-def close_card(http: httpx.Client, token: str, card_id: str, reason: str = "lost") -> dict:
-    resp = call(http, "POST", f"/cards/{card_id}/close", token=token, json_body={"reason": reason})
+def closed(http: httpx.Client, token: str, card_id: str, reason: str = "lost") -> dict:
+    """Close a card (200) and return it."""
+    resp = close_card(http, token, card_id, {"reason": reason})
     assert resp.status_code == 200, resp.text
     return resp.json()
 
@@ -62,13 +54,7 @@ def close_card(http: httpx.Client, token: str, card_id: str, reason: str = "lost
 
 
 def test_subscription_is_created(http: httpx.Client, token: str, receiver: Receiver) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/webhooks/subscriptions",
-        token=token,
-        json_body={"url": receiver.url, "events": WEBHOOK_EVENTS},
-    )
+    resp = subscription_request(http, token, receiver.url, WEBHOOK_EVENTS)
     assert resp.status_code == 201, resp.text
     body = resp.json()
     assert set(body) == {"subscription_id", "url", "events"}
@@ -109,21 +95,14 @@ def test_subscription_is_created(http: httpx.Client, token: str, receiver: Recei
 def test_bad_subscription_events(
     http: httpx.Client, token: str, receiver: Receiver, events: Any, code: str, extra: Any
 ) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/webhooks/subscriptions",
-        token=token,
-        json_body={"url": receiver.url, "events": events},
-    )
-    body = assert_problem(resp, 422, code)
+    body = assert_problem(subscription_request(http, token, receiver.url, events), 422, code)
     if code == "event-renamed":
         assert body["renamed"] == extra
     if code == "unknown-event-type":
         assert sorted(body["allowed"]) == sorted(WEBHOOK_EVENTS)
     # nothing was subscribed: a closed card is delivered nowhere
     j = journey(http, token=token, until="account")
-    close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+    closed(http, token, create_card(http, token, j.account_id)["card_id"])
     time.sleep(0.2)
     assert receiver.received() == []
     assert deliveries(http) == []
@@ -131,27 +110,13 @@ def test_bad_subscription_events(
 
 @pytest.mark.parametrize("url", ["not a url", "ftp://127.0.0.1/x", "/relative/path", "http://", 5])
 def test_bad_subscription_url(http: httpx.Client, token: str, url: Any) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/webhooks/subscriptions",
-        token=token,
-        json_body={"url": url, "events": ["card.closed"]},
-    )
-    body = assert_problem(resp, 422, "validation-error")
+    body = assert_problem(subscription_request(http, token, url, ["card.closed"]), 422, "validation-error")
     assert body["errors"][0]["field"] == "/url"
 
 
 @pytest.mark.parametrize("url", ["http://example.com/hook", "https://10.1.2.3/hook"])
 def test_non_loopback_webhook_urls_are_not_allowed(http: httpx.Client, token: str, url: str) -> None:
-    resp = call(
-        http,
-        "POST",
-        "/webhooks/subscriptions",
-        token=token,
-        json_body={"url": url, "events": ["card.closed"]},
-    )
-    assert_problem(resp, 422, "webhook-url-not-allowed")
+    assert_problem(subscription_request(http, token, url, ["card.closed"]), 422, "webhook-url-not-allowed")
 
 
 def test_subscriptions_and_jwks_need_the_token(http: httpx.Client) -> None:
@@ -160,7 +125,7 @@ def test_subscriptions_and_jwks_need_the_token(http: httpx.Client) -> None:
 
 
 def test_jwks_holds_public_es256_keys(http: httpx.Client, token: str) -> None:
-    keys = jwks(http, token)["keys"]
+    keys = signing_keys(http, token)["keys"]
     assert keys
     for key in keys:
         assert key["kty"] == "EC" and key["crv"] == "P-256"
@@ -176,7 +141,7 @@ def test_card_closed_is_delivered_signed(http: httpx.Client, token: str, receive
     j = journey(http, token=token, until="account")
     card = create_card(http, token, j.account_id)
     now = clock_now(http)
-    close_card(http, token, card["card_id"], "stolen")
+    closed(http, token, card["card_id"], "stolen")
     got = receiver.wait_for(1)
     assert len(got) == 1, "the first attempt goes out at once"
     req = got[0]
@@ -191,7 +156,7 @@ def test_card_closed_is_delivered_signed(http: httpx.Client, token: str, receive
     assert body["data"] == call(http, "GET", f"/cards/{card['card_id']}", token=token).json()
     assert body["data"]["close_reason"] == "stolen"
 
-    keys = jwks(http, token)
+    keys = signing_keys(http, token)
     header = verify_signature(req.headers["svc-webhook-signature"], req.body, keys)
     assert set(header) == {"alg", "kid", "iat", "svc_event_id"}, header
     assert header["alg"] == "ES256"
@@ -218,7 +183,7 @@ def test_only_subscriptions_listing_the_event_receive_it(http: httpx.Client, tok
         subscribe(http, token, wanted.url, ["card.closed"])
         subscribe(http, token, unwanted.url, ["document_request.created"])
         j = journey(http, token=token, until="account")
-        close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+        closed(http, token, create_card(http, token, j.account_id)["card_id"])
         assert len(wanted.wait_for(1)) == 1
         time.sleep(0.2)
         assert unwanted.received() == []
@@ -228,10 +193,10 @@ def test_only_subscriptions_listing_the_event_receive_it(http: httpx.Client, tok
 
 
 def test_other_partners_subscriptions_see_nothing(http: httpx.Client, token: str, receiver: Receiver) -> None:
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     subscribe(http, token_b, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
-    close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+    closed(http, token, create_card(http, token, j.account_id)["card_id"])
     time.sleep(0.3)
     assert receiver.received() == []
 
@@ -245,7 +210,7 @@ def test_retries_follow_the_simulator_clock(http: httpx.Client, token: str, rece
     j = journey(http, token=token, until="account")
     card = create_card(http, token, j.account_id)
     start = clock_now(http)
-    close_card(http, token, card["card_id"])
+    closed(http, token, card["card_id"])
     assert len(receiver.wait_for(1)) == 1
     wait_delivery(http, lambda d: len(d["attempts"]) == 1)
     time.sleep(0.3)  # the clock is frozen: no retry without advancing it
@@ -268,7 +233,7 @@ def test_retries_follow_the_simulator_clock(http: httpx.Client, token: str, rece
     offsets = [(parse_time(a["at"]) - start).total_seconds() for a in attempts]
     assert offsets == [0, *RETRY_OFFSETS]
     # every attempt carries the same event id and a valid signature
-    keys = jwks(http, token)
+    keys = signing_keys(http, token)
     ids = {r.json()["id"] for r in receiver.received()}
     assert len(ids) == 1
     for r in receiver.received():
@@ -279,7 +244,7 @@ def test_delivery_fails_after_six_attempts(http: httpx.Client, token: str, recei
     receiver.fail_always = True
     subscribe(http, token, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
-    close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+    closed(http, token, create_card(http, token, j.account_id)["card_id"])
     receiver.wait_for(1)
     elapsed = 0
     for n, offset in enumerate(RETRY_OFFSETS, start=2):
@@ -302,7 +267,7 @@ def test_connection_errors_count_as_failures(http: httpx.Client, token: str) -> 
     sock.close()  # nothing listens there now
     subscribe(http, token, f"http://127.0.0.1:{port}/hook", ["card.closed"])
     j = journey(http, token=token, until="account")
-    close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+    closed(http, token, create_card(http, token, j.account_id)["card_id"])
     rec = wait_delivery(http, lambda d: len(d["attempts"]) == 1)
     assert rec and rec[0]["status"] == "pending"
     advance(http, 1)
@@ -333,7 +298,7 @@ def test_card_expired_goes_only_to_subscriptions_listing_it(http: httpx.Client, 
         tok = partner_token(http)
         assert body["data"] == call(http, "GET", f"/cards/{card['card_id']}", token=tok).json()
         assert body["data"]["status"] == "expired"
-        header = verify_signature(req.headers["svc-webhook-signature"], req.body, jwks(http, tok))
+        header = verify_signature(req.headers["svc-webhook-signature"], req.body, signing_keys(http, tok))
         assert header["iat"] == int(expiry.timestamp()), "iat is simulator time"
         assert parse_time(body["created_at"]) == expiry
         time.sleep(0.2)
@@ -366,9 +331,7 @@ def test_document_request_created_listed_and_completed(
     assert created[0].json()["type"] == "document_request.created"
     now = clock_now(http)
 
-    listed = call(
-        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.person_session
-    )
+    listed = list_documents(http, token, j.person_id, j.person_session)
     assert listed.status_code == 200, listed.text
     items = listed.json()["document_requests"]
     assert [d["document_request_id"] for d in items] == [doc_id]
@@ -388,16 +351,7 @@ def test_document_request_created_listed_and_completed(
     assert parse_time(items[0]["created_at"]) == now
     advance(http, 60)
 
-    init = init_data(http, token)
-    submit = {"encrypted_document": encrypt_for_server(init, {"kind": "utility_bill"})}
-    resp = call(
-        http,
-        "POST",
-        f"/document_requests/{doc_id}/submit",
-        token=token,
-        session=j.person_session,
-        json_body=submit,
-    )
+    resp = submit_document(http, token, j.person_session, doc_id, {"kind": "utility_bill"})
     assert resp.status_code == 200, resp.text
     assert resp.json()["status"] == "completed"
     assert parse_time(resp.json()["completed_at"]) == now + timedelta(seconds=60)
@@ -405,16 +359,7 @@ def test_document_request_created_listed_and_completed(
     assert [r.json()["type"] for r in done] == ["document_request.created", "document_request.completed"]
     assert done[1].json()["data"]["status"] == "completed"
 
-    init = init_data(http, token)
-    again = {"encrypted_document": encrypt_for_server(init, {"kind": "utility_bill"})}
-    resp = call(
-        http,
-        "POST",
-        f"/document_requests/{doc_id}/submit",
-        token=token,
-        session=j.person_session,
-        json_body=again,
-    )
+    resp = submit_document(http, token, j.person_session, doc_id, {"kind": "utility_bill"})
     assert_problem(resp, 409, "document-request-not-open")
     time.sleep(0.2)
     assert len(receiver.received()) == 2
@@ -423,22 +368,11 @@ def test_document_request_created_listed_and_completed(
 def test_document_request_errors(http: httpx.Client, token: str) -> None:
     j = journey(http, token=token)
     other = journey(http, persona_index=1, token=token)
-    doc_id = http.post(f"/_sim/persons/{j.person_id}/document_requests", json={}).json()[
-        "document_request_id"
-    ]
+    doc_id = open_document_request(http, j.person_id)
     path = f"/document_requests/{doc_id}/submit"
-    assert_problem(
-        call(
-            http,
-            "POST",
-            path,
-            token=token,
-            session=j.person_session,
-            json_body={"encrypted_document": "not.a.jwe.at.all"},
-        ),
-        400,
-        "invalid-encrypted-data",
-    )
+    bad = {"encrypted_document": "not.a.jwe.at.all"}
+    resp = call(http, "POST", path, token=token, session=j.person_session, json_body=bad)
+    assert_problem(resp, 400, "invalid-encrypted-data")
     init = init_data(http, token)
     good = {"encrypted_document": encrypt_for_server(init, {"kind": "x"})}
     assert_problem(call(http, "POST", path, token=token, json_body=good), 401, "session-required")
@@ -447,62 +381,24 @@ def test_document_request_errors(http: httpx.Client, token: str) -> None:
         403,
         "session-not-bound",
     )
-    assert_problem(
-        call(
-            http,
-            "POST",
-            "/document_requests/doc_nope/submit",
-            token=token,
-            session=j.person_session,
-            json_body=good,
-        ),
-        404,
-        "document-request-not-found",
-    )
-    assert_problem(
-        call(
-            http,
-            "GET",
-            f"/persons/{j.person_id}/document_requests",
-            token=token,
-            session=other.person_session,
-        ),
-        403,
-        "session-not-bound",
-    )
-    init = init_data(http, token)
-    resp = call(
-        http,
-        "POST",
-        path,
-        token=token,
-        session=j.person_session,
-        json_body={"encrypted_document": encrypt_for_server(init, [1, 2])},
-    )
+    nope = "/document_requests/doc_nope/submit"
+    resp = call(http, "POST", nope, token=token, session=j.person_session, json_body=good)
+    assert_problem(resp, 404, "document-request-not-found")
+    assert_problem(list_documents(http, token, j.person_id, other.person_session), 403, "session-not-bound")
+    resp = submit_document(http, token, j.person_session, doc_id, [1, 2])
     body = assert_problem(resp, 422, "validation-error")
     assert body["errors"][0]["field"] == "/encrypted_document"
-    token_b = partner_token(http, "sim-partner-b", "sim-secret-b")
+    token_b = partner_token(http, *PARTNER_B)
     b = journey(http, persona_index=2, token=token_b)
-    assert_problem(
-        call(
-            http, "GET", f"/persons/{j.person_id}/document_requests", token=token_b, session=b.person_session
-        ),
-        404,
-        "person-not-found",
-    )
+    assert_problem(list_documents(http, token_b, j.person_id, b.person_session), 404, "person-not-found")
     assert_problem(
         call(http, "POST", path, token=token_b, session=b.person_session, json_body=good),
         404,
         "document-request-not-found",
     )
-    listed = call(
-        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.person_session
-    ).json()["document_requests"]
+    listed = list_documents(http, token, j.person_id, j.person_session).json()["document_requests"]
     assert listed[0]["status"] == "open", "refused submissions must leave it open"
-    direct = call(
-        http, "GET", f"/persons/{j.person_id}/document_requests", token=token, session=j.account_session
-    )
-    assert_problem(direct, 401, "session-superseded")
+    assert_problem(list_documents(http, token, j.person_id, j.account_session), 401, "session-superseded")
     resp = call(http, "POST", path, token=token, session=j.person_session, json_body=good)
     assert resp.status_code == 200, resp.text
 
@@ -513,7 +409,7 @@ def test_deliveries_are_in_the_control_plane_with_every_attempt(
     receiver.fail_next = 1
     subscribe(http, token, receiver.url, ["card.closed"])
     j = journey(http, token=token, until="account")
-    close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+    closed(http, token, create_card(http, token, j.account_id)["card_id"])
     receiver.wait_for(1)
     advance(http, 1)
     rec = wait_delivery(http, lambda d: d["status"] == "delivered")
@@ -528,7 +424,7 @@ def test_redirects_are_not_followed(http: httpx.Client, token: str) -> None:
         first.redirect_to = target.url
         subscribe(http, token, first.url, ["card.closed"])
         j = journey(http, token=token, until="account")
-        close_card(http, token, create_card(http, token, j.account_id)["card_id"])
+        closed(http, token, create_card(http, token, j.account_id)["card_id"])
         assert len(first.wait_for(1)) == 1
         rec = wait_delivery(http, lambda d: len(d["attempts"]) == 1)
         assert rec, deliveries(http)
@@ -551,13 +447,7 @@ def test_extra_webhook_hosts_can_be_allowed_at_start() -> None:
             tok = partner_token(client)
 
             def sub(url: str) -> httpx.Response:
-                return call(
-                    client,
-                    "POST",
-                    "/webhooks/subscriptions",
-                    token=tok,
-                    json_body={"url": url, "events": ["card.closed"]},
-                )
+                return subscription_request(client, tok, url, ["card.closed"])
 
             assert sub("https://hooks.example.test/in").status_code == 201
             assert sub("http://localhost:9/in").status_code == 201

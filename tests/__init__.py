@@ -1,0 +1,1 @@
+"""The test suites: ``sim`` (the wire contract), ``hardening``, ``client``, ``notebooks``."""

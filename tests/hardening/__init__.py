@@ -1,0 +1,1 @@
+"""The hardening suite: fuzzing, hostile inputs, the authorization matrix, money, leaks."""

@@ -1,0 +1,1 @@
+"""The simulator's HTTP contract tests (written from the wire contract, not from the code)."""

@@ -1,0 +1,62 @@
+"""Literal values of the wire contract, written out on purpose: tests built from the contract
+do not read them from the register or the simulator (``tests/test_register.py`` checks the
+register against these same lists)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from kit.env import SIM_PARTNER_CLIENTS
+
+API_VERSION = "1.2.0-20221215"
+PROBLEM_PREFIX = "urn:partner-api-kit:problem:"
+PROBLEM_CT = "application/problem+json"
+#: The fields every problem body carries (RFC 9457 and the contract's ``code``).
+PROBLEM_FIELDS = ("type", "title", "status", "detail", "code")
+#: The simulator's two built-in partner clients, (client id, secret) each: its configuration
+#: (one home, ``kit.env``), not the contract.
+PARTNER_A, PARTNER_B = tuple(SIM_PARTNER_CLIENTS.items())[:2]
+DEPRECATION = "@1671062400"
+SUCCESSOR_LINK = '</oauth/accesstoken>; rel="successor-version"'
+#: Where the simulator's clock stands after a reset (the seeded start).
+CLOCK_START = datetime(2025, 1, 6, 9, 0, 0, tzinfo=UTC)
+INBOUND_EVENT_TYPES = [
+    "email_address.update_fails_verification",
+    "login.failed_too_many_times",
+    "password.change_failure",
+    "password.changed",
+    "password.forgot",
+    "password.reset_failed",
+    "username.forgot",
+    "username.reset_failed",
+]
+CLOSE_REASONS = ["lost", "stolen", "damaged", "fraud_suspected", "customer_request", "account_closed"]
+CARD_TYPES = ["physical", "virtual", "temporary"]
+WEBHOOK_EVENTS = [
+    "card.closed",
+    "card.expired",
+    "document_request.created",
+    "document_request.completed",
+]
+#: When a failed webhook delivery is tried again, in seconds after the first attempt (A25).
+RETRY_OFFSETS = [1, 2, 4, 8, 16]
+PII_FIELDS = [
+    "first_name",
+    "last_name",
+    "date_of_birth",
+    "dob",
+    "birth_date",
+    "national_id",
+    "ssn",
+    "tax_id",
+    "passport_number",
+]
+KYC_QUESTION_TEXTS = [
+    "In which year were you born?",
+    "In which month were you born?",
+    "What are the last two digits of your national identification number?",
+]
+FORBIDDEN_JWE_HEADERS = ["zip", "jku", "jwk", "x5u", "x5c", "crit"]
+
+#: A value no simulator would make up: it must never come back in an error body.
+ECHO = "Zq9EchoCanary4242"
