@@ -1,0 +1,1 @@
+"""The browser suite (``make e2e``): the notebooks in a real JupyterLab, in headless Chromium."""
