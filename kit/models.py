@@ -56,6 +56,17 @@ def _parse_date(value: Any) -> date | None:
     return date.fromisoformat(str(value))
 
 
+def _cell(value: Any) -> str:
+    """A field as a table cell: ``-`` for nothing, text without quotes, lists comma-separated."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value) or "-"
+    return _show(value)
+
+
 def _show(value: Any) -> str:
     if isinstance(value, datetime):
         return value.isoformat().replace("+00:00", "Z")
@@ -126,7 +137,7 @@ class Model:
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(f.name)}</th>"
-            f"<td style='text-align:left'>{html.escape(_show(getattr(self, f.name)))}</td></tr>"
+            f"<td style='text-align:left'>{html.escape(_cell(getattr(self, f.name)))}</td></tr>"
             for f in dataclasses.fields(self)  # type: ignore[arg-type]
             if f.repr
         )

@@ -73,7 +73,13 @@ def test_results_have_readable_repr_and_html(make_client) -> None:  # type: igno
     a = onboard(make_client(), 0)
     card = a.api.cards.create(a.account_id, type="virtual")
     assert repr(card).startswith("Card(card_id='card_")
-    assert "<table>" in card._repr_html_() and card.card_id in card._repr_html_()
+    page = card._repr_html_()
+    assert "<table>" in page and card.card_id in page
+    # a table cell shows text as it is and "-" for nothing: no quotes, no "None"
+    assert card.close_reason is None
+    assert "<td style='text-align:left'>-</td>" in page
+    assert f"<td style='text-align:left'>{card.status}</td>" in page
+    assert "'" not in page.replace("style='text-align:left'", "") and "None" not in page
     with pytest.raises(AttributeError):
         card.status = "closed"  # type: ignore[misc]
 
