@@ -62,6 +62,12 @@ serve: install
 stress: install
 	$(PY) -m benchmarks.stress
 
+# kit serve under a week of team traffic (200,000 requests), its memory sampled: fails on a 5xx,
+# a wrong answer or memory still growing after the warm-up; writes benchmarks/results/soak.json
+.PHONY: soak
+soak: install
+	$(PY) -m benchmarks.soak
+
 bench: install
 	$(PY) -m benchmarks.bench
 

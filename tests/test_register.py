@@ -14,13 +14,16 @@ from tests.sim.helpers.contract import (
     CLOSE_REASONS,
     INBOUND_EVENT_TYPES,
     KYC_QUESTION_TEXTS,
-    PII_FIELDS,
+    PII_NAMES,
     RETRY_OFFSETS,
     WEBHOOK_EVENTS,
 )
 
 REQUIRED_KEYS = {"id", "topic", "spec", "choice", "enforced_in"}
-ALLOWED_KEYS = REQUIRED_KEYS | {"value"}
+ALLOWED_KEYS = REQUIRED_KEYS | {"value", "covers"}
+#: "METHOD /path STATUS" (a route and its success answer) and "STATUS code" (an error answer).
+COVERED_ROUTE = re.compile(r"(GET|POST|PUT|PATCH|DELETE|\*) /\S+ ([1-5][0-9][0-9]|2xx)")
+COVERED_CODE = re.compile(r"[1-5][0-9][0-9] [a-z0-9_-]+")
 
 # (id, key, expected): the values code reads. Kept literal here (the lists are the wire
 # contract's, written once in tests/sim/helpers/contract.py) so that an edit of the register
@@ -49,7 +52,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A10", "products", ["spending"]),
     ("A10", "starting_balance", "500.00"),
     ("A10", "currency", "USD"),
-    ("A11", "pii_fields", PII_FIELDS),
+    ("A11", "pii_names", PII_NAMES),
     ("A12", "question_count", 3),
     ("A12", "choices_per_question", 4),
     ("A12", "max_failed_attempts", 3),
@@ -77,19 +80,48 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A28", "assumptions", "svc-assumptions"),
     ("A28", "session_id", "svc-session-id"),
     ("A32", "max_sessions_per_device_per_minute", 30),
+    ("A32", "window_seconds", 60),
     ("A33", "max_jwe_bytes", 16384),
+    ("A50", "max_outstanding_per_partner", 1000),
+    ("A51", "max_keys_per_partner", 20000),
+    ("A52", "max_sessions_per_partner", 10000),
+    ("A52", "kept_after_expiry_seconds", 86400),
+    ("A53", "max_deliveries_per_partner", 5000),
+    ("A53", "kept_after_last_attempt_seconds", 86400),
+    ("A54", "max_tokens_per_partner", 10000),
+    ("A55", "max_devices_per_partner", 10000),
+    ("A56", "max_events_per_partner", 1000),
+    ("A57", "max_subscriptions_per_partner", 100),
+    ("A58", "max_faults", 100),
 ]
 
 # Entries that carry no machine-readable value (their choice is behaviour, not a number).
-NO_VALUE = {"A07", "A08", "A09", "A16", "A17", "A23", "A26", "A29", "A30", "A31"}
+NO_VALUE = {
+    "A07",
+    "A08",
+    "A09",
+    "A16",
+    "A17",
+    "A23",
+    "A26",
+    "A29",
+    "A30",
+    "A31",
+    *(f"A{n}" for n in range(34, 46)),
+    "A59",
+}
+#: The entries these tests know: A01-A45, then A50-A59 (the bounds of the simulator's stores).
+KNOWN = [f"A{n:02d}" for n in (*range(1, 46), *range(50, 60))]
 
 
 # --- the assumptions register ---------------------------------------------------------------
 
 
-def test_register_ids_are_a01_to_a33_in_order() -> None:
+def test_register_ids_are_unique_in_order_and_the_known_ones_all_there() -> None:
     ids = [entry["id"] for entry in register.assumptions()]
-    assert ids == [f"A{n:02d}" for n in range(1, 34)]
+    assert all(re.fullmatch(r"A\d\d", i) for i in ids), ids
+    assert ids == sorted(set(ids)), "ids unique and in order"
+    assert [i for i in ids if i in KNOWN] == KNOWN
 
 
 @pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
@@ -102,6 +134,20 @@ def test_register_entry_has_the_required_keys(entry: dict[str, Any]) -> None:
     assert isinstance(entry["enforced_in"], list) and entry["enforced_in"]
     if "value" in entry:
         assert isinstance(entry["value"], dict) and entry["value"]
+    if "covers" in entry:
+        covers = entry["covers"]
+        assert covers and set(covers) <= {"routes", "codes"}, entry["id"]
+        for route in covers.get("routes", []):
+            assert COVERED_ROUTE.fullmatch(route), (entry["id"], route)
+        for code in covers.get("codes", []):
+            assert COVERED_CODE.fullmatch(code), (entry["id"], code)
+
+
+def test_the_spec_words_are_quoted_as_fragments() -> None:
+    """Each ``spec`` is the seed's words: fragments joined by " … ", none empty or trimmed oddly."""
+    for entry in register.assumptions():
+        for fragment in entry["spec"].split(" … "):
+            assert fragment and fragment == fragment.strip(), (entry["id"], fragment)
 
 
 @pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
@@ -115,9 +161,8 @@ def test_enforced_in_names_modules_of_the_kit(entry: dict[str, Any]) -> None:
 
 
 def test_only_the_listed_entries_carry_values() -> None:
-    with_value = {e["id"] for e in register.assumptions() if "value" in e}
-    all_ids = {e["id"] for e in register.assumptions()}
-    assert with_value == all_ids - NO_VALUE
+    with_value = {e["id"] for e in register.assumptions() if "value" in e and e["id"] in KNOWN}
+    assert with_value == set(KNOWN) - NO_VALUE
     assert {entry_id for entry_id, _, _ in REGISTER_VALUES} == with_value
 
 
@@ -140,7 +185,7 @@ def test_register_value_keys_are_exactly_the_listed_ones() -> None:
 def test_value_of_an_entry_without_value_is_empty_and_unknown_id_raises() -> None:
     assert register.value("A07") == {}
     with pytest.raises(KeyError):
-        register.assumption("A34")
+        register.assumption("A49")
 
 
 def test_register_copies_cannot_alter_the_register() -> None:

@@ -38,7 +38,9 @@ TITLE = "Partner Financial Services API (simulator)"
 DESCRIPTION = (
     f"A stateful, deterministic simulator of the Partner Financial Services API {_SPEC['version']}. "
     "Where the specification says 'not shown', the simulator follows its assumptions register "
-    f"(data/assumptions.toml); every answer names the entries it relied on in {ASSUMPTIONS}."
+    f"(data/assumptions.toml); every answer names the entries of the path it took in {ASSUMPTIONS}. "
+    "docs/contract.md tells, for every behaviour, whether the specification states it or the "
+    "simulator chose it."
 )
 #: The partner API's routers, in the order requests are matched against them.
 PARTNER_ROUTERS = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)

@@ -2,7 +2,8 @@
 
 The first attempt goes out at once. A non-2xx answer, a connection error or no answer within
 the time-out is a failure; retries fall due at the first attempt plus each retry offset of
-simulator time, so they happen only when the clock is advanced. Every attempt is recorded.
+simulator time, so they happen only when the clock is advanced. Every attempt is recorded, in
+a log bounded per partner that forgets finished deliveries first (A53, ``kit.sim.stores``).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class DeliveryEngine:
                 deprecated=event_type in DEPRECATED_EVENTS,
                 next_at=state.now,
             )
-            state.deliveries[delivery.delivery_id] = delivery
+            state.deliveries[delivery.delivery_id] = delivery  # the log is bounded (A53)
             self._spawn(delivery)
         return event_id
 
@@ -122,6 +123,8 @@ class DeliveryEngine:
         else:
             offset = RETRY_OFFSETS[len(delivery.attempts) - 1]
             delivery.next_at = delivery.first_at + timedelta(seconds=offset)
+            return
+        self.state.deliveries.finished(delivery.delivery_id)  # first to go beyond the bound (A53)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -142,7 +145,7 @@ class DeliveryEngine:
         while True:
             due = [
                 d
-                for d in state.deliveries.values()
+                for _, d in state.deliveries.pending()
                 if d.status == "pending"
                 and not d.in_progress
                 and d.next_at is not None

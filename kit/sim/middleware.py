@@ -3,7 +3,8 @@
 :class:`ServiceHeaders` wraps the whole app, so 404s, 405s and the control plane get them too.
 It gives each request its ``svc-request-id`` and an empty set of assumptions in
 ``request.state``; whatever the request's checks add to that set is named in
-``svc-assumptions`` on the way out.
+``svc-assumptions`` on the way out, with A21 for every problem+json answer (its shape) and A45
+for every answer of the control plane (``/_sim``, the simulator's own).
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
@@ -16,6 +17,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 from kit.sim.state import State
+
+#: The control plane's paths (kit/sim/routes/control.py), the simulator's own (A45).
+CONTROL_PREFIX = "/_sim/"
 
 
 class ServiceHeaders:
@@ -39,6 +43,9 @@ class ServiceHeaders:
         request_state["request_id"] = request_id
         assumptions: set[str] = set()
         request_state["assumptions"] = assumptions
+        path, root = scope["path"], scope.get("root_path", "")
+        if (path[len(root) :] if root and path.startswith(root) else path).startswith(CONTROL_PREFIX):
+            assumptions.add("A45")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -1,15 +1,21 @@
 """OpenAPI helpers: routes read their bodies themselves (to keep the order of checks of
 ``kit.sim.pipeline``), so request bodies and error responses are declared here for the document.
 
-    >>> @router.post("/accounts", responses=problems(401, 422), openapi_extra=body(AccountCreate))
+:func:`declare` declares a partner route with the errors every such route can answer already
+listed: 401 (partner token, step 2; session validity, step 5) and, for a POST, 400, 409, 413,
+415 and 422 (body parsing, step 3; ``Idempotency-Key``, step 4; schema, step 10).
+
+    >>> @declare(router, "POST", "/accounts", AccountOut, status=201, takes=AccountCreate, errors=(403,),
+    ...          summary="Create an account")
     ... async def create_account(request: Request) -> Response: ...  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
@@ -21,6 +27,34 @@ from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
+F = TypeVar("F", bound=Callable[..., Any])
+#: What every partner POST can answer besides its own errors (steps 2-5 and 10).
+POST_ERRORS = (400, 401, 409, 413, 415, 422)
+
+
+def declare(
+    router: APIRouter,
+    method: str,
+    path: str,
+    out: type[BaseModel] | None = None,
+    *,
+    summary: str,
+    status: int = 200,
+    takes: type[BaseModel] | None = None,
+    body_required: bool = True,
+    errors: Iterable[int] = (),
+    **extra: Any,
+) -> Callable[[F], F]:
+    """The decorator declaring a partner route: its answer ``out`` with ``status``, the JSON
+    body it ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
+    common = POST_ERRORS if method == "POST" else (401,)
+    declared: dict[str, Any] = {"responses": problems(*sorted({*common, *errors}))}
+    if takes is not None:
+        declared["openapi_extra"] = body(takes, required=body_required)
+    decorator: Callable[[F], F] = router.api_route(
+        path, methods=[method], status_code=status, response_model=out, summary=summary, **declared, **extra
+    )
+    return decorator
 
 
 def body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
@@ -112,6 +146,13 @@ def _header(name: str, description: str, *, required: bool = False, **schema: An
     }
 
 
+_FASTAPI_422 = "#/components/schemas/HTTPValidationError"
+
+
+def _refs(response: dict[str, Any]) -> list[str]:
+    return [c.get("schema", {}).get("$ref", "") for c in response.get("content", {}).values()]
+
+
 def _finish(schema: dict[str, Any]) -> None:
     """Problems as application/problem+json, security and the svc-* request headers."""
     components = schema["components"]["schemas"]
@@ -119,9 +160,12 @@ def _finish(schema: dict[str, Any]) -> None:
         components.pop(name, None)
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
-            for status, response in operation.get("responses", {}).items():
-                content = response.get("content", {})
-                refs = [c.get("schema", {}).get("$ref", "") for c in content.values()]
+            responses = operation.get("responses", {})
+            if not path.startswith("/_sim") and _refs(responses.get("422", {})) == [_FASTAPI_422]:
+                # FastAPI's own for path parameters; plain str parameters never fail it
+                del responses["422"]
+            for status, response in responses.items():
+                refs = _refs(response)
                 if status.startswith(("4", "5")) and any(
                     r.endswith(("/Problem", "/HTTPValidationError")) for r in refs
                 ):

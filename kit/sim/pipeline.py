@@ -20,12 +20,24 @@ state only once all of them have passed (the wire contract; A22):
 :func:`run` takes a request through 2-5 and hands a :class:`Call` to the route's handler, which
 takes it through 6-14 with the :class:`Call` helpers. This module stands in that order.
 
+``svc-assumptions`` names the register entries of the path actually taken: each step adds its
+entry as it runs, and a refusal (a :class:`~kit.sim.problems.Problem`) adds the entries it
+states. A choice the request had to follow is named whenever its step runs — the bearer header
+(A02, step 2), an ``Idempotency-Key`` sent or required (A20), a valid session's lifetime (A06),
+the session an endpoint needs (A43), the binding of a session to a resource (A31), the JWE
+rules (A04), the body shape of the route (``parse(uses=…)``); a check whose rule is only a
+limit or a refusal is named when it refuses — body limits (A22), clear-text PII (A11), session
+validity (A06, A07, A30, A34), not found (A30 and the resource's entry), business rules. The
+handler names what shapes its answer with :meth:`Call.uses`; every problem+json answer adds
+A21 (``kit.sim.middleware``). An idempotent replay repeats the stored answer's list.
+
     >>> async def get_card(request: Request, card_id: str) -> Response:  # doctest: +SKIP
     ...     def handle(call: Call) -> Reply:
     ...         card = call.find_card(card_id)  # 7
     ...         call.require_bound_to_account(call.find_account(card.account_id))  # 8
+    ...         call.uses("A35")
     ...         return Reply(200, card_out(card))
-    ...     return await run(request, handle, assumptions=("A13",))
+    ...     return await run(request, handle)
 """
 
 from __future__ import annotations
@@ -52,15 +64,15 @@ from kit.sim.headers import (
     SESSION_ID,
     TOKEN_SCHEME,
 )
-from kit.sim.problems import Problem, not_found, pointer, validation_problem
+from kit.sim.pii import pii_path
+from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
-from kit.sim.state import Account, Card, Fault, IdempotencyRecord, Person, Session, State
+from kit.sim.state import Account, Card, Fault, IdempotencyRecord, Person, Session, State, body_digest
 
 _A = register.value
 MAX_BODY = int(_A("A22")["max_body_bytes"])
 MAX_JWE = int(_A("A33")["max_jwe_bytes"])
-PII_FIELDS = frozenset(f.lower() for f in _A("A11")["pii_fields"])
 IDEMPOTENCY_RETENTION = int(_A("A20")["retention_seconds"])
 TOKEN_PATH: str = _A("A03")["successor"]
 _LIFETIMES = _A("A06")
@@ -93,17 +105,14 @@ async def run(
     request: Request,
     handler: Callable[[Call], Reply],
     *,
-    assumptions: Iterable[str] = (),
     idempotency: Idempotency = "optional",
     check_session: bool = True,
 ) -> Response:
     """Take a partner request through the order of checks; ``handler`` does steps 6-14.
 
-    ``assumptions`` are the register entries every answer of the route relies on;
     ``check_session=False`` leaves a ``svc-session-id`` sent along unread (step 5).
     """
     sim: Sim = request.app.state.sim
-    request.state.assumptions.update(assumptions)
     partner = authenticate(sim.state, request)  # 2
     body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None  # 3
     call = Call(sim, request, partner, body)
@@ -116,9 +125,11 @@ async def run(
         token = request.headers.get(SESSION_ID)
         if check_session and token is not None:
             call.session = call.session_in_force = load_session(sim.state, partner, token)  # 5
+            call.uses("A06")  # its lifetime: it is valid, and svc-session-expires-at says until when
         reply = handler(call)  # 6-14
     except Problem as problem:
         release(call, record)
+        call.uses(*problem.assumptions)
         refusal = problem.response()
         _session_header(call, refusal)
         return refusal
@@ -146,6 +157,7 @@ async def run(
 
 def authenticate(state: State, request: Request) -> str:
     """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
+    uses(request, "A02")  # the header and scheme that carry the token: named as the check runs
     scheme, _, token = request.headers.get(AUTHORIZATION, "").partition(" ")
     token = token.strip()
     if scheme.lower() != TOKEN_SCHEME.lower() or not token:
@@ -179,12 +191,17 @@ async def read_json(request: Request) -> Any:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         raise Problem(
-            415, "unsupported-media-type", "Send the body as JSON (Content-Type: application/json)."
+            415,
+            "unsupported-media-type",
+            "Send the body as JSON (Content-Type: application/json).",
+            assumptions=("A22",),
         )
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        raise Problem(400, "malformed-json", "The request body is not valid JSON.") from None
+        raise Problem(
+            400, "malformed-json", "The request body is not valid JSON.", assumptions=("A22",)
+        ) from None
 
 
 async def read_body(request: Request) -> bytes:
@@ -204,7 +221,9 @@ async def read_body(request: Request) -> bytes:
 
 def _too_large() -> Problem:
     # Built only when raised: building it for every request showed in the profile.
-    return Problem(413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.")
+    return Problem(
+        413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.", assumptions=("A22",)
+    )
 
 
 def _reject_constant(name: str) -> Any:
@@ -277,7 +296,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
         record = None
     path = request.url.path
     if record is None:
-        record = IdempotencyRecord(request.method, path, call.body, state.now)
+        record = IdempotencyRecord(request.method, path, body_digest(call.body), state.now)
         state.idempotency[(call.partner, key)] = record
         return record
     if record.in_flight:
@@ -287,7 +306,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
             "A request with this Idempotency-Key is still being processed; retry shortly.",
             headers={"Retry-After": "1"},
         )
-    if record.method != request.method or record.path != path or record.body != call.body:
+    if record.method != request.method or record.path != path or record.body != body_digest(call.body):
         raise Problem(
             422,
             "idempotency-key-reused",
@@ -355,6 +374,7 @@ def fault_problem(fault: Fault) -> Problem:
         "injected-fault",
         "The simulator injected this failure (POST /_sim/faults). Retry the request.",
         headers=headers,
+        assumptions=("A45",),
     )
 
 
@@ -362,18 +382,30 @@ def fault_problem(fault: Fault) -> Problem:
 
 
 def load_session(state: State, partner: str, token: str) -> Session:
-    """The valid session named by ``svc-session-id``, or the 401 that says why not."""
+    """The valid session named by ``svc-session-id``, or the 401 that says why not.
+
+    Unknown, another partner's (A30) or ended (A34): ``invalid-session``; promoted (A07):
+    ``session-superseded``; past its lifetime (A06): ``session-expired``.
+    """
     s = state.sessions.get(token)
     if s is None or s.partner != partner or s.ended:
-        raise Problem(401, "invalid-session", "The session is unknown or has ended; create a new one.")
+        raise Problem(
+            401,
+            "invalid-session",
+            "The session is unknown or has ended; create a new one.",
+            assumptions=("A30", "A34"),
+        )
     if s.superseded:
         raise Problem(
             401,
             "session-superseded",
             "The session was promoted; use the session token the promotion returned.",
+            assumptions=("A07",),
         )
     if state.now >= session_expires_at(s):
-        raise Problem(401, "session-expired", "The session has expired; create a new one.")
+        raise Problem(
+            401, "session-expired", "The session has expired; create a new one.", assumptions=("A06",)
+        )
     return s
 
 
@@ -407,9 +439,14 @@ class Call:
     def now(self) -> datetime:
         return self.state.now
 
+    def uses(self, *assumptions: str) -> None:
+        """Name register entries in this answer's ``svc-assumptions`` (what shaped it)."""
+        self.assumptions.update(assumptions)
+
     # 6. session type
     def require_session(self, *types: str) -> Session:
-        """The session, which must be one of ``types``: else 401 or 403."""
+        """The session, which must be one of ``types`` (A43): else 401 or 403."""
+        self.uses("A43")
         if self.session is None:
             raise Problem(
                 401,
@@ -429,24 +466,25 @@ class Call:
 
     # 7. the resource exists (for this partner: another partner's is not there, A30)
     def find_account(self, account_id: str) -> Account:
-        return self._found("account", self.state.account(self.partner, account_id))
+        return self._found("account", "A10", self.state.account(self.partner, account_id))
 
     def find_person(self, person_id: str) -> Person:
-        return self._found("person", self.state.person(self.partner, person_id))
+        return self._found("person", "A11", self.state.person(self.partner, person_id))
 
     def find_card(self, card_id: str) -> Card:
-        return self._found("card", self.state.card(self.partner, card_id))
+        return self._found("card", "A35", self.state.card(self.partner, card_id))
 
     @staticmethod
-    def _found(resource: str, record: R | None) -> R:
-        """``record``, or 404 ``<resource>-not-found`` when there is none."""
+    def _found(resource: str, entry: str, record: R | None) -> R:
+        """``record``, or 404 ``<resource>-not-found`` (A30 and the resource's ``entry``)."""
         if record is None:
-            raise not_found(resource)
+            raise not_found(resource, "A30", entry)
         return record
 
     # 8. the session is bound to it
     def require_bound_to_account(self, account: Account) -> None:
         """The session (when one was sent) must be bound to ``account`` (A31)."""
+        self.uses("A31")
         if self.session is not None and self._bound_account() != account.account_id:
             raise Problem(
                 403,
@@ -456,7 +494,8 @@ class Call:
             )
 
     def require_bound_to_person(self, person: Person) -> None:
-        """An account session of the person's account, or the person's own session."""
+        """An account session of the person's account, or the person's own session (A31)."""
+        self.uses("A31")
         s = self.session
         ok = s is not None and (
             (s.session_type == "account" and s.account_id == person.account_id)
@@ -469,6 +508,12 @@ class Call:
                 "The session is not bound to this person; use an account session of the "
                 "person's account or the person's own session.",
             )
+
+    def bound_account(self, account_id: str) -> Account:
+        """Steps 7 and 8 for a request about an account: it exists and the session is bound to it."""
+        account = self.find_account(account_id)
+        self.require_bound_to_account(account)
+        return account
 
     def _bound_account(self) -> str | None:
         """The account the session is bound to (a person session covers its person's account)."""
@@ -484,45 +529,38 @@ class Call:
 
     # 9. no clear-text PII
     def reject_clear_pii(self) -> None:
-        """422 ``pii-must-be-encrypted`` for a PII field name at any depth of the body (A11)."""
-        found = self._pii_path(self.body, ())
+        """422 ``pii-must-be-encrypted`` for a field named as personal data, in any spelling,
+        at any depth of the body (A11; the rule is ``kit.sim.pii``'s)."""
+        found = pii_path(self.body)
         if found is not None:
-            self.assumptions.add("A11")
             raise Problem(
                 422,
                 "pii-must-be-encrypted",
                 "Personal data is accepted only encrypted; send it inside an encrypted_* field.",
                 errors=[{"field": pointer(found), "message": "personal data must be encrypted"}],
+                assumptions=("A11",),
             )
 
-    @staticmethod
-    def _pii_path(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """The path of the first field named as PII in ``value``, depth first, or None."""
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(key, str) and key.lower() in PII_FIELDS:
-                    return (*path, key)
-                found = Call._pii_path(item, (*path, key))
-                if found is not None:
-                    return found
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                found = Call._pii_path(item, (*path, index))
-                if found is not None:
-                    return found
-        return None
+    def body_as(self, model: type[M], enums: Enums | None = None, *, uses: Iterable[str] = ()) -> M:
+        """Steps 9 and 10: no clear-text PII in the body, then the body as ``model`` (:meth:`parse`)."""
+        self.reject_clear_pii()
+        return self.parse(model, enums, uses=uses)
 
     # 10. schema
-    def parse(self, model: type[M], enums: Enums | None = None) -> M:
-        """The body as ``model``; ``enums`` maps field → (code, allowed) (``kit.sim.schema``)."""
+    def parse(self, model: type[M], enums: Enums | None = None, *, uses: Iterable[str] = ()) -> M:
+        """The body as ``model``; ``enums`` maps field → (code, allowed) (``kit.sim.schema``);
+        ``uses`` are the register entries that chose the route's body shape."""
+        self.uses(*uses)
         return parse_model(self.body, model, enums)
 
     # 11. decryption
     def decrypt(self, name: str, value: str) -> dict[str, Any]:
-        """The JSON object encrypted in field ``name``, or 400 ``invalid-encrypted-data``."""
+        """The JSON object encrypted in field ``name`` (the JWE rules of A04), or 400
+        ``invalid-encrypted-data``."""
+        self.uses("A04")
         try:
             if len(value) > MAX_JWE:  # refused before any decryption work (A33)
-                self.assumptions.add("A33")
+                self.uses("A33")
                 raise CryptoError("too large")
             keys, ready = self.decrypted
             found = ready.get(value) if keys is self.state.keys else None
@@ -543,10 +581,21 @@ class Call:
 
     # 12. the plaintext's schema
     def parse_plaintext(
-        self, name: str, model: type[M], data: dict[str, Any], enums: Enums | None = None
+        self,
+        name: str,
+        model: type[M],
+        data: dict[str, Any],
+        enums: Enums | None = None,
+        *,
+        uses: Iterable[str] = (),
     ) -> M:
-        """The decrypted ``data`` of field ``name`` as ``model``."""
+        """The decrypted ``data`` of field ``name`` as ``model``; ``uses`` as for :meth:`parse`."""
+        self.uses(*uses)
         return parse_plaintext(name, model, data, enums)
+
+    def decrypt_as(self, name: str, value: str, model: type[M], *, uses: Iterable[str] = ()) -> M:
+        """Steps 11 and 12: the JWE ``value`` of field ``name`` decrypted, as ``model``."""
+        return self.parse_plaintext(name, model, self.decrypt(name, value), uses=uses)
 
     # 13. state and 14. business rules: the handler's own; then it changes state, e.g.:
     def emit(self, event_type: str, data: dict[str, Any]) -> str:

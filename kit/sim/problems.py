@@ -3,10 +3,17 @@
 Every error the simulator answers is a :class:`Problem` raised anywhere in a route and turned
 into ``application/problem+json`` here; FastAPI's and Starlette's own error shapes are
 converted so they never leak. Details never echo submitted values (no PII in errors).
+
+A problem carries the register entries whose choice it states (``assumptions``); they join
+the request's ``svc-assumptions`` when it is answered.
+
+    >>> Problem(409, "card-already-closed", "The card is closed.", assumptions=("A16",)).assumptions
+    ('A16',)
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
@@ -23,7 +30,10 @@ PROBLEM_MEDIA_TYPE = "application/problem+json"
 
 
 class Problem(Exception):
-    """An error answer: status, stable code, a fixed human detail and optional extras."""
+    """An error answer: status, stable code, a fixed human detail and optional extras.
+
+    ``assumptions`` are the register entries the refusal states (named in ``svc-assumptions``).
+    """
 
     def __init__(
         self,
@@ -33,6 +43,7 @@ class Problem(Exception):
         *,
         title: str | None = None,
         headers: dict[str, str] | None = None,
+        assumptions: Iterable[str] = (),
         **extra: Any,
     ) -> None:
         super().__init__(f"{status} {code}: {detail}")
@@ -41,6 +52,7 @@ class Problem(Exception):
         self.detail = detail
         self.title = title or HTTPStatus(status).phrase
         self.headers = headers or {}
+        self.assumptions = tuple(assumptions)
         self.extra = extra
 
     def body(self) -> dict[str, Any]:
@@ -60,20 +72,29 @@ class Problem(Exception):
 
 
 def validation_problem(errors: list[dict[str, str]], code: str = "validation-error", **extra: Any) -> Problem:
-    """422 for a body that does not match its schema; ``errors`` hold JSON Pointers."""
+    """422 for a body that does not match its schema; ``errors`` hold JSON Pointers.
+
+    ``unknown-field`` names A22, the rule on unknown top-level fields.
+    """
     if code == "validation-error":
         detail = "The request body does not match the schema; see errors."
     elif code == "unknown-field":
         detail = "The request body has fields this endpoint does not accept; see errors."
+        extra.setdefault("assumptions", ("A22",))
     else:
         detail = errors[0]["message"] if errors else "The request body is not valid."
     return Problem(422, code, detail, errors=errors, **extra)
 
 
-def not_found(resource: str) -> Problem:
+def not_found(resource: str, *assumptions: str) -> Problem:
     """404 ``<resource>-not-found``: the same answer whether it never existed or is another
-    partner's (A30), e.g. ``not_found("card")``."""
-    return Problem(404, f"{resource}-not-found", f"No {resource.replace('-', ' ')} with this id.")
+    partner's (A30), e.g. ``not_found("card", "A35")``; ``assumptions`` name the resource's entry."""
+    return Problem(
+        404,
+        f"{resource}-not-found",
+        f"No {resource.replace('-', ' ')} with this id.",
+        assumptions=assumptions,
+    )
 
 
 class OAuthError(Exception):
@@ -96,6 +117,8 @@ class OAuthError(Exception):
 
 
 _ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
+#: The register entry of unknown paths and methods (step 1 of the order of checks).
+ROUTE_ENTRY = "A44"
 _ROUTE_DETAILS = {
     404: "No endpoint at this path. See /openapi.json for the endpoints this API serves.",
     405: "This path does not accept this method. See /openapi.json.",
@@ -107,14 +130,18 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> JSONResponse:
+        uses(request, *exc.assumptions)
         return exc.response()
 
     @app.exception_handler(OAuthError)
     async def _oauth(request: Request, exc: OAuthError) -> JSONResponse:
+        uses(request, "A21")  # the token endpoints' error shape (RFC 6749) is A21's choice too
         return exc.response()
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code in _ROUTE_CODES:
+            uses(request, ROUTE_ENTRY)
         code = _ROUTE_CODES.get(exc.status_code, "http-error")
         detail = _ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
         return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
@@ -138,6 +165,13 @@ def install(app: FastAPI) -> None:
         return Problem(
             500, "internal-error", "The simulator failed unexpectedly.", headers=headers
         ).response()
+
+
+def uses(request: Request, *assumptions: str) -> None:
+    """Name ``assumptions`` in the request's ``svc-assumptions`` (set up by ``ServiceHeaders``)."""
+    named = getattr(request.state, "assumptions", None)
+    if named is not None:
+        named.update(assumptions)
 
 
 def pointer(path: tuple[Any, ...] | list[Any]) -> str:

@@ -2,7 +2,8 @@
 
 Routes change state only after every check has passed, so a refused request leaves it as it
 was (the order of checks, ``kit.sim.pipeline``). Nothing here holds clear-text PII: a person
-keeps only the KYC questions and answers derived from it.
+keeps only the KYC questions and answers derived from it. What grows with traffic is a bounded
+:class:`~kit.sim.stores.Store` (A50-A58); what a partner can still see is kept.
 
     >>> state = State(seed=7, clock_start="2025-01-06T09:00:00Z")
     >>> state.ids.next("acc").startswith("acc_")
@@ -11,16 +12,20 @@ keeps only the KYC questions and answers derived from it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from kit.sim.clock import Clock
 from kit.sim.crypto import ECKey, ServerKeys
 from kit.sim.ids import Ids
+from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
 
 DeviceId = tuple[str, str]  # (device_id, RFC 7638 thumbprint of its key)
 
@@ -168,11 +173,21 @@ class Delivery:
     in_progress: bool = False
 
 
+def body_digest(body: Any) -> bytes:
+    """A fingerprint of a parsed JSON body: equal bodies, whatever their key order, give equal
+    digests. An idempotency record keeps this, not the body, which can be large (A51).
+
+        >>> body_digest({"a": 1, "b": [2]}) == body_digest({"b": [2], "a": 1})
+        True
+    """
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).digest()
+
+
 @dataclass
 class IdempotencyRecord:
     method: str
     path: str
-    body: Any
+    body: bytes  # body_digest() of the request body
     created_at: datetime
     in_flight: bool = True
     status: int = 0
@@ -194,17 +209,33 @@ class Fault:
     fired: int = 0
 
 
-@cache
+#: A32 counts the sessions a device created in the last minute of simulator time.
+RATE_WINDOW = timedelta(minutes=1)
+
+
+@lru_cache(maxsize=8)
 def keys_for(seed: int) -> ServerKeys:
-    """Server keys derived from the seed (cached: RSA generation takes a fifth of a second)."""
+    """Server keys derived from the seed (cached: RSA generation takes a fifth of a second).
+
+    The last few seeds only: a shared server reset to seed after seed (and its crypto
+    workers, which derive the keys of each token's seed) must not keep every seed's keys.
+    """
     return ServerKeys.from_seed(seed)
 
 
-class State:
-    """Everything the simulator knows. :meth:`reset` returns it to the seeded start."""
+#: The stores a partner can still see through the API: never bounded.
+_KEPT = ("accounts", "persons", "cards", "transfers", "document_requests")
 
-    def __init__(self, seed: int, clock_start: str) -> None:
+
+class State:
+    """Everything the simulator knows. :meth:`reset` returns it to the seeded start.
+
+    ``bounds`` (default: the register's, A50-A58) bound the stores that grow with traffic.
+    """
+
+    def __init__(self, seed: int, clock_start: str, bounds: Bounds | None = None) -> None:
         self.clock = Clock(clock_start)
+        self.bounds = bounds or Bounds.from_register()
         self.reset(seed)
 
     def reset(self, seed: int) -> None:
@@ -214,24 +245,70 @@ class State:
         self.ids = Ids(seed)
         self.random = random.Random(f"kit-sim:{seed}:faults")
         self.keys = keys_for(seed)
-        self.partner_tokens: dict[str, PartnerToken] = {}
-        self.nonces: dict[str, Nonce] = {}
-        self.sessions: dict[str, Session] = {}
-        self.session_starts: dict[tuple[str, str], list[datetime]] = {}
+        b = self.bounds
+        # Bounded: they grow with traffic and nobody reads them back for long (A50-A58).
+        self.partner_tokens: Store[str, PartnerToken] = Store(b.partner_tokens)
+        self.nonces: Store[str, Nonce] = Store(b.nonces)
+        self.sessions: Store[str, Session] = Store(b.sessions)
+        self.session_starts: Store[tuple[str, str], list[datetime]] = Store(b.rate_windows, by_key)
+        self.inbound_events: Store[str, InboundEvent] = Store(b.inbound_events)
+        self.subscriptions: Store[str, Subscription] = Store(b.subscriptions)
+        self.deliveries: DeliveryLog[Delivery] = DeliveryLog(b.deliveries)
+        self.idempotency: Store[tuple[str, str], IdempotencyRecord] = Store(b.idempotency_keys, by_key)
+        self.faults: Store[str, Fault] = Store(b.faults, everyone)
+        # Kept: what a partner can still see.
         self.accounts: dict[str, Account] = {}
         self.persons: dict[str, Person] = {}
         self.cards: dict[str, Card] = {}
         self.transfers: dict[str, Transfer] = {}
-        self.inbound_events: dict[str, InboundEvent] = {}
-        self.subscriptions: dict[str, Subscription] = {}
         self.document_requests: dict[str, DocumentRequest] = {}
-        self.deliveries: dict[str, Delivery] = {}
-        self.idempotency: dict[tuple[str, str], IdempotencyRecord] = {}
-        self.faults: dict[str, Fault] = {}
 
     @property
     def now(self) -> datetime:
         return self.clock.now
+
+    def stores(self) -> dict[str, dict[str, Any]]:
+        """Each store's size, its bound per partner (None: kept) and how many it forgot.
+
+            >>> State(7, "2025-01-06T09:00:00Z").stores()["nonces"]
+            {'size': 0, 'bound': 1000, 'dropped': 0}
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for name, store in vars(self).items():
+            if isinstance(store, Store):
+                out[name] = {"size": len(store), "bound": store.bound, "dropped": store.dropped}
+            elif name in _KEPT:
+                out[name] = {"size": len(store), "bound": None, "dropped": 0}
+        return dict(sorted(out.items()))
+
+    def sweep(self, session_expires_at: Callable[[Session], datetime]) -> int:
+        """Forget what has gone stale on the clock (run when it moves); how many records.
+
+        Nothing swept changes an answer inside the bounds: an expired nonce or token is
+        refused the same whether kept or not, and so is an idempotency key past its window
+        (A20), an ended session or a quiet device's rate window (A32). Sessions are kept
+        until ``session_grace_seconds`` after they stopped being valid (A52), finished
+        deliveries ``delivery_keep_seconds`` after their last attempt (A53).
+        """
+        now, b = self.now, self.bounds
+        grace = timedelta(seconds=b.session_grace_seconds)
+        keep = timedelta(seconds=b.delivery_keep_seconds)
+        window = timedelta(seconds=b.idempotency_seconds)
+
+        def delivery_done(d: Delivery) -> bool:
+            return now - (d.attempts[-1].at if d.attempts else d.first_at) >= keep
+
+        def key_done(r: IdempotencyRecord) -> bool:
+            return not r.in_flight and now - r.created_at >= window
+
+        return (
+            self.nonces.sweep(lambda n: now >= n.expires_at, in_order=True)
+            + self.partner_tokens.sweep(lambda t: t.revoked or now >= t.expires_at)
+            + self.idempotency.sweep(key_done, in_order=True)
+            + self.sessions.sweep(lambda s: s.ended or now >= session_expires_at(s) + grace)
+            + self.session_starts.sweep(lambda w: not w or now - w[-1] >= RATE_WINDOW)
+            + self.deliveries.sweep(delivery_done)
+        )
 
     # Lookups scoped to a partner: another partner's record is simply not there (A30).
     def account(self, partner: str, account_id: str) -> Account | None:

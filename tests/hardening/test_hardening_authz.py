@@ -191,11 +191,13 @@ CONDITIONS: dict[str, Condition] = {
         lambda w: w.anonymous,
         {
             **_all(
-                [r for r in SESSION_REQUIRED if r not in ("end-session", "create-account")],
+                [r for r in SESSION_REQUIRED if r not in ("end-session", "create-account", "create-person")],
                 403,
                 "session-type-not-allowed",
             ),
-            **_all(["create-card", "get-card", "close-card", "send-event"], 403, "session-not-bound"),
+            **_all(
+                ["create-card", "get-card", "close-card", "send-event", "create-person"], 403, "session-not-bound"
+            ),
         },
     ),
     "person-session-opening-an-account": Condition(

@@ -1,4 +1,4 @@
-"""§3.5 Cards, §3.6 inbound events, §3.7 removed endpoints."""
+"""Cards (A13-A16, A35), inbound events (A17) and removed endpoints (A29); docs/contract.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§3.11 The control plane: health, reset, clock, personas, faults, ledger; determinism."""
+"""The control plane (register A45): health, reset, clock, personas, faults, ledger; determinism."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ from tests.sim.helpers.wire import (
 def test_health(http: httpx.Client) -> None:
     resp = http.get("/_sim/health")
     assert resp.status_code == 200
-    assert resp.json() == {"status": "ok", "api_version": API_VERSION}
+    body = resp.json()
+    assert {k: body[k] for k in ("status", "api_version")} == {"status": "ok", "api_version": API_VERSION}
+    assert set(body) == {"status", "api_version", "stores"}  # store sizes: tests/sim/test_sim_bounds.py
 
 
 def test_control_plane_answers_carry_the_common_headers(http: httpx.Client) -> None:

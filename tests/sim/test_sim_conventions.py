@@ -1,4 +1,5 @@
-"""§3 conventions: headers, problem bodies, request-body rules and the order of checks."""
+"""Conventions (docs/contract.md, "Every answer"): headers, problem bodies, request-body rules and
+the order of checks."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def test_every_kind_of_answer_carries_request_id_and_api_version(http: httpx.Cli
 
 
 def test_request_ids_carry_the_req_prefix(http: httpx.Client) -> None:
-    # §3: resource ids are opaque strings with a type prefix, `req_` among them.
+    # A41: resource ids are opaque strings with a type prefix, `req_` among them.
     resp = http.get("/no/such/route")
     assert resp.headers["svc-request-id"].startswith("req_"), resp.headers["svc-request-id"]
 
@@ -414,7 +415,7 @@ def test_svc_assumptions_names_register_entries(http: httpx.Client, token: str) 
         for item in named:
             assert re.fullmatch(r"A\d\d", item), value
             assert item in ids, f"{item} is not in the register"
-    assert seen, "no answer carried svc-assumptions (§3: responses should carry it)"
+    assert seen, "no answer carried svc-assumptions (A28: responses carry it)"
 
 
 def test_api_version_value(http: httpx.Client) -> None:

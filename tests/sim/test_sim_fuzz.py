@@ -1,4 +1,4 @@
-"""Bad input never yields a 5xx and never changes state (§3), over generated bodies."""
+"""Bad input never yields a 5xx and never changes state (A21), over generated bodies."""
 
 from __future__ import annotations
 

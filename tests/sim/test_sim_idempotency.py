@@ -1,4 +1,4 @@
-"""§3.9 Idempotency: replays, reuse, retention, faults after commit, in-flight requests."""
+"""Idempotency (register A20): replays, reuse, retention, faults after commit, in-flight requests."""
 
 from __future__ import annotations
 

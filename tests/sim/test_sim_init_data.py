@@ -1,4 +1,4 @@
-"""§3.2 Session initialization data: the server's public keys and single-use nonces."""
+"""Session initialization data (register A04): the server's public keys and single-use nonces."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§3.2 JWE allow-list, nonces and device keys on ``POST /sessions``.
+"""The JWE allow-list (A04), nonces and device keys on ``POST /sessions``.
 
 Every refused JWE is 400 ``invalid-encrypted-data`` with one fixed ``detail``. A JWE that
 is refused was not decrypted: its nonce is still good afterwards. A nonce is used up once

@@ -1,4 +1,4 @@
-"""§3 money on input: ``^\\d+(\\.\\d{1,2})?$`` (ASCII digits, never rounded), two decimals out."""
+"""Money (register A19) on input: ``^\\d+(\\.\\d{1,2})?$`` (ASCII digits, never rounded), two decimals out."""
 
 from __future__ import annotations
 

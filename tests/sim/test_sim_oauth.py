@@ -1,4 +1,4 @@
-"""§3.1 Partner level: the OAuth token endpoint, bearer tokens, the deprecated endpoints."""
+"""Partner level (A01-A03): the OAuth token endpoint, bearer tokens, the deprecated endpoints."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def test_missing_grant_type_is_invalid_request(http: httpx.Client) -> None:
 
 
 def test_token_endpoint_ignores_idempotency_keys(http: httpx.Client) -> None:
-    # §3.9: every partner POST may carry Idempotency-Key, "the token endpoints not".
+    # A20: every partner POST may carry Idempotency-Key, "except the token endpoints".
     one = http.post(
         "/oauth/accesstoken",
         auth=PARTNER_A,

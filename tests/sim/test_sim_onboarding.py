@@ -1,4 +1,5 @@
-"""§3.4 Onboarding and KYC: accounts, persons with encrypted PII, the clear-text PII rule."""
+"""Onboarding and KYC (docs/contract.md, "onboarding and KYC"): accounts, persons with encrypted
+PII, the anonymous session of the creating device (A42), the clear-text PII rule (A11)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.helpers.contract import ECHO, PARTNER_B, PII_FIELDS
-from tests.sim.helpers.control import clock_now, kyc_answers, ledger, personas, snapshot
+from tests.sim.helpers.contract import ECHO, PARTNER_B, PII_FIELDS, PII_NAMES
+from tests.sim.helpers.control import clock_now, kyc_answers, ledger, personas, reset, snapshot
 from tests.sim.helpers.encryption import Device, encrypt_for_server
 from tests.sim.helpers.journeys import create_session, journey, new_session
 from tests.sim.helpers.resources import (
@@ -115,10 +116,60 @@ def test_person_needs_a_bound_account_or_person_session(http: httpx.Client, toke
     b = journey(http, persona_index=1, token=token, until="account")
     pii = pii_of(a.persona)
     assert_problem(create_person(http, token, b.account_session, a.account_id, pii), 403, "session-not-bound")
-    anon = new_session(http, token, Device())
-    assert_problem(create_person(http, token, anon, a.account_id, pii), 403, "session-type-not-allowed")
     assert_problem(create_person(http, token, None, a.account_id, pii), 401, "session-required")
     assert_problem(create_person(http, token, a.account_session, "acc_nope", pii), 404, "account-not-found")
+
+
+# --- an anonymous session onboards a person on its own device's account (A42) --------------------
+
+
+def _first_person_id(http: httpx.Client, refuse: bool) -> str:
+    """From a reset: an account, optionally the refused anonymous attempts, then the first person."""
+    reset(http, 7)
+    token = partner_token(http)
+    device = Device()
+    anonymous = new_session(http, token, device)
+    account_id = create_account(http, token, anonymous)["account_id"]
+    other = journey(http, persona_index=1, token=token, until="account")
+    pii = pii_of(personas(http)[0])
+    if refuse:
+        stranger = new_session(http, token, Device())  # another device's anonymous session
+        before = snapshot(http)
+        for session, account in ((stranger, account_id), (anonymous, other.account_id)):
+            resp = create_person(http, token, session, account, pii)
+            assert_problem(resp, 403, "session-not-bound", not_echo=tuple(pii.values()))
+            assert set(resp.headers["svc-assumptions"].split(",")) >= {"A31", "A42"}
+        assert snapshot(http) == before
+    resp = create_person(http, token, anonymous, account_id, pii)
+    assert resp.status_code == 201, resp.text
+    return str(resp.json()["person_id"])
+
+
+def test_the_creating_devices_anonymous_session_adds_a_person(http: httpx.Client, token: str) -> None:
+    device = Device()
+    anonymous = new_session(http, token, device)
+    account_id = create_account(http, token, anonymous)["account_id"]
+    resp = create_person(http, token, anonymous, account_id, pii_of(personas(http)[0]))
+    assert resp.status_code == 201, resp.text
+    person_id = resp.json()["person_id"]
+    assert resp.json() == {"person_id": person_id, "account_id": account_id, "status": "kyc_pending"}
+    assert "A42" in resp.headers["svc-assumptions"].split(",")
+    # onboarding goes on as usual: promote to the account, then KYC through the account session
+    account_session = new_session(http, token, device, "account", current=anonymous, account_id=account_id)
+    questions = kyc_questions(http, token, account_session, person_id, device)
+    assert len(questions) == 3
+    resp = send_answers(http, token, account_session, person_id, kyc_answers(http, person_id))
+    assert resp.json()["status"] == "established"
+    # the anonymous session was promoted: it is superseded now, for persons too
+    resp = create_person(http, token, anonymous, account_id, pii_of(personas(http)[0]))
+    assert_problem(resp, 401, "session-superseded")
+
+
+def test_other_anonymous_sessions_stay_refused_and_change_nothing(http: httpx.Client) -> None:
+    """Another device's anonymous session, and the device's own on another account: 403
+    session-not-bound, nothing changed (the next person still gets the first person id)."""
+    refused_first = _first_person_id(http, refuse=True)
+    assert refused_first == _first_person_id(http, refuse=False)
 
 
 @pytest.mark.parametrize(
@@ -171,7 +222,7 @@ def test_clear_text_pii_in_events_is_refused(http: httpx.Client, token: str, nam
 def test_pii_list_is_the_register_list() -> None:
     from kit import register
 
-    assert register.value("A11")["pii_fields"] == PII_FIELDS
+    assert register.value("A11")["pii_names"] == PII_NAMES
 
 
 @pytest.mark.parametrize(

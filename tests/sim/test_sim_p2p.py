@@ -1,4 +1,4 @@
-"""§3.8 P2P transfers: roles, the 422 codes in order, money moving exactly once."""
+"""P2P transfers (A18, A36, A37): roles, the 422 codes in order, money moving exactly once."""
 
 from __future__ import annotations
 

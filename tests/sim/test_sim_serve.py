@@ -48,7 +48,7 @@ def test_kit_serve_uses_the_seed(served: str, http: httpx.Client) -> None:
 
 
 def test_kit_serve_refuses_a_public_control_plane_without_a_token() -> None:
-    # The wire contract (§3.11): off loopback, the control plane needs a control token. The refusal comes
+    # The control plane (A45): off loopback, the control plane needs a control token. The refusal comes
     # before anything is bound, so no non-loopback socket is ever opened here.
     env = {k: v for k, v in os.environ.items() if k != SIM_CONTROL_TOKEN}
     done = subprocess.run(

@@ -1,4 +1,4 @@
-"""§3.3 Sessions: creation, promotion, direct sessions of bound devices, expiry, ending."""
+"""Sessions (A05-A09, A34): creation, promotion, direct sessions of bound devices, expiry, ending."""
 
 from __future__ import annotations
 

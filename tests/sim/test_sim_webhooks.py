@@ -1,4 +1,5 @@
-"""§3.10 Webhooks: subscriptions, signed deliveries, retries on simulator time, document requests."""
+"""Webhooks (A23-A26, A38-A40): subscriptions, signed deliveries, retries on simulator time,
+document requests."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Cards: create (physical, virtual, temporary), read, close with a reason (A13-A16).
+"""Cards: create (physical, virtual, temporary), read, close with a reason (A13-A16, A35).
 
 The partner token suffices; a session, when sent, must be bound to the card's account (A31,
-spec rule 5).
+spec rule 5). A card whose expiry passes becomes ``expired`` and is sent as the deprecated
+``card.expired`` (A38).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Request, Response
 from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import CardClose, CardCreate, CardOut
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem
 from kit.sim.routes.common import card_out
@@ -25,7 +26,6 @@ router = APIRouter(tags=["cards"], route_class=PlainRoute)
 CARD_TYPES: list[str] = register.value("A13")["types"]
 _LIFETIME = register.value("A14")
 CLOSE_REASONS: list[str] = register.value("A15")["reasons"]
-_ASSUMED = ("A13", "A14", "A16", "A31")
 
 
 def expires_on(issued: datetime, card_type: str) -> str:
@@ -43,20 +43,26 @@ def expiry_instant(expires_on_date: str) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
-@router.post(
+def _card(call: Call, card: Card, status: int = 200) -> Reply:
+    """A card answer: its representation (A35) with its expiry (A14)."""
+    call.uses("A14", "A35")
+    return Reply(status, card_out(card))
+
+
+@declare(
+    router,
+    "POST",
     "/accounts/{account_id}/cards",
-    status_code=201,
-    response_model=CardOut,
-    responses=problems(400, 401, 403, 404, 413, 415, 422),
-    openapi_extra=body(CardCreate),
+    CardOut,
+    status=201,
+    takes=CardCreate,
+    errors=(403, 404),
     summary="Issue a card on an account",
 )
 async def create_card(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        account = call.find_account(account_id)
-        call.require_bound_to_account(account)
-        call.reject_clear_pii()
-        req = call.parse(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)})
+        account = call.bound_account(account_id)
+        req = call.body_as(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)}, uses=("A13", "A35"))
         card_id = call.state.ids.next("card")
         last4 = f"{call.state.ids.rng('last4', card_id).randrange(10_000):04d}"
         on = expires_on(call.now, req.type)
@@ -64,54 +70,56 @@ async def create_card(request: Request, account_id: str) -> Response:
             card_id, call.partner, account.account_id, req.type, last4, on, expiry_instant(on), call.now
         )
         call.state.cards[card_id] = card
-        return Reply(201, card_out(card))
+        return _card(call, card, 201)
 
-    return await run(request, handle, assumptions=_ASSUMED)
+    return await run(request, handle)
 
 
-@router.get(
-    "/cards/{card_id}",
-    response_model=CardOut,
-    responses=problems(401, 403, 404),
-    summary="Read a card",
-)
+@declare(router, "GET", "/cards/{card_id}", CardOut, errors=(403, 404), summary="Read a card")
 async def get_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> Reply:
         card = call.find_card(card_id)
-        call.require_bound_to_account(call.find_account(card.account_id))
-        return Reply(200, card_out(card))
+        call.bound_account(card.account_id)
+        return _card(call, card)
 
-    return await run(request, handle, assumptions=_ASSUMED)
+    return await run(request, handle)
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/cards/{card_id}/close",
-    response_model=CardOut,
-    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=body(CardClose, required=False),
+    CardOut,
+    takes=CardClose,
+    body_required=False,
+    errors=(403, 404),
     summary="Close a card, optionally with a reason (1.2.0); emits card.closed",
 )
 async def close_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> Reply:
         card = call.find_card(card_id)
-        call.require_bound_to_account(call.find_account(card.account_id))
-        call.reject_clear_pii()
-        req = call.parse(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)})
+        call.bound_account(card.account_id)
+        req = call.body_as(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)}, uses=("A15",))
         if card.status == "closed":
-            raise Problem(409, "card-already-closed", "The card is already closed.")
+            raise Problem(409, "card-already-closed", "The card is already closed.", assumptions=("A16",))
         if card.status != "active":
             raise Problem(
-                409, "card-not-active", f"The card is {card.status}; only an active card can be closed."
+                409,
+                "card-not-active",
+                f"The card is {card.status}; only an active card can be closed.",
+                assumptions=("A14", "A16"),
             )
         card.status, card.close_reason, card.closed_at = "closed", req.reason, call.now
         call.emit("card.closed", card_out(card))
-        return Reply(200, card_out(card))
+        call.uses("A16")
+        return _card(call, card)
 
-    return await run(request, handle, assumptions=(*_ASSUMED, "A15"))
+    return await run(request, handle)
 
 
 def expire_cards(sim: Sim) -> None:
-    """Cards whose expiry has passed become ``expired`` and emit the deprecated card.expired."""
+    """Cards whose expiry has passed become ``expired`` and emit the deprecated card.expired
+    (A14, A38): when the control plane moves the clock past it."""
     state = sim.state
     for card in state.cards.values():
         if card.status == "active" and state.now >= card.expires_at:

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from kit import env, register
 from kit.sim.clock import format_time
 from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
-from kit.sim.pipeline import read_json
+from kit.sim.pipeline import read_json, session_expires_at
 from kit.sim.problems import Problem, not_found, validation_problem
 from kit.sim.routes.cards import expire_cards
 from kit.sim.routes.common import document_request_out, money, transfer_out
@@ -52,8 +52,10 @@ async def _body(request: Request, model: type[M]) -> M:
 
 
 @router.get("/health")
-async def health(request: Request) -> dict[str, str]:
-    return {"status": "ok", "api_version": _sim(request).version}
+async def health(request: Request) -> dict[str, Any]:
+    """Up, the API version, and each store's size, bound and records forgotten (A59)."""
+    sim = _sim(request)
+    return {"status": "ok", "api_version": sim.version, "stores": sim.state.stores()}
 
 
 @router.post("/reset")
@@ -83,6 +85,7 @@ async def advance(request: Request) -> dict[str, str]:
     sim.state.clock.advance(req.seconds)
     expire_cards(sim)
     await sim.delivery.run_due()
+    sim.state.sweep(session_expires_at)  # time-based bounds act when the clock moves (A59)
     return {"now": format_time(sim.state.now)}
 
 

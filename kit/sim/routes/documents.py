@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, not_found
 from kit.sim.routes.common import document_request_out
@@ -17,28 +17,32 @@ from kit.sim.routes.common import document_request_out
 router = APIRouter(tags=["document requests"], route_class=PlainRoute)
 
 
-@router.get(
+@declare(
+    router,
+    "GET",
     "/persons/{person_id}/document_requests",
-    response_model=DocumentRequestList,
-    responses=problems(401, 403, 404),
+    DocumentRequestList,
+    errors=(403, 404),
     summary="List a person's document requests",
 )
 async def list_document_requests(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
         call.require_session("account", "person")
-        person = call.find_person(person_id)
-        call.require_bound_to_account(call.find_account(person.account_id))
-        docs = [d for d in call.state.document_requests.values() if d.person_id == person.person_id]
+        call.bound_account(call.find_person(person_id).account_id)
+        docs = [d for d in call.state.document_requests.values() if d.person_id == person_id]
+        call.uses("A26")
         return Reply(200, {"document_requests": [document_request_out(d) for d in docs]})
 
-    return await run(request, handle, assumptions=("A26",))
+    return await run(request, handle)
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/document_requests/{document_request_id}/submit",
-    response_model=DocumentRequestOut,
-    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=body(DocumentSubmit),
+    DocumentRequestOut,
+    takes=DocumentSubmit,
+    errors=(403, 404),
     summary="Submit the requested document (encrypted); emits document_request.completed",
 )
 async def submit_document(request: Request, document_request_id: str) -> Response:
@@ -46,15 +50,19 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
         call.require_session("account", "person")
         doc = call.state.document_requests.get(document_request_id)
         if doc is None or doc.partner != call.partner:
-            raise not_found("document-request")
-        call.require_bound_to_account(call.find_account(doc.account_id))
-        call.reject_clear_pii()
-        req = call.parse(DocumentSubmit)
+            raise not_found("document-request", "A30", "A26")
+        call.bound_account(doc.account_id)
+        req = call.body_as(DocumentSubmit, uses=("A26",))
         call.decrypt("encrypted_document", req.encrypted_document)  # content is not kept
         if doc.status != "open":
-            raise Problem(409, "document-request-not-open", "This document request is already completed.")
+            raise Problem(
+                409,
+                "document-request-not-open",
+                "This document request is already completed.",
+                assumptions=("A26",),
+            )
         doc.status, doc.completed_at = "completed", call.now
         call.emit("document_request.completed", document_request_out(doc))
         return Reply(200, document_request_out(doc))
 
-    return await run(request, handle, assumptions=("A26",))
+    return await run(request, handle)

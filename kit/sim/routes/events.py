@@ -8,7 +8,7 @@ from kit import register
 from kit.sim.clock import format_time, parse_time
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import EventCreate, EventOut
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import validation_problem
 from kit.sim.state import InboundEvent
@@ -17,20 +17,20 @@ router = APIRouter(tags=["inbound events"], route_class=PlainRoute)
 EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/accounts/{account_id}/events",
-    status_code=202,
-    response_model=EventOut,
-    responses=problems(400, 401, 403, 404, 413, 415, 422),
-    openapi_extra=body(EventCreate),
+    EventOut,
+    status=202,
+    takes=EventCreate,
+    errors=(403, 404),
     summary="Send an inbound account event (one of the eight allowed types)",
 )
 async def send_event(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        account = call.find_account(account_id)
-        call.require_bound_to_account(account)
-        call.reject_clear_pii()
-        req = call.parse(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)})
+        account = call.bound_account(account_id)
+        req = call.body_as(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)}, uses=("A17",))
         occurred_at = None
         if req.occurred_at is not None:
             try:
@@ -59,4 +59,4 @@ async def send_event(request: Request, account_id: str) -> Response:
             },
         )
 
-    return await run(request, handle, assumptions=("A17", "A31"))
+    return await run(request, handle)

@@ -21,7 +21,7 @@ from kit.sim.headers import AUTHORIZATION
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
 from kit.sim.pipeline import authenticate, read_body
-from kit.sim.problems import OAuthError, Problem
+from kit.sim.problems import OAuthError, Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
 
@@ -59,7 +59,7 @@ def _basic_credentials(header: str) -> tuple[str, str] | None:
 
 async def _issue(request: Request) -> JSONResponse:
     sim: Sim = request.app.state.sim
-    request.state.assumptions.add("A01")
+    uses(request, "A01")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/x-www-form-urlencoded":
         raise _invalid_request("Send the token request as application/x-www-form-urlencoded.")
@@ -149,13 +149,14 @@ def _strict_refusal(sim: Sim) -> Problem | None:
     summary=f"Deprecated: use POST {TOKEN_PATH}",
 )
 async def legacy_access_token(request: Request) -> Response:
-    request.state.assumptions.add("A03")
+    uses(request, "A03")
     refusal = _strict_refusal(request.app.state.sim)
     if refusal:
         return refusal.response()
     try:
         return _legacy(await _issue(request))
     except OAuthError as exc:
+        uses(request, "A21")  # the RFC 6749 error shape
         return _legacy(exc.response())
 
 
@@ -168,7 +169,7 @@ async def legacy_access_token(request: Request) -> Response:
 )
 async def legacy_revoke(request: Request) -> Response:
     sim: Sim = request.app.state.sim
-    request.state.assumptions.update({"A03", "A02"})
+    uses(request, "A03")  # and A02, as authenticate runs
     refusal = _strict_refusal(sim)
     if refusal:
         return refusal.response()

@@ -1,7 +1,8 @@
 """Onboarding and KYC: accounts, persons (PII only encrypted), KYC questions and answers.
 
 The spec names the flow ("End user progresses through account creation"), not the operations:
-the paths and shapes here are assumptions A10-A12.
+the paths and shapes here are assumptions A10-A12. The anonymous session of the device that
+created an account may add a person to it ("onboarding a new account or person", A42).
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from kit.sim.models import (
     PersonOut,
     PiiPlaintext,
 )
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.routes.common import account_out
-from kit.sim.state import Account, Person
+from kit.sim.state import Account, Person, Session
 
 router = APIRouter(tags=["onboarding and KYC"], route_class=PlainRoute)
 _ACCOUNT = register.value("A10")
@@ -41,19 +42,20 @@ MAX_FAILED = int(_KYC["max_failed_attempts"])
 YEAR_TEXT, MONTH_TEXT, NATIONAL_ID_TEXT = _KYC["question_texts"]
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     _ACCOUNT["path"],
-    status_code=201,
-    response_model=AccountOut,
-    responses=problems(400, 401, 403, 413, 415, 422),
-    openapi_extra=body(AccountCreate),
+    AccountOut,
+    status=201,
+    takes=AccountCreate,
+    errors=(403,),
     summary="Create an account (anonymous session); binds the device to it",
 )
 async def create_account(request: Request) -> Response:
     def handle(call: Call) -> Reply:
         session = call.require_session("anonymous")
-        call.reject_clear_pii()
-        req = call.parse(AccountCreate, {"product": ("unknown-product", PRODUCTS)})
+        req = call.body_as(AccountCreate, {"product": ("unknown-product", PRODUCTS)}, uses=("A10",))
         account = Account(
             account_id=call.state.ids.next("acc"),
             partner=call.partner,
@@ -65,9 +67,10 @@ async def create_account(request: Request) -> Response:
         account.bound_devices.add(session.device)
         account.device_keys[session.device] = session.device_key
         call.state.accounts[account.account_id] = account
+        call.uses("A09", "A19")  # the device is bound to it; the balance is money
         return Reply(201, account_out(account))
 
-    return await run(request, handle, assumptions=("A10", "A09"))
+    return await run(request, handle)
 
 
 def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[list[dict], dict]:
@@ -104,24 +107,39 @@ def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[
     return questions, answers
 
 
-@router.post(
+def _bound_for_onboarding(call: Call, session: Session, account: Account) -> None:
+    """Step 8 for adding a person: an account or person session bound to the account, or the
+    anonymous session of the device that created it (A42); else 403 ``session-not-bound``."""
+    if session.session_type != "anonymous":
+        call.require_bound_to_account(account)
+        return
+    call.uses("A31", "A42")
+    if account.created_by != session.device:
+        raise Problem(
+            403,
+            "session-not-bound",
+            "An anonymous session may add a person only to the account its own device created.",
+            assumptions=("A31", "A42"),
+        )
+
+
+@declare(
+    router,
+    "POST",
     "/accounts/{account_id}/persons",
-    status_code=201,
-    response_model=PersonOut,
-    responses=problems(400, 401, 403, 404, 413, 415, 422),
-    openapi_extra=body(PersonCreate),
+    PersonOut,
+    status=201,
+    takes=PersonCreate,
+    errors=(403, 404),
     summary="Add a person to an account; PII only inside encrypted_pii",
 )
 async def create_person(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        call.require_session("account", "person")
+        session = call.require_session("anonymous", "account", "person")
         account = call.find_account(account_id)
-        call.require_bound_to_account(account)
-        call.reject_clear_pii()
-        req = call.parse(PersonCreate)
-        pii = call.parse_plaintext(
-            "encrypted_pii", PiiPlaintext, call.decrypt("encrypted_pii", req.encrypted_pii)
-        )
+        _bound_for_onboarding(call, session, account)
+        req = call.body_as(PersonCreate, uses=("A11",))
+        pii = call.decrypt_as("encrypted_pii", req.encrypted_pii, PiiPlaintext, uses=("A11",))
         try:
             born = date.fromisoformat(pii.date_of_birth)
         except ValueError:
@@ -138,7 +156,7 @@ async def create_person(request: Request, account_id: str) -> Response:
         )
         return Reply(201, {"person_id": person_id, "account_id": account.account_id, "status": "kyc_pending"})
 
-    return await run(request, handle, assumptions=("A10", "A11"))
+    return await run(request, handle)
 
 
 def _locked() -> Problem:
@@ -146,44 +164,53 @@ def _locked() -> Problem:
         409,
         "kyc-locked",
         f"KYC is locked after {MAX_FAILED} failed attempts; the person cannot be verified online.",
+        assumptions=("A12",),
     )
 
 
-@router.get(
+def _kyc_person(call: Call, person_id: str) -> tuple[Session, Person]:
+    """Steps 6-8 of both KYC routes: an account or person session bound to the person (A31, A43)."""
+    session = call.require_session("account", "person")
+    person = call.find_person(person_id)
+    call.require_bound_to_person(person)
+    return session, person
+
+
+@declare(
+    router,
+    "GET",
     "/persons/{person_id}/kyc/questions",
-    response_model=KycQuestionsOut,
-    responses=problems(401, 403, 404, 409),
+    KycQuestionsOut,
+    errors=(403, 404, 409),
     summary="KYC identity questions, encrypted to the session's device key",
 )
 async def kyc_questions(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        session = call.require_session("account", "person")
-        person = call.find_person(person_id)
-        call.require_bound_to_person(person)
+        session, person = _kyc_person(call, person_id)
         if person.status == "locked":
             raise _locked()
         payload = {"questions": person.questions}
+        call.uses("A12")
         return Reply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
 
-    return await run(request, handle, assumptions=("A12",))
+    return await run(request, handle)
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/persons/{person_id}/kyc/answers",
-    response_model=KycResult,
-    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=body(KycAnswersCreate),
+    KycResult,
+    takes=KycAnswersCreate,
+    errors=(403, 404),
     summary="Submit KYC answers, encrypted to the server key",
 )
 async def kyc_answers(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> Reply:
-        call.require_session("account", "person")
-        person = call.find_person(person_id)
-        call.require_bound_to_person(person)
-        call.reject_clear_pii()
-        req = call.parse(KycAnswersCreate)
-        plain = call.parse_plaintext(
-            "encrypted_answers", KycAnswersPlaintext, call.decrypt("encrypted_answers", req.encrypted_answers)
+        _, person = _kyc_person(call, person_id)
+        req = call.body_as(KycAnswersCreate, uses=("A12",))
+        plain = call.decrypt_as(
+            "encrypted_answers", req.encrypted_answers, KycAnswersPlaintext, uses=("A12",)
         )
         given = [a.question_id for a in plain.answers]
         if sorted(given) != sorted(person.answers):
@@ -214,4 +241,4 @@ async def kyc_answers(request: Request, person_id: str) -> Response:
             },
         )
 
-    return await run(request, handle, assumptions=("A12",))
+    return await run(request, handle)

@@ -1,7 +1,8 @@
-"""P2P transfers between persons (paths assumed, A18; money, A19).
+"""P2P transfers between persons (paths assumed, A18; bodies, A36; money, A19).
 
 A person session tells the sender from the receiver; the ``svc-p2p-role`` header carries
-that on every answer. ``Idempotency-Key`` is required: money moves exactly once.
+that on every answer. ``Idempotency-Key`` is required: money moves exactly once. The business
+rules answer 422 in a fixed order (A37).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Request, Response
 from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Money, TransferCreate, TransferOut
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, not_found
 from kit.sim.routes.common import transfer_out
@@ -28,8 +29,9 @@ MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)
 CURRENCIES: list[str] = _MONEY["currencies"]
 
 
-def parse_amount(raw: object, field: str = "amount") -> tuple[Decimal, str]:
-    """A positive amount in an allowed currency, or the 422 that says why not (A19)."""
+def parse_amount(raw: object, field: str = "amount", *, rules: tuple[str, ...] = ()) -> tuple[Decimal, str]:
+    """A positive amount in an allowed currency, or the 422 that says why not (A19; ``rules``
+    name the entries that order it among other refusals)."""
     money = parse_model(raw, Money)  # shape and types: validation-error
     if not MONEY_RE.fullmatch(money.value) or Decimal(money.value) <= 0:
         raise Problem(
@@ -37,6 +39,7 @@ def parse_amount(raw: object, field: str = "amount") -> tuple[Decimal, str]:
             "invalid-amount",
             'The amount must be a positive decimal string with at most two decimals, e.g. "12.50".',
             errors=[{"field": f"/{field}/value", "message": "not a positive amount"}],
+            assumptions=("A19", *rules),
         )
     if money.currency not in CURRENCIES:
         raise Problem(
@@ -44,20 +47,24 @@ def parse_amount(raw: object, field: str = "amount") -> tuple[Decimal, str]:
             "unsupported-currency",
             f"Only {', '.join(CURRENCIES)} is supported.",
             allowed=list(CURRENCIES),
+            assumptions=("A19", *rules),
         )
     return Decimal(money.value), money.currency
 
 
 def _unprocessable(code: str, detail: str) -> Problem:
-    return Problem(422, code, detail)
+    """A refusal by the business rules of a transfer, in their order (A37)."""
+    return Problem(422, code, detail, assumptions=("A37",))
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/p2p/transfers",
-    status_code=201,
-    response_model=TransferOut,
-    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
-    openapi_extra=body(TransferCreate),
+    TransferOut,
+    status=201,
+    takes=TransferCreate,
+    errors=(403, 404),
     summary="Send money to another person (person session of the sender; Idempotency-Key)",
 )
 async def create_transfer(request: Request) -> Response:
@@ -65,12 +72,10 @@ async def create_transfer(request: Request) -> Response:
         session = call.require_session("person")
         source_id = call.body.get("from_account_id") if isinstance(call.body, dict) else None
         if isinstance(source_id, str):
-            source = call.find_account(source_id)
-            call.require_bound_to_account(source)
-        call.reject_clear_pii()
-        req = call.parse(TransferCreate)
+            call.bound_account(source_id)
+        req = call.body_as(TransferCreate, uses=("A36",))
         source = call.find_account(req.from_account_id)
-        amount, currency = parse_amount(req.amount)
+        amount, currency = parse_amount(req.amount, rules=("A37",))
         recipient = call.state.person(call.partner, req.to_person_id)
         if recipient is not None and recipient.account_id == source.account_id:
             raise _unprocessable("self-transfer", "The recipient's account is the source account.")
@@ -97,15 +102,23 @@ async def create_transfer(request: Request) -> Response:
             created_at=call.now,
         )
         call.state.transfers[transfer.transfer_id] = transfer
-        return Reply(201, transfer_out(transfer), {ROLE_HEADER: "sender"})
+        return _transfer(call, 201, transfer_out(transfer), "sender")
 
-    return await run(request, handle, assumptions=("A18", "A19"), idempotency="required")
+    return await run(request, handle, idempotency="required")
 
 
-@router.get(
+def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Reply:
+    """A transfer answer (A36), its money (A19) and the role header (A18)."""
+    call.uses("A18", "A19", "A36")
+    return Reply(status, body, {ROLE_HEADER: role})
+
+
+@declare(
+    router,
+    "GET",
     "/p2p/transfers/{transfer_id}",
-    response_model=TransferOut,
-    responses=problems(401, 403, 404),
+    TransferOut,
+    errors=(403, 404),
     summary="Read a transfer as its sender or its receiver",
 )
 async def get_transfer(request: Request, transfer_id: str) -> Response:
@@ -119,7 +132,7 @@ async def get_transfer(request: Request, transfer_id: str) -> Response:
             elif session.person_id == transfer.to_person_id:
                 role = "receiver"
         if transfer is None or role is None:
-            raise not_found("transfer")
-        return Reply(200, {**transfer_out(transfer), "viewer_role": role}, {ROLE_HEADER: role})
+            raise not_found("transfer", "A18", "A30")
+        return _transfer(call, 200, {**transfer_out(transfer), "viewer_role": role}, role)
 
-    return await run(request, handle, assumptions=("A18",))
+    return await run(request, handle)

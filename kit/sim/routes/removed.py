@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 
 from kit import register
 from kit.sim.fastpath import PlainRoute
-from kit.sim.problems import Problem
+from kit.sim.problems import Problem, uses
 
 router = APIRouter(route_class=PlainRoute)
 _ALL = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -20,7 +20,7 @@ _ALL = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 @router.api_route(SAVINGS_CLOSE["path"], methods=_ALL, include_in_schema=False)
 async def savings_close(request: Request, account_id: str) -> Response:
-    request.state.assumptions.add("A29")
+    uses(request, "A29")
     method, path, removed_in = SAVINGS_CLOSE["method"], SAVINGS_CLOSE["path"], SAVINGS_CLOSE["removed_in"]
     return Problem(
         404,

@@ -1,4 +1,4 @@
-"""User/device sessions: init data, creation and promotion, ending (A04-A09, A32)."""
+"""User/device sessions: init data, creation and promotion, ending (A04-A09, A32, A34)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, device_key, encry
 from kit.sim.fastpath import PlainRoute
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Nonce, Session
@@ -23,23 +23,27 @@ _INIT = register.value("A04")
 _SESSION = register.value("A05")
 _LIFETIME = register.value("A06")
 _RATE = register.value("A32")
+RATE_WINDOW = timedelta(seconds=int(_RATE["window_seconds"]))
+MAX_PER_WINDOW = int(_RATE["max_sessions_per_device_per_minute"])
 SESSION_TYPES: list[str] = _SESSION["session_types"]
 STRATEGIES: list[str] = _LIFETIME["strategies"]
 PLATFORMS: list[str] = _SESSION["platforms"]
 _NEXT_TYPE = {"anonymous": "account", "account": "person"}
 
 
-@router.get(
+@declare(
+    router,
+    "GET",
     "/sessions/user_session_initialization_data",
-    response_model=InitData,
-    responses=problems(401),
+    InitData,
     summary="Key information for the client SDK (call before POST /sessions)",
 )
 async def init_data(request: Request) -> Response:
     def handle(call: Call) -> Reply:
+        call.uses("A04")
         nonce = secrets.token_urlsafe(24)
         expires = call.state.clock.after(int(_INIT["nonce_lifetime_seconds"]))
-        call.state.nonces[nonce] = Nonce(call.partner, expires)
+        call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
         return Reply(
             200,
             {
@@ -51,11 +55,11 @@ async def init_data(request: Request) -> Response:
         )
 
     # The nonce is what matters here; a session sent along is not used, so not checked.
-    return await run(request, handle, assumptions=("A04",), check_session=False)
+    return await run(request, handle, check_session=False)
 
 
 def _transition_refused(detail: str) -> Problem:
-    return Problem(409, "invalid-session-transition", detail)
+    return Problem(409, "invalid-session-transition", detail, assumptions=("A07",))
 
 
 def _not_recognized() -> Problem:
@@ -64,18 +68,19 @@ def _not_recognized() -> Problem:
         "device-not-recognized",
         "This device is not bound to that account or person. Promote a session of this device "
         "instead (POST /sessions with svc-session-id).",
+        assumptions=("A08",),
     )
 
 
 def _create(call: Call) -> Reply:
     state = call.state
-    call.reject_clear_pii()
-    request = call.parse(
+    request = call.body_as(
         SessionCreate,
         {
             "session_type": ("unknown-session-type", SESSION_TYPES),
             "expiration_strategy": ("unknown-expiration-strategy", STRATEGIES),
         },
+        uses=("A05", "A06"),
     )
     data = call.decrypt("encrypted_data", request.encrypted_data)
     nonce = state.nonces.get(data["nonce"]) if isinstance(data.get("nonce"), str) else None
@@ -84,16 +89,27 @@ def _create(call: Call) -> Reply:
             400,
             "nonce-invalid",
             "The nonce is unknown, used or expired; fetch new init data and encrypt again.",
+            assumptions=("A04",),
         )
-    nonce.used = True  # used up once the JWE decrypts, whatever happens next (A32)
+    # Used up once the JWE decrypts, whatever happens next (A04); forgotten at once (A50).
+    nonce.used = True
+    del state.nonces[data["nonce"]]
+    call.uses("A09")  # the device: its id and its key's thumbprint
     try:
         key, thumbprint = device_key(data.get("device_jwks"))
     except DeviceKeyError:
         raise Problem(
-            400, "invalid-device-key", "device_jwks must hold exactly one public EC P-256 key (no 'd')."
+            400,
+            "invalid-device-key",
+            "device_jwks must hold exactly one public EC P-256 key (no 'd').",
+            assumptions=("A09",),
         ) from None
     plain = call.parse_plaintext(
-        "encrypted_data", SessionPlaintext, data, {"device.platform": ("unknown-platform", PLATFORMS)}
+        "encrypted_data",
+        SessionPlaintext,
+        data,
+        {"device.platform": ("unknown-platform", PLATFORMS)},
+        uses=("A05",),
     )
     kind = request.session_type
     wanted_id = {"account": plain.account_id, "person": plain.person_id}.get(kind)
@@ -106,20 +122,20 @@ def _create(call: Call) -> Reply:
 
     # 13. state: rate, then the transition or the device binding.
     window = state.session_starts.setdefault((call.partner, device[0]), [])
-    recent = [t for t in window if state.now - t < timedelta(seconds=60)]
-    if len(recent) >= int(_RATE["max_sessions_per_device_per_minute"]):
-        call.assumptions.add("A32")
+    recent = [t for t in window if state.now - t < RATE_WINDOW]
+    if len(recent) >= MAX_PER_WINDOW:
         raise Problem(
             429,
             "rate-limited",
             "Too many sessions created for this device; wait and retry.",
-            headers={"Retry-After": "60"},
+            headers={"Retry-After": str(int(RATE_WINDOW.total_seconds()))},
+            assumptions=("A32",),
         )
     current = call.session
     account_id = person_id = None
     direct = False
     if current is not None:
-        call.assumptions.add("A07")
+        call.uses("A07")
         if _NEXT_TYPE.get(current.session_type) != kind:
             raise _transition_refused(
                 f"The current session is {current.session_type}; it can only be promoted to "
@@ -140,7 +156,7 @@ def _create(call: Call) -> Reply:
                 raise _transition_refused("The person's KYC must be established before promotion.")
             person_id, account_id = person.person_id, person.account_id
     elif kind != "anonymous":
-        call.assumptions.update({"A08", "A09"})
+        call.uses("A08")
         direct = True
         holder = (
             state.account(call.partner, wanted_id or "")
@@ -192,27 +208,25 @@ def _create(call: Call) -> Reply:
     return Reply(201, answer)
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/sessions",
-    status_code=201,
-    response_model=SessionCreated,
+    SessionCreated,
+    status=201,
+    takes=SessionCreate,
+    errors=(403, 429),
     response_model_exclude_none=True,
-    responses=problems(400, 401, 403, 409, 413, 415, 422, 429),
-    openapi_extra=body(SessionCreate),
     summary="Create a session (anonymous), promote one, or open one for a bound device",
 )
 async def create_session(request: Request) -> Response:
-    return await run(request, _create, assumptions=("A05", "A06"))
+    return await run(request, _create)
 
 
-@router.delete(
-    "/sessions",
-    status_code=204,
-    responses=problems(401),
-    summary="End the session named in svc-session-id",
-)
+@declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
 async def end_session(request: Request) -> Response:
     def handle(call: Call) -> Reply:
+        call.uses("A34")
         token = call.request.headers.get(SESSION_ID)
         if token is None:
             raise Problem(401, "session-required", f"Name the session to end in {SESSION_ID}.")
@@ -224,4 +238,4 @@ async def end_session(request: Request) -> Response:
         session.ended = True
         return Reply(204)
 
-    return await run(request, handle, assumptions=("A05",), check_session=False)
+    return await run(request, handle, check_session=False)

@@ -1,4 +1,8 @@
-"""Webhook subscriptions and the signing keys (A23, A24)."""
+"""Webhook subscriptions and the signing keys (A23, A24).
+
+Only the spec's four events can be subscribed to (A40); deliveries go to loopback hosts unless
+others were allowed at start (A39).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from fastapi import APIRouter, Request, Response
 from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
-from kit.sim.openapi import body, problems
+from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.settings import is_loopback
@@ -21,18 +25,18 @@ WEBHOOK_EVENTS: list[str] = list(_SPEC["webhook_events"])
 RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
 
 
-@router.post(
+@declare(
+    router,
+    "POST",
     "/webhooks/subscriptions",
-    status_code=201,
-    response_model=SubscriptionOut,
-    responses=problems(400, 401, 413, 415, 422),
-    openapi_extra=body(SubscriptionCreate),
+    SubscriptionOut,
+    status=201,
+    takes=SubscriptionCreate,
     summary="Subscribe a URL to webhook events",
 )
 async def subscribe(request: Request) -> Response:
     def handle(call: Call) -> Reply:
-        call.reject_clear_pii()
-        req = call.parse(SubscriptionCreate)
+        req = call.body_as(SubscriptionCreate, uses=("A23",))
         renamed = {name: RENAMED[name] for name in req.events if name in RENAMED}
         if renamed:
             raise Problem(
@@ -48,6 +52,7 @@ async def subscribe(request: Request) -> Response:
                 "unknown-event-type",
                 f"Unknown webhook event type; allowed: {', '.join(WEBHOOK_EVENTS)}.",
                 allowed=WEBHOOK_EVENTS,
+                assumptions=("A40",),
             )
         try:
             parts = urlsplit(req.url)
@@ -63,6 +68,7 @@ async def subscribe(request: Request) -> Response:
                 422,
                 "webhook-url-not-allowed",
                 "This simulator delivers only to loopback hosts unless others are allowed at start.",
+                assumptions=("A39",),
             )
         sub = Subscription(
             call.state.ids.next("sub"), call.partner, req.url, list(dict.fromkeys(req.events)), call.now
@@ -70,14 +76,13 @@ async def subscribe(request: Request) -> Response:
         call.state.subscriptions[sub.subscription_id] = sub
         return Reply(201, {"subscription_id": sub.subscription_id, "url": sub.url, "events": sub.events})
 
-    return await run(request, handle, assumptions=("A23",))
+    return await run(request, handle)
 
 
-@router.get(
-    "/webhooks/jwks",
-    response_model=Jwks,
-    responses=problems(401),
-    summary="Public keys that verify svc-webhook-signature",
-)
+@declare(router, "GET", "/webhooks/jwks", Jwks, summary="Public keys that verify svc-webhook-signature")
 async def jwks(request: Request) -> Response:
-    return await run(request, lambda call: Reply(200, call.state.keys.signing_jwks()), assumptions=("A24",))
+    def handle(call: Call) -> Reply:
+        call.uses("A24")
+        return Reply(200, call.state.keys.signing_jwks())
+
+    return await run(request, handle)

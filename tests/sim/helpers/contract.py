@@ -51,6 +51,16 @@ PII_FIELDS = [
     "tax_id",
     "passport_number",
 ]
+#: The register's names and synonyms of personal data (A11), in words: a field whose name holds
+#: one of them, in any spelling, is refused in clear text.
+PII_NAMES = [
+    "first name", "last name", "given name", "family name", "middle name", "full name", "surname",
+    "maiden name", "date of birth", "birth date", "birthday", "dob", "place of birth",
+    "national id", "national identification number", "national identity number",
+    "national insurance number", "ssn", "social security number", "tax id",
+    "tax identification number", "taxpayer id", "tin", "passport number", "id number",
+    "identity number", "driver license number", "drivers license number",
+]  # fmt: skip
 KYC_QUESTION_TEXTS = [
     "In which year were you born?",
     "In which month were you born?",

@@ -34,7 +34,7 @@ def load_key(name: str) -> ECKey | RSAKey:
 
 
 class Device:
-    """A device: id, metadata and an EC P-256 key pair held in memory (§3.3)."""
+    """A device: id, metadata and an EC P-256 key pair held in memory (register A09)."""
 
     def __init__(
         self,

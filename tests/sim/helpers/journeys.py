@@ -33,7 +33,7 @@ def create_session(
     plaintext: dict[str, Any] | None = None,
     encrypted_data: str | None = None,
 ) -> httpx.Response:
-    """``POST /sessions`` (§3.3); fetches fresh init data (a new nonce) unless given.
+    """``POST /sessions`` (register A05); fetches fresh init data (a new nonce) unless given.
 
     ``encrypted_data`` is sent as given when given (no ``device`` needed then).
     """

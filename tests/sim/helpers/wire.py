@@ -193,7 +193,7 @@ def token_response(
 
 
 def partner_token(http: httpx.Client, client_id: str = PARTNER_A[0], secret: str = PARTNER_A[1]) -> str:
-    """A partner access token by client credentials and HTTP Basic (§3.1)."""
+    """A partner access token by client credentials and HTTP Basic (register A01)."""
     resp = token_response(http, client_id, secret)
     assert resp.status_code == 200, resp.text
     return resp.json()["access_token"]

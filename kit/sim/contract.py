@@ -1,0 +1,279 @@
+"""The contract in the repository: ``docs/contract.md`` and ``data/openapi.json``, generated.
+
+``data/openapi.json`` is exactly the OpenAPI document the simulator serves at ``/openapi.json``
+(default settings), pretty-printed. ``docs/contract.md`` puts together, per area, the routes,
+their answers and codes, and for each behaviour whether the seed states it (its words, from
+``data/spec.toml``) or the simulator chose it (the register entry of ``data/assumptions.toml``).
+Both are generated, never edited; ``tests/test_contract_docs.py`` fails when either is stale.
+
+    $ python -m kit.sim.contract           # writes both files
+    $ python -m kit.sim.contract --check   # exit status 1 when either is not current
+
+Raises nothing itself; ``main`` returns the exit status.
+
+    >>> "## The register" in contract_markdown(openapi_document())  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kit import register
+
+METHODS = ("get", "post", "put", "patch", "delete")
+NAMING_RULE = (
+    "Every answer's `svc-assumptions` header names the register entries of the path the request "
+    "actually took. A step of the order of checks names its entry as it runs: the bearer header "
+    "(A02) whenever the partner token is checked, an `Idempotency-Key` sent or required (A20), a "
+    "valid session's lifetime (A06), the session an endpoint needs (A43), the binding of a session to "
+    "the resource (A31), the JWE rules (A04) and the route's body shape. A check that is only a limit "
+    "or a refusal names its entry when it refuses: body limits (A22), clear-text PII (A11), session "
+    "validity (A06, A07, A30, A34), not found (A30 and the resource's entry), business rules. What "
+    "shapes a success is named by the route (its representation, A35, A36…); every problem+json "
+    "answer names A21, every control-plane answer A45. An idempotent replay repeats the stored "
+    "answer's list. A behaviour no entry names comes from the seed itself."
+)
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document a simulator with default settings serves at ``/openapi.json``."""
+    from kit.sim.app import create_app
+    from kit.sim.settings import Settings
+
+    return create_app(Settings()).openapi()
+
+
+def openapi_text(document: dict[str, Any]) -> str:
+    """``document`` as stored in ``data/openapi.json``: indented, key order kept, newline-ended."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(METHOD, path, operation)`` for every operation of ``document``, in its order."""
+    return [
+        (method.upper(), path, op)
+        for path, ops in document["paths"].items()
+        for method, op in ops.items()
+        if method in METHODS
+    ]
+
+
+def covering_entries(method: str, path: str, status: str) -> list[dict[str, Any]]:
+    """The register entries whose ``covers.routes`` names ``METHOD path status`` (wildcards too)."""
+    found = []
+    for entry in register.assumptions():
+        for route in entry.get("covers", {}).get("routes", []):
+            if route_matches(route, method, path, status):
+                found.append(entry)
+                break
+    return found
+
+
+def route_matches(route: str, method: str, path: str, status: str) -> bool:
+    """Whether a ``covers`` route (``"POST /sessions 201"``, ``"* /_sim/* 2xx"``) names this one."""
+    r_method, r_path, r_status = route.split(" ")
+    if r_method not in ("*", method):
+        return False
+    if r_status != status and not (r_status.endswith("xx") and status[0] == r_status[0]):
+        return False
+    return r_path == path or (r_path.endswith("*") and path.startswith(r_path[:-1]))
+
+
+def covered_codes() -> dict[tuple[int, str], list[str]]:
+    """``(status, code)`` → the ids of the entries whose ``covers.codes`` name it."""
+    codes: dict[tuple[int, str], list[str]] = {}
+    for entry in register.assumptions():
+        for item in entry.get("covers", {}).get("codes", []):
+            status, code = item.split(" ", 1)
+            codes.setdefault((int(status), code), []).append(entry["id"])
+    return codes
+
+
+# --- the markdown --------------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    return "“" + text.replace(" … ", "” … “") + "”"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _entry_ref(entry: dict[str, Any]) -> str:
+    return f"[{entry['id']}](#{entry['id'].lower()}) {entry['topic']}"
+
+
+def _seed_row(method: str, path: str) -> dict[str, str] | None:
+    for row in register.spec().get("endpoint", []):
+        if (row["method"], row["path"]) == (method, path):
+            return dict(row)
+    return None
+
+
+def _route_section(method: str, path: str, op: dict[str, Any]) -> list[str]:
+    responses = op.get("responses", {})
+    success = [s for s in responses if s.startswith("2")]
+    errors = [s for s in responses if not s.startswith("2")]
+    lines = [f"#### `{method} {path}`", ""]
+    if op.get("summary"):
+        lines += [f"{op['summary']}{' (deprecated)' if op.get('deprecated') else ''}.", ""]
+    lines.append(f"- Answers: {', '.join(f'`{s}`' for s in success)}; errors: {', '.join(errors) or 'none'}.")
+    seed = _seed_row(method, path)
+    if seed is None:
+        lines.append(
+            "- **Seed:** the endpoint is not in the seed's table (“All other endpoints of the service: "
+            "not shown.”): path, body and answers are the simulator's."
+        )
+    else:
+        lines.append(
+            f"- **Seed:** sent {_quote(seed['sent'])}; returned {_quote(seed['returned'])}; "
+            f"notes {_quote(seed['notes'])}."
+        )
+    for status in success:
+        for entry in covering_entries(method, path, status):
+            lines.append(f"- **Choice {entry['id']}** ({entry['topic']}), `{status}`: {entry['choice']}")
+    return [*lines, ""]
+
+
+def _areas(document: dict[str, Any]) -> list[str]:
+    by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
+    for method, path, op in operations(document):
+        by_tag.setdefault((op.get("tags") or ["other"])[0], []).append((method, path, op))
+    lines = ["## Routes, by area", ""]
+    for tag, ops in by_tag.items():
+        lines += [f"### {tag[0].upper()}{tag[1:]}", ""]
+        for method, path, op in ops:
+            lines += _route_section(method, path, op)
+    return lines
+
+
+def _codes() -> list[str]:
+    entries = {e["id"]: e for e in register.assumptions()}
+    lines = [
+        "## Problem and error codes",
+        "",
+        "Every code is the simulator's choice: the seed says “Error status codes, error codes and error "
+        "body shape: not shown.” Problems are RFC 9457 (A21); the token endpoints answer RFC 6749 "
+        "errors (A01).",
+        "",
+        "| status | code | decided by |",
+        "|---|---|---|",
+    ]
+    for (status, code), ids in sorted(covered_codes().items()):
+        lines.append(f"| {status} | `{code}` | {'; '.join(_entry_ref(entries[i]) for i in ids)} |")
+    return [*lines, ""]
+
+
+def _register() -> list[str]:
+    lines = [
+        "## The register",
+        "",
+        "The simulator's choices, each beside the seed's words that leave it open.",
+        "",
+    ]
+    for entry in register.assumptions():
+        lines += [f"### {entry['id']}", "", f"**{entry['topic']}**", ""]
+        lines += [f"- **Seed:** {_quote(entry['spec'])}", f"- **Choice:** {entry['choice']}"]
+        lines.append(f"- **Enforced in:** {', '.join(f'`{p}`' for p in entry['enforced_in'])}")
+        if entry.get("value"):
+            lines.append(f"- **Value:** `{json.dumps(entry['value'], ensure_ascii=False)}`")
+        covers = entry.get("covers", {})
+        named = [f"`{r}`" for r in covers.get("routes", [])] + [f"`{c}`" for c in covers.get("codes", [])]
+        if named:
+            lines.append(f"- **Covers:** {', '.join(named)}")
+        lines.append("")
+    return lines
+
+
+def _seed_facts() -> list[str]:
+    spec = register.spec()
+    lines = ["## What the seed states", "", f"Version {spec['version']}, dated {spec['date']}.", ""]
+    lines += ["Rules that hold for the service as a whole:", ""]
+    lines += [f"{n}. {_quote(rule)}" for n, rule in enumerate(spec["rules"], 1)]
+    lines += ["", "| method | path | sent | returned | notes |", "|---|---|---|---|---|"]
+    for row in spec["endpoint"]:
+        cells = [row["method"], f"`{row['path']}`", row["sent"], row["returned"], row["notes"]]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += ["", "Inbound event types: " + ", ".join(f"`{t}`" for t in spec["inbound_event_types"]) + "."]
+    lines += ["", "| webhook event | status in the seed |", "|---|---|"]
+    lines += [f"| `{name}` | {status} |" for name, status in spec["webhook_events"].items()]
+    lines += ["", "Category renames (“Category names do not change paths.”): "]
+    lines += [f"- {old} → {new}" for old, new in spec["category_renames"].items()]
+    lines += ["", "The changes of 1.2.0:", ""]
+    lines += [
+        f"{c['number']}. **{c['title']}.** {_quote(c['spec'])} Shown by: {c['shown_by']}"
+        for c in spec["change"]
+    ]
+    return [*lines, ""]
+
+
+def contract_markdown(document: dict[str, Any]) -> str:
+    """``docs/contract.md`` for the OpenAPI ``document`` and the data of ``kit.register``."""
+    spec = register.spec()
+    head = [
+        "# The simulator's contract",
+        "",
+        "<!-- Generated by `python -m kit.sim.contract` from data/assumptions.toml, data/spec.toml and "
+        "the simulator's OpenAPI document (data/openapi.json). Do not edit by hand. -->",
+        "",
+        f"Partner Financial Services API {spec['version']}, as the simulator serves it. For every "
+        "behaviour this page says whether the seed (the API's specification) states it — its own words, "
+        "in quotes — or the simulator chose it where the seed says “not shown”: a **choice** with its "
+        "register entry (`Axx`, below). A partner sandbox may choose differently.",
+        "",
+        "## Every answer",
+        "",
+        f"- The session token travels in `{spec['session_header']}` (seed: “Token then goes in header "
+        "svc-session-id on later calls.”); the partner token in `Authorization: Bearer` (choice A02).",
+        "- Every answer carries `svc-request-id`, `svc-api-version` and `svc-assumptions`, and "
+        "`svc-session-expires-at` when a valid session was presented (choices A27, A28).",
+        "- Errors, and which check answers first (the order of checks): choice A21. Conventions (ids, "
+        "times, field names): choice A41. Money: choice A19.",
+        f"- {NAMING_RULE}",
+        "",
+    ]
+    lines = head + _areas(document) + _codes() + _register() + _seed_facts()
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def targets(root: Path) -> dict[Path, str]:
+    """The generated files under ``root`` (the repository) and their current content."""
+    document = openapi_document()
+    return {
+        root / "data" / "openapi.json": openapi_text(document),
+        root / "docs" / "contract.md": contract_markdown(document),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the generated files, or with ``--check`` report the stale ones (exit status 1)."""
+    parser = argparse.ArgumentParser(prog="python -m kit.sim.contract", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check that the files are current")
+    parser.add_argument("--root", type=Path, default=register.data_dir().parent, help="the repository")
+    args = parser.parse_args(argv)
+    stale: list[Path] = []
+    for path, text in targets(args.root).items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        stale.append(path)
+        if not args.check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    for path in stale:
+        print(f"{'stale' if args.check else 'wrote'}: {path}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

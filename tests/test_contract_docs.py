@@ -1,0 +1,156 @@
+"""The contract in the repository: docs/contract.md and data/openapi.json are current, and every
+route, status and code of the simulator is covered by a register entry or a fact of the seed.
+
+The coverage is data (each register entry's ``covers``: routes and codes, in
+data/assumptions.toml; the seed's endpoint table in data/spec.toml), read here, not a table of
+this test. The codes the simulator can answer are read from its source (``tests/client/sim_codes.py``), so a
+new code without an entry fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kit import register
+from kit.sim import contract
+from tests.client.sim_codes import sim_problem_codes
+
+ROOT = Path(__file__).resolve().parent.parent
+SIM = ROOT / "kit" / "sim"
+#: Codes the simulator's source names but that no partner answer carries on purpose: the
+#: fallback for an HTTP error Starlette raises that is neither 404 nor 405 (never on a partner
+#: route; the fast-path test provokes one).
+NOT_A_CONTRACT_CODE = {"http-error"}
+
+
+@pytest.fixture(scope="module")
+def document() -> dict:
+    return contract.openapi_document()
+
+
+# --- the files are current ------------------------------------------------------------------------
+
+
+def test_data_openapi_json_is_the_document_the_simulator_serves(document: dict) -> None:
+    stored = (ROOT / "data" / "openapi.json").read_text(encoding="utf-8")
+    assert stored == contract.openapi_text(document), "stale: run python -m kit.sim.contract"
+
+
+def test_the_served_document_is_the_stored_one(http: httpx.Client) -> None:
+    served = http.get("/openapi.json").json()
+    assert served == json.loads((ROOT / "data" / "openapi.json").read_text(encoding="utf-8"))
+
+
+def test_docs_contract_md_is_current(document: dict) -> None:
+    stored = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    assert stored == contract.contract_markdown(document), "stale: run python -m kit.sim.contract"
+
+
+def test_the_check_command_finds_a_stale_file(tmp_path: Path) -> None:
+    assert contract.main(["--root", str(tmp_path)]) == 0  # writes both
+    assert contract.main(["--check", "--root", str(tmp_path)]) == 0
+    (tmp_path / "docs" / "contract.md").write_text("edited by hand\n", encoding="utf-8")
+    assert contract.main(["--check", "--root", str(tmp_path)]) == 1
+
+
+# --- coverage: routes, statuses, codes ----------------------------------------------------------
+
+
+def test_every_route_and_success_is_covered_by_a_register_entry(document: dict) -> None:
+    missing = [
+        f"{method} {path} {status}"
+        for method, path, op in contract.operations(document)
+        for status in op["responses"]
+        if status.startswith("2") and not contract.covering_entries(method, path, status)
+    ]
+    assert not missing, f"no register entry covers: {missing}"
+
+
+def test_every_covered_route_exists(document: dict) -> None:
+    served = {(m, p, s) for m, p, op in contract.operations(document) for s in op["responses"]}
+    for entry in register.assumptions():
+        for route in entry.get("covers", {}).get("routes", []):
+            assert any(contract.route_matches(route, *r) for r in served), (entry["id"], route)
+
+
+def test_every_error_status_has_a_covered_code(document: dict) -> None:
+    statuses = {status for status, _ in contract.covered_codes()}
+    for method, path, op in contract.operations(document):
+        for status in op["responses"]:
+            if not status.startswith("2"):
+                assert int(status) in statuses, f"{method} {path} {status}: no code of that status"
+
+
+def test_the_seeds_endpoints_are_served_or_removed(document: dict) -> None:
+    served = {(m, p) for m, p, _ in contract.operations(document)}
+    removed = {(e["method"], e["path"]) for e in register.spec()["removed_endpoints"]}
+    for row in register.spec()["endpoint"]:
+        key = (row["method"], row["path"])
+        assert key in served or key in removed, key
+
+
+def answerable_codes() -> set[str]:
+    """Every error code the simulator's source can answer (read by ``tests.client.sim_codes``)."""
+    return sim_problem_codes(SIM) - NOT_A_CONTRACT_CODE
+
+
+def test_every_code_the_simulator_can_answer_is_covered() -> None:
+    answerable = answerable_codes()
+    assert len(answerable) > 40  # the scan finds them (it is not vacuous)
+    missing = sorted(answerable - {code for _, code in contract.covered_codes()})
+    assert not missing, f"codes without a register entry's covers.codes: {missing}"
+
+
+def test_every_covered_code_is_one_the_simulator_can_answer() -> None:
+    stale = sorted({code for _, code in contract.covered_codes()} - answerable_codes())
+    assert not stale, f"covers.codes the simulator never answers: {stale}"
+
+
+def test_the_named_issue_items_are_registered() -> None:
+    """The inventions issue 13 listed, each decided by an entry (by what it covers or says)."""
+    codes = contract.covered_codes()
+    for code in [
+        (400, "invalid_scope"),
+        (400, "idempotency-key-invalid"),
+        (429, "rate-limited"),
+        (422, "webhook-url-not-allowed"),
+        (422, "self-transfer"),
+        (422, "insufficient-funds"),
+    ]:
+        assert code in codes, code
+    assert contract.covering_entries("DELETE", "/sessions", "204")
+    assert contract.covering_entries("GET", "/cards/{card_id}", "200")
+    assert contract.covering_entries("POST", "/p2p/transfers", "201")
+    texts = {e["id"]: e["choice"] for e in register.assumptions()}
+    assert any("card.expired" in t and "Deprecation" in t for t in texts.values())
+    assert any("Other webhook events" in e["spec"] for e in register.assumptions())
+    assert any("snake_case" in t and "RFC 3339" in t and "acc_" in t for t in texts.values())
+    assert any("completed" in t and "/p2p/transfers" in t for t in texts.values())
+
+
+# --- no citation of files outside the repository --------------------------------------------------
+
+#: DESIGN.md / STYLE.md, "DESIGN §3.4", or a bare "§3.4" that is not an RFC's section.
+_OUTSIDE = re.compile(r"\bDESIGN\b|\bSTYLE\.md\b|(?<!RFC \d{4} )§ ?\d")
+
+
+@pytest.mark.parametrize("folder", ["kit", "docs", "data", "tests", "notebooks", "."])
+def test_nothing_cites_files_outside_the_repository(folder: str) -> None:
+    """A partner receives the repository alone: README, docs, notebooks and code cite what is in it."""
+    hits = []
+    paths = (ROOT / folder).glob("*") if folder == "." else (ROOT / folder).rglob("*")
+    for path in sorted(paths):
+        suffixes = (".py", ".md", ".toml", ".json", ".cfg", ".ipynb")
+        if path.suffix not in suffixes or "node_modules" in path.parts or not path.is_file():
+            continue
+        if path.name == "openapi.json":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _OUTSIDE.search(line) and path != Path(__file__):
+                hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
+    assert not hits, "cite the register or docs/contract.md instead:\n" + "\n".join(hits)
