@@ -1,14 +1,16 @@
-"""Population simulation throughput: journeys (customers) per second on the embedded simulator.
+"""Population simulation throughput: journeys (customers) per second, by shards and engine.
 
 Not a timed test: it measures, prints and writes ``benchmarks/results/simulate.json``. Each
 customer is one ``kit.connect()`` device going through onboarding (3 sessions, account,
 person, KYC), a card opened and closed, ~1 inbound event and, for half of them, a P2P
-transfer — about 15 HTTP calls and 5 JWE encryptions to the server key per customer.
+transfer — about 15 HTTP calls and 5 JWE encryptions to the server key per customer. The
+shards run in local worker processes (``--workers``) or on a Dask scheduler (``--cluster``).
 
 Example::
 
     $ .venv/bin/python -m benchmarks.bench_simulate --customers 1000
-    $ .venv/bin/python -m benchmarks.bench_simulate --customers 200 --faults flaky --concurrency 4
+    $ .venv/bin/python -m benchmarks.bench_simulate --customers 200 --faults flaky --shards 4 8
+    $ .venv/bin/python -m benchmarks.bench_simulate --cluster tcp://127.0.0.1:8786
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ import kit.lab.simulate as sim
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.json"
 
 
-def measure(customers: int, *, concurrency: int, faults: str, seed: int) -> dict[str, Any]:
+def measure(
+    customers: int, *, shards: int, faults: str, seed: int, workers: int | None = None, cluster: Any = None
+) -> dict[str, Any]:
     """One run; its figures (wall clock, journeys and steps per second, the ledger check)."""
     started = time.perf_counter()
     result = sim.run(
         customers=customers,
         seed=seed,
-        concurrency=concurrency,
+        shards=shards,
+        workers=workers,
+        cluster=cluster,
         faults=None if faults == "none" else faults,
         progress=False,
     )
@@ -40,7 +46,8 @@ def measure(customers: int, *, concurrency: int, faults: str, seed: int) -> dict
     steps = len(result.steps)
     return {
         "customers": customers,
-        "concurrency": concurrency,
+        "shards": shards,
+        "engine": result.settings["engine"],
         "faults": faults,
         "seed": seed,
         "steps": steps,
@@ -50,6 +57,7 @@ def measure(customers: int, *, concurrency: int, faults: str, seed: int) -> dict
         "steps_per_s": round(steps / result.elapsed_s, 1),
         "retries": int(result.steps["retries"].sum()),
         "money_conserved": result.money_conserved,
+        "worker_peak_rss_mb": float(result.shards["peak_rss_mb"].max()),
         "funnel": dict(
             zip(result.funnel["stage"].astype(str), result.funnel["customers"].tolist(), strict=True)
         ),
@@ -59,18 +67,21 @@ def measure(customers: int, *, concurrency: int, faults: str, seed: int) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--customers", type=int, default=1000)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[8])
+    parser.add_argument("--shards", type=int, nargs="+", default=[sim.DEFAULT_SHARDS * 2])
+    parser.add_argument("--workers", type=int, default=None, help="local processes (default: one per core)")
+    parser.add_argument("--cluster", default=None, help="a Dask scheduler address instead of local processes")
     parser.add_argument("--faults", nargs="+", default=["none"], choices=list(sim.FAULT_PROFILES))
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    sim.run(customers=10, seed=args.seed, progress=False)  # warm-up: start the embedded simulator
+    engine = {"workers": args.workers, "cluster": args.cluster}
+    sim.run(customers=20, seed=args.seed, shards=2, progress=False, **engine)  # warm-up: start the workers
     runs = []
     for faults in args.faults:
-        for concurrency in args.concurrency:
-            figures = measure(args.customers, concurrency=concurrency, faults=faults, seed=args.seed)
+        for shards in args.shards:
+            figures = measure(args.customers, shards=shards, faults=faults, seed=args.seed, **engine)
             runs.append(figures)
             print(
-                f"{figures['customers']} customers, concurrency {concurrency}, faults {faults}: "
+                f"{figures['customers']} customers, {shards} shards ({figures['engine']}), faults {faults}: "
                 f"{figures['run_s']} s, {figures['journeys_per_s']} journeys/s, "
                 f"{figures['steps_per_s']} steps/s, retries {figures['retries']}, "
                 f"money conserved {figures['money_conserved']}"

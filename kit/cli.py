@@ -7,9 +7,15 @@ and the control token are read from the environment (``KIT_SIM_PARTNERS``,
 Each wing is imported when its command runs (``regress`` when the parser is built, for its
 options; papermill only when notebooks run).
 
+``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit.fixtures`)
+for the simulator's own personas — their PII and the KYC answers that pass — so that the
+sandbox profile can be tried end to end against ``kit serve --no-control``; it refuses to
+replace an existing file unless ``--overwrite-fixtures``.
+
 Example::
 
     $ kit serve --port 0 --seed 11
+    $ kit serve --no-control --sandbox-fixtures /tmp/sandbox.toml
     $ kit walk
     $ kit regress 04 -p seed=11
 """
@@ -29,6 +35,50 @@ PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
 
 
+def sim_fixtures_text() -> str:
+    """A sandbox fixtures file for the simulator's personas: PII from the register's personas,
+    KYC answers keyed by the question texts of register entry A12 (birth year, month name, last
+    two digits of the national id — what the simulator derives from the PII).
+
+    Example::
+
+        >>> "[[persona]]" in sim_fixtures_text()
+        True
+    """
+    import calendar
+    from datetime import date
+
+    from kit import fixtures, register
+
+    year, month, last2 = register.value("A12")["question_texts"]
+    personas = []
+    for person in register.personas():
+        born = date.fromisoformat(str(person["date_of_birth"]))
+        digits = "".join(ch for ch in str(person["national_id"]) if ch.isdigit()).rjust(2, "0")[-2:]
+        kyc = {year: str(born.year), month: calendar.month_name[born.month], last2: digits}
+        personas.append({**{k: person[k] for k in fixtures.PERSONA_FIELDS}, "kyc": kyc})
+    header = (
+        "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
+        f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit.fixtures "
+        "(README: Running against your sandbox)."
+    )
+    return fixtures.render(personas, header=header)
+
+
+def _write_fixtures(path: str, overwrite: bool) -> str | None:
+    """Write :func:`sim_fixtures_text` to ``path`` (owner-only); the reason it could not, or None."""
+    target = os.path.abspath(path)
+    if os.path.exists(target) and not overwrite:
+        return f"{path} exists: pass --overwrite-fixtures to replace it"
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(sim_fixtures_text())
+    except OSError as exc:
+        return f"cannot write {path}: {type(exc).__name__}"
+    return None
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -43,6 +93,11 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.sandbox_fixtures:
+        refused = _write_fixtures(args.sandbox_fixtures, args.overwrite_fixtures)
+        if refused is not None:
+            print(f"refusing to start: {refused}", file=sys.stderr)
+            return 2
     overrides: dict[str, object] = {}
     if os.environ.get(PARTNERS_ENV):
         try:
@@ -127,6 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="deliver webhooks to this non-loopback host too (repeatable)",
     )
     serve.add_argument("--access-log", action="store_true", help="log method, path and status")
+    serve.add_argument(
+        "--sandbox-fixtures",
+        metavar="PATH",
+        help=f"first write a sandbox fixtures file for the simulator's personas (for {env.SANDBOX_FIXTURES})",
+    )
+    serve.add_argument(
+        "--overwrite-fixtures", action="store_true", help="replace an existing --sandbox-fixtures file"
+    )
     serve.add_argument(
         "--crypto-workers",
         type=int,

@@ -21,6 +21,7 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from kit import checks
 from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, TokenGrant
 from kit.config import Config, resolve
 from kit.crypto import Device
@@ -56,7 +57,7 @@ class Client:
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
     ``p2p``, ``document_requests``, ``webhooks``, ``sim`` (sim profile), ``history``,
-    ``calls``, ``session``, ``device``.
+    ``calls``, ``drift``, ``session``, ``device``.
     """
 
     def __init__(self, config: Config) -> None:
@@ -111,6 +112,19 @@ class Client:
         """Every call so far: time, method, path, status, ms, session_type, code,
         request_id, replayed, retries, assumptions. Never headers, bodies or secrets."""
         return self._requestor.history.frame()
+
+    @property
+    def drift(self) -> pd.DataFrame:
+        """Every way this client's answers differed from the contract (``data/openapi.json``):
+        operation, field (or header), expected, got, request_id, kind — never a value from an
+        answer (a type drift names the JSON types). Empty when the API keeps its contract.
+
+        Example::
+
+            >>> api.drift.empty                                      # doctest: +SKIP
+            True
+        """
+        return self._requestor.drift.frame()
 
     @property
     def calls(self) -> History:
@@ -249,7 +263,8 @@ def connect(profile: str = "sim", **overrides: Any) -> Client:
     ``client_id=``, ``client_secret=``). Other options: ``allow_deprecated``, ``jwe_alg``
     (``"RSA-OAEP-256"`` or ``"ECDH-ES+A256KW"``), ``device`` (``{"device_id", "platform",
     "model", "os_version"}``), ``max_retries``, ``backoff_base``, ``backoff_cap``, ``seed`` /
-    ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``.
+    ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
+    (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``).
 
     Example::
 
@@ -262,6 +277,7 @@ def connect(profile: str = "sim", **overrides: Any) -> Client:
         TransportError: the embedded simulator could not start.
     """
     config = resolve(profile, overrides, environ=os.environ)
+    checks.note_connect(config.profile)  # checks that need the control plane skip on a sandbox
     if config.profile == "sim" and not config.base_url:
         from kit._embedded import embedded_base_url
 

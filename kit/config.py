@@ -30,7 +30,7 @@ from kit import env
 from kit.errors import ConfigError
 from kit.sensitive import Sensitive
 
-__all__ = ["ENV_VARS", "PROFILES", "Config", "resolve"]
+__all__ = ["DRIFT_MODES", "ENV_VARS", "PROFILES", "Config", "resolve"]
 
 PROFILES = ("sim", "sandbox")
 #: The sandbox settings and the environment variable each is read from.
@@ -60,6 +60,7 @@ class Config:
     control_token: Sensitive[str] | None = field(default=None, repr=False)
     token_refresh_margin: float = 60.0
     access_token: Sensitive[str] | None = field(default=None, repr=False)
+    drift: str = "report"
 
 
 _OPTIONS = {
@@ -79,15 +80,19 @@ _OPTIONS = {
     "device",
     "control_token",
     "token_refresh_margin",
+    "drift",
 }
+#: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
+DRIFT_MODES = ("report", "raise", "off")
 
 
 def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str, str]) -> Config:
     """Build the configuration for ``profile`` from keyword overrides and the environment.
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
-    ``time.sleep`` between retries (tests). For ``sim`` the base URL may be left out: the
-    embedded simulator's is filled in by :func:`kit.connect`.
+    ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
+    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``. For ``sim``
+    the base URL may be left out: the embedded simulator's is filled in by :func:`kit.connect`.
 
     Raises:
         ConfigError: an unknown profile or option, or (sandbox) missing settings, named.
@@ -130,6 +135,8 @@ def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str,
         handed = environ.get(env.ACCESS_TOKEN)  # fetched once by ``kit regress``, never a parameter
         if handed:
             opts["access_token"] = Sensitive(handed, label="access_token")
+    if opts.get("drift", "report") not in DRIFT_MODES:
+        raise ConfigError(f"drift {opts['drift']!r} is not allowed; allowed: {', '.join(DRIFT_MODES)}")
     if opts.get("jwe_alg", "RSA-OAEP-256") not in ("RSA-OAEP-256", "ECDH-ES+A256KW"):
         raise ConfigError(
             f"jwe_alg {opts['jwe_alg']!r} is not allowed; allowed: RSA-OAEP-256, ECDH-ES+A256KW"

@@ -10,6 +10,8 @@ The tree::
 
     KitError
     ├── ConfigError ─── NotAvailable (also AttributeError: api.sim outside the sim profile)
+    │               └── FixturesError   a sandbox fixtures file that cannot be used (the entry named)
+    ├── ContractDrift               an answer differs from data/openapi.json (connect(drift="raise"))
     ├── DeprecatedEndpoint          client-side refusal; connect(..., allow_deprecated=True)
     ├── TransportError              connection failures, time-outs (wraps httpx)
     ├── CryptoError                 a server JWE failed the device's checks
@@ -78,6 +80,7 @@ __all__ = [
     "CardNotFound",
     "ConfigError",
     "Conflict",
+    "ContractDrift",
     "CryptoError",
     "DeprecatedEndpoint",
     "DeviceNotRecognized",
@@ -88,6 +91,7 @@ __all__ = [
     "EndpointRemoved",
     "EventMismatch",
     "EventRenamed",
+    "FixturesError",
     "IdempotencyError",
     "IdempotencyKeyInUse",
     "IdempotencyKeyInvalid",
@@ -191,6 +195,32 @@ class NotAvailable(ConfigError, AttributeError):
     """A feature that only exists in another profile (``api.sim`` outside ``sim``)."""
 
     hint = "connect with kit.connect('sim') to use the simulator's control plane"
+
+
+class FixturesError(ConfigError):
+    """The sandbox fixtures file (``PARTNER_API_SANDBOX_FIXTURES``) cannot be used: unreadable,
+    not TOML, or an entry of the wrong shape. The message names the entry, never its value."""
+
+    hint = "see the format in kit.fixtures (README: Running against your sandbox)"
+
+
+class ContractDrift(KitError):
+    """An answer differs from the contract (``data/openapi.json``); raised only by clients built
+    with ``kit.connect(..., drift="raise")`` — by default drift is reported in ``api.drift``.
+
+    ``drift`` holds the rows (:class:`kit.drift.Drift`): operation, field, expected, got.
+    """
+
+    hint = "the API no longer matches its contract: see api.drift, and tell the API's owner"
+
+    def __init__(self, drift: Any) -> None:
+        self.drift = tuple(drift)
+        lines = "; ".join(str(d) for d in self.drift[:5])
+        more = f" (and {len(self.drift) - 5} more)" if len(self.drift) > 5 else ""
+        super().__init__(f"contract drift: {lines}{more}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.drift,))
 
 
 class DeprecatedEndpoint(KitError):

@@ -1,10 +1,10 @@
 """The one owner of a client's connection and session state; every resource calls through it.
 
 A :class:`Requestor` holds what one device's calls share: the configuration, the transport
-(partner token included), the call history, the device key pair, the server's encryption keys
-and the current session. :class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>``
-receive the same requestor (never the client); only the requestor changes its state, through
-the methods below.
+(partner token included), the call history, the contract drift found, the device key pair,
+the server's encryption keys and the current session. :class:`~kit.Client`, ``api.sessions``
+and every ``api.<resource>`` receive the same requestor (never the client); only the requestor
+changes its state, through the methods below.
 
 Example::
 
@@ -26,6 +26,7 @@ import httpx
 from kit import env
 from kit.config import Config
 from kit.crypto import Device, ServerKeys
+from kit.drift import DriftLog, process_log
 from kit.history import History
 from kit.models import SessionInfo, parse_time
 from kit.sensitive import Sensitive
@@ -62,7 +63,8 @@ class Requestor:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.history = History()
-        self.transport = Transport(config, history=self.history)
+        self.drift = DriftLog(parent=process_log())
+        self.transport = Transport(config, history=self.history, drift=self.drift)
         self.device = Device(**dict(config.device or {}))
         self._server_keys = ServerKeys()
         self._current: CurrentSession | None = None

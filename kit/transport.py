@@ -9,7 +9,9 @@ loading). For every call it
   injectable sleep), honouring ``Retry-After``, at most ``max_retries`` times;
 - turns error answers into :mod:`kit.errors` classes and httpx failures into
   :class:`~kit.errors.TransportError`;
-- records one :class:`~kit.history.Entry` (never headers or bodies).
+- records one :class:`~kit.history.Entry` (never headers or bodies);
+- checks every final answer (and the token exchanges) against the contract
+  (:mod:`kit.contract`): drift goes to the client's :class:`~kit.drift.DriftLog`.
 
 Example::
 
@@ -29,18 +31,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from kit.auth import TOKEN_PATH, PartnerAuth
 from kit.config import Config
-from kit.errors import TransportError, error_from_response
+from kit.contract import HEADERS as CONTRACT_HEADERS
+from kit.contract import Contract
+from kit.drift import DriftLog
+from kit.errors import ContractDrift, TransportError, error_from_response
 from kit.history import Entry, History
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
 
 RETRY_STATUSES = frozenset({429, 503})
 USER_AGENT = "partner-api-kit/0.1.0"
+#: The simulator's answer to a fault the caller injected through its control plane: asked
+#: for, so not drift (sim profile only; a sandbox has no control plane).
+INJECTED_FAULT = "injected-fault"
 
 
 @dataclass(frozen=True)
@@ -96,11 +105,13 @@ def _parse_body(response: httpx.Response) -> Any:
 class Transport:
     """Sends requests for one client (see the module docstring)."""
 
-    def __init__(self, config: Config, *, history: History) -> None:
+    def __init__(self, config: Config, *, history: History, drift: DriftLog | None = None) -> None:
         if not config.base_url:
             raise TransportError("no base URL configured")
         self.config = config
         self.history = history
+        self.drift = drift if drift is not None else DriftLog()
+        self._prefix = urlsplit(config.base_url).path.rstrip("/")
         self._client = httpx.Client(
             base_url=config.base_url,
             timeout=config.timeout,
@@ -161,8 +172,37 @@ class Transport:
 
     def _observe_auth(self, response: httpx.Response, ms: float) -> None:
         """Exchanges the auth flow makes itself: token fetches and the 401 that triggers one."""
-        request = (response.request.method, response.request.url.path)
+        path = response.request.url.path
+        request = (
+            response.request.method,
+            path[len(self._prefix) :] if path.startswith(self._prefix) else path,
+        )
         self._record(datetime.now(UTC), request, response, ms, None, 0)
+        self._check_contract(request, response, _parse_body(response))
+
+    def _check_contract(self, request: tuple[str, str], response: httpx.Response, body: Any) -> None:
+        """Check one answer against the contract; keep its drift (or raise, ``drift="raise"``).
+
+        Raises:
+            ContractDrift: the answer drifted and the client was built with ``drift="raise"``.
+        """
+        mode = self.config.drift
+        if mode == "off":
+            return
+        if self.config.profile == "sim" and isinstance(body, Mapping) and body.get("code") == INJECTED_FAULT:
+            return
+        headers = {}  # the few the check reads, in one pass (each httpx lookup scans them all)
+        for raw_name, raw_value in response.headers.raw:
+            name = raw_name.decode("latin-1").lower()
+            if name in CONTRACT_HEADERS:
+                headers[name] = raw_value.decode("latin-1")
+        rows = Contract.default().check(
+            request[0], request[1], response.status_code, headers, body, has_content=bool(response.content)
+        )
+        if rows:
+            self.drift.record(rows)
+            if mode == "raise":
+                raise ContractDrift(rows)
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -231,10 +271,11 @@ class Transport:
         # A failed token fetch ends the auth flow with the token endpoint's answer; the
         # flow's observer has recorded it already.
         from_token_endpoint = partner and response.request.url.path.endswith(TOKEN_PATH)
+        body = _parse_body(response)
         if not from_token_endpoint:
             ms = (time.perf_counter() - t0) * 1000
             self._record(started_at, (method, path), response, ms, session_type, attempt)
-        body = _parse_body(response)
+            self._check_contract((method, path), response, body)
         if response.status_code >= 400:
             raise error_from_response(
                 response.status_code,

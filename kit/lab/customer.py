@@ -1,8 +1,8 @@
 """One synthetic customer of a population run, on its own client (one device): its plan
 played step by step, a row recorded per step.
 
-:class:`Crowd` holds the customers of one run; :meth:`Crowd.run_one` plays one plan (the run's
-thread pool calls it). Onboarding goes through :func:`kit.lab.journeys.onboard`, with
+:class:`Crowd` holds the customers of one shard; :meth:`Crowd.run_one` plays one plan (the
+shard calls it, in customer order). Onboarding goes through :func:`kit.lab.journeys.onboard`, with
 :meth:`Customer.step` as its step recorder; cards, events and P2P follow.
 
 A row is ``(customer, t, step, outcome, status, code, latency_ms, retries)``, read from the
@@ -129,8 +129,9 @@ class Customer:
 
 
 class Crowd:
-    """The customers of one run and what they share: each one's :class:`Outcome`, and an event
-    per customer set once its onboarding ended (a P2P sender waits for its recipient's)."""
+    """The customers of one shard and what they share: each one's :class:`Outcome` (by global
+    customer number), and an event per customer set once its onboarding ended (a P2P sender
+    waits for its recipient's, an earlier customer of the same shard)."""
 
     def __init__(
         self, plans: Sequence[CustomerPlan], chosen: Iterable[str], seed: int, options: Mapping[str, Any]
@@ -138,8 +139,8 @@ class Crowd:
         self.chosen = tuple(chosen)
         self.seed = seed
         self.options = dict(options)
-        self.outcomes = [Outcome() for _ in plans]
-        self.onboarded = [threading.Event() for _ in plans]
+        self.outcomes = {p.customer: Outcome() for p in plans}
+        self.onboarded = {p.customer: threading.Event() for p in plans}
         self.personas = {p["persona_id"]: Persona.from_wire(p) for p in register.personas()}
 
     def run_one(self, p: CustomerPlan) -> None:
@@ -167,12 +168,17 @@ class Crowd:
             customer.p2p(self._recipient(p))
 
     def _recipient(self, p: CustomerPlan) -> Outcome | None:
-        if p.p2p_to is None:
+        if p.p2p_to is None or p.p2p_to not in self.outcomes:
             return None
-        # An earlier customer: its task started before this one (FIFO pool).
+        # An earlier customer of this shard: its task started before this one (FIFO pool).
         self.onboarded[p.p2p_to].wait()
         return self.outcomes[p.p2p_to]
 
-    def rows(self) -> list[tuple[Any, ...]]:
-        """Every customer's rows, customer by customer."""
-        return [row for o in self.outcomes for row in o.rows]
+    def take_rows(self, customers: Iterable[int]) -> list[tuple[Any, ...]]:
+        """The rows of these (finished) customers, customer by customer; their outcomes keep
+        only what a later P2P sender and the ledger need."""
+        rows: list[tuple[Any, ...]] = []
+        for c in customers:
+            rows.extend(self.outcomes[c].rows)
+            self.outcomes[c].rows = []
+        return rows

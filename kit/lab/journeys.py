@@ -8,7 +8,10 @@ through :func:`onboard` (or its second half, :func:`add_person`). Each step has 
 a step that returns ``None`` ends the journey, and the result says how far it got.
 
 Only the client's public API is used: ``api.sessions``, ``api.accounts``, ``api.persons``,
-``api.kyc`` and, for personas and the right KYC answers, the simulator's ``api.sim``.
+``api.kyc`` and, for personas and the right KYC answers, the simulator's ``api.sim`` — or, on
+the sandbox profile, the sandbox's published test personas and answers (:mod:`kit.fixtures`,
+the file named by ``PARTNER_API_SANDBOX_FIXTURES``): the same journey runs without a control
+plane.
 
 Example::
 
@@ -27,11 +30,13 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kit import register
+from kit import fixtures, register
+from kit.errors import FixturesError
 from kit.models import Persona
 
 if TYPE_CHECKING:
     from kit.client import Client
+    from kit.fixtures import FixturePersona
     from kit.models import KycResult
 
 __all__ = [
@@ -97,12 +102,26 @@ def _next_pii() -> Mapping[str, Any]:
     return Persona.from_wire(people[next(_turns) % len(people)]).pii
 
 
-def _pii(api: Client, pii: Mapping[str, Any] | None, persona: int | str | None) -> Mapping[str, Any]:
+def _pii(
+    api: Client, pii: Mapping[str, Any] | None, persona: int | str | None
+) -> tuple[Mapping[str, Any], FixturePersona | None]:
+    """The PII to onboard, and (sandbox) the fixtures persona it belongs to."""
     if pii is not None and persona is not None:
         raise ValueError("pass pii= or persona=, not both")
-    if persona is not None:
-        return api.sim.persona(persona).pii
-    return pii if pii is not None else _next_pii()
+    if api.config.profile == "sim":
+        if persona is not None:
+            return api.sim.persona(persona).pii, None
+        return (pii if pii is not None else _next_pii()), None
+    if pii is not None:  # its answers: the caller's, or those of the fixtures persona it matches
+        found = fixtures.from_env()
+        return pii, found.matching(pii) if found is not None else None
+    published = fixtures.required()
+    who = (
+        published.persona(persona)
+        if persona is not None
+        else published.personas[next(_turns) % len(published)]
+    )
+    return who.pii, who
 
 
 def wrong_choices(
@@ -130,10 +149,24 @@ def _answers(
     questions: list[dict[str, Any]],
     answers: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None,
     wrong: bool,
+    who: FixturePersona | None,
 ) -> Any:
-    if answers is None and not wrong:
-        return api.sim.kyc_answers(person_id)  # stays wrapped in Sensitive up to the encryption
-    right = answers(person_id, questions) if answers is not None else api.sim.kyc_answers(person_id).reveal()
+    if answers is not None:
+        right = answers(person_id, questions)
+    elif api.config.profile == "sim":
+        if not wrong:
+            return api.sim.kyc_answers(person_id)  # stays wrapped in Sensitive up to the encryption
+        right = api.sim.kyc_answers(person_id).reveal()
+    else:
+        if who is None:
+            raise FixturesError(
+                "no sandbox fixtures persona has this PII, so its KYC answers are not known: "
+                "onboard a fixtures persona (persona=) or pass answers="
+            )
+        published = who.answers(questions)
+        if not wrong:
+            return published
+        right = published.reveal()
     return wrong_choices(right, questions) if wrong else right
 
 
@@ -167,7 +200,7 @@ def add_person(
         KitError: a step failed (with the default ``step``).
     """
     run = step or run_step
-    details = _pii(api, pii, persona)
+    details, who = _pii(api, pii, persona)
     person = run("add_person", lambda: api.persons.create(account_id, **details))
     if person is None:
         return Onboarded(account_id, None, INCOMPLETE)
@@ -175,7 +208,7 @@ def add_person(
     questions = run("kyc_questions", lambda: api.kyc.questions(person_id))
     if questions is None:
         return Onboarded(account_id, person_id, INCOMPLETE)
-    chosen = _answers(api, person_id, questions.reveal(), answers, wrong_answers)
+    chosen = _answers(api, person_id, questions.reveal(), answers, wrong_answers, who)
     result = run("kyc_answers", lambda: api.kyc.answer(person_id, chosen), judge=_refused)
     if result is None:
         return Onboarded(account_id, person_id, INCOMPLETE)
@@ -196,11 +229,13 @@ def onboard(
     """Onboard one customer on ``api`` (one device), step by step (:data:`ONBOARDING_STEPS`).
 
     - ``pii``: the person's PII (``first_name``, ``last_name``, ``date_of_birth``,
-      ``national_id``; plain or Sensitive). Default: the next persona of the register.
-    - ``persona``: instead of ``pii``, a simulator persona (index or ``persona_id``) fetched
-      through ``api.sim.persona`` just before the person is added.
-    - ``answers(person_id, questions)``: the KYC answers to send (a sandbox's published ones);
-      default: the simulator's right answers (``api.sim.kyc_answers``).
+      ``national_id``; plain or Sensitive). Default: the next persona of the register (on a
+      sandbox: of the fixtures file).
+    - ``persona``: instead of ``pii``, a persona (index or ``persona_id``): the simulator's,
+      fetched through ``api.sim.persona`` just before the person is added; on a sandbox, the
+      fixtures file's (:mod:`kit.fixtures`).
+    - ``answers(person_id, questions)``: the KYC answers to send; default: the simulator's
+      right answers (``api.sim.kyc_answers``), on a sandbox the fixtures persona's.
     - ``wrong_answers``: answer every question wrong on purpose (one refused attempt).
     - ``promote_to_person``: open the person session once KYC passed.
     - ``expiration``: the anonymous session's strategy (the promotions keep it).
@@ -214,6 +249,7 @@ def onboard(
 
     Raises:
         ValueError: both ``pii`` and ``persona``.
+        FixturesError: (sandbox) no fixtures file, no such persona, or no answer to a question.
         KitError: a step failed (with the default ``step``; a KYC refusal is a status).
     """
     run = step or run_step

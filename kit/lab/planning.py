@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,18 @@ import pandas as pd
 
 from kit import register
 
-__all__ = ["CARD_TYPES", "CLOSE_REASONS", "EVENT_TYPES", "CustomerPlan", "plan", "plans_table"]
+__all__ = [
+    "CARD_TYPES",
+    "CLOSE_REASONS",
+    "EVENT_TYPES",
+    "CustomerPlan",
+    "Draws",
+    "plan",
+    "plan_shard",
+    "plans_table",
+    "shard_bounds",
+    "shard_seed",
+]
 
 #: The close reasons the simulator accepts (register entry A15).
 CLOSE_REASONS: tuple[str, ...] = tuple(register.value("A15")["reasons"])
@@ -70,6 +82,62 @@ def _weights(reason_mix: Mapping[str | None, float] | None) -> tuple[list[str | 
     return list(mix), [float(w) for w in mix.values()]
 
 
+def shard_bounds(customers: int, shards: int) -> list[tuple[int, int]]:
+    """The customers of each shard: contiguous ``[first, end)`` ranges, sizes differing by at most one.
+
+    Example::
+
+        >>> shard_bounds(10, 3)
+        [(0, 3), (3, 6), (6, 10)]
+    """
+    return [(k * customers // shards, (k + 1) * customers // shards) for k in range(shards)]
+
+
+def shard_seed(seed: int, shard: int) -> int:
+    """The seed of shard ``shard``'s simulator: the run's seed for shard 0, else derived from both.
+
+    Example::
+
+        >>> shard_seed(7, 0), shard_seed(7, 1) == shard_seed(7, 1), shard_seed(7, 1) != shard_seed(8, 1)
+        (7, True, True)
+    """
+    if shard == 0:
+        return seed
+    digest = hashlib.sha256(f"kit-shard:{seed}:{shard}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+@dataclasses.dataclass(frozen=True)
+class Draws:
+    """What every customer's plan is drawn from: the seed and the rates, checked when built.
+
+    Example::
+
+        >>> Draws(seed=3, p2p_rate=0.9).kyc_failure_rate
+        0.05
+
+    Raises:
+        ValueError: a rate outside its range, an unknown close reason, or no personas.
+    """
+
+    seed: int = 7
+    kyc_failure_rate: float = 0.05
+    reason_mix: Mapping[str | None, float] | None = None
+    event_rate: float = 1.0
+    p2p_rate: float = 0.5
+    personas: Sequence[Mapping[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        for name, rate in (("kyc_failure_rate", self.kyc_failure_rate), ("p2p_rate", self.p2p_rate)):
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1")
+        if self.event_rate < 0:
+            raise ValueError("event_rate must be >= 0")
+        _weights(self.reason_mix)
+        if self.personas is not None and not self.personas:
+            raise ValueError("no personas to draw customers from")
+
+
 def plan(
     customers: int,
     *,
@@ -79,62 +147,89 @@ def plan(
     event_rate: float = 1.0,
     p2p_rate: float = 0.5,
     personas: Sequence[Mapping[str, Any]] | None = None,
+    shards: int = 1,
 ) -> list[CustomerPlan]:
-    """Draw every customer's plan from the seed (no network).
+    """Draw every customer's plan from the seed (no network): the plans of every shard, in order.
 
-    Each aspect has its own ``random.Random`` stream derived from the seed (``f"{seed}:kyc"``,
-    ``:cards``, ``:events``, ``:p2p``), drawn in customer order whatever the journeys: changing
-    the event rate does not change who fails KYC. A P2P recipient is an earlier customer
-    planned to pass KYC (``None`` when there is none yet).
+    Each aspect has its own ``random.Random`` stream (``f"{seed}:kyc"``, ``:cards``, ``:events``,
+    ``:p2p``), drawn in customer order whatever the journeys and the shards: changing the event
+    rate does not change who fails KYC, and neither does the shard count. The customers are split
+    into ``shards`` contiguous ranges (:func:`shard_bounds`) and each shard plans its own
+    (:func:`plan_shard`). A P2P recipient is an earlier customer of the same shard planned to
+    pass KYC (``None`` when there is none yet): the one draw that depends on the shards.
 
     Example::
 
         >>> plans = plan(100, seed=7, kyc_failure_rate=0.2)
         >>> sum(p.fails_kyc for p in plans), plans[0].device["device_id"]
         (29, 'sim-7-00000')
+        >>> sharded = plan(100, seed=7, kyc_failure_rate=0.2, shards=4)
+        >>> [p.fails_kyc for p in sharded] == [p.fails_kyc for p in plans], sharded[:25] == plans[:25]
+        (True, True)
 
     Raises:
-        ValueError: a rate outside its range or an unknown close reason.
+        ValueError: a rate outside its range, an unknown close reason, ``customers`` < 0 or
+            ``shards`` < 1.
     """
     if customers < 0:
         raise ValueError("customers must be >= 0")
-    for name, rate in (("kyc_failure_rate", kyc_failure_rate), ("p2p_rate", p2p_rate)):
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"{name} must be between 0 and 1")
-    if event_rate < 0:
-        raise ValueError("event_rate must be >= 0")
-    reasons, weights = _weights(reason_mix)
-    people = list(personas if personas is not None else register.personas())
-    if not people:
-        raise ValueError("no personas to draw customers from")
+    if shards < 1:
+        raise ValueError("shards must be >= 1")
+    draws = Draws(seed, kyc_failure_rate, reason_mix, event_rate, p2p_rate, personas)
+    bounds = enumerate(shard_bounds(customers, shards))
+    return [p for k, (first, end) in bounds for p in plan_shard(k, first, end, draws)]
+
+
+def plan_shard(shard: int, first: int, end: int, draws: Draws | None = None) -> list[CustomerPlan]:
+    """The plans of one shard: customers ``first`` to ``end - 1`` (global numbers), with
+    ``draws`` (default :class:`Draws`); see :func:`plan`.
+
+    The run's streams are drawn from customer 0 (the draws only, no plan built, before
+    ``first``: about 4 µs a customer), so every customer's draws are the same whatever the
+    shards; only a P2P recipient is picked among the shard's own earlier customers.
+
+    Example::
+
+        >>> [p.customer for p in plan_shard(1, 3, 6, Draws(seed=7))]
+        [3, 4, 5]
+        >>> plan_shard(1, 3, 6, Draws(seed=7))[0].fails_kyc == plan(6, seed=7)[3].fails_kyc
+        True
+    """
+    d = draws or Draws()
+    reasons, weights = _weights(d.reason_mix)
+    people = list(d.personas if d.personas is not None else register.personas())
     # One stream per aspect, each derived from the seed: a draw of one aspect (a Poisson count
     # of events, say) never shifts another (who fails KYC).
     kyc, cards, events, p2p = (
-        random.Random(f"{seed}:{aspect}") for aspect in ("kyc", "cards", "events", "p2p")
+        random.Random(f"{d.seed}:{aspect}") for aspect in ("kyc", "cards", "events", "p2p")
     )
     plans: list[CustomerPlan] = []
-    eligible: list[int] = []
-    for i in range(customers):
-        persona = people[i % len(people)]
-        base = dict(persona.get("device") or {})
-        device = {
-            "device_id": f"sim-{seed}-{i:05d}",
-            "platform": str(base.get("platform", "web")),
-            "model": str(base.get("model", "simulated")),
-            "os_version": str(base.get("os_version", "1")),
-        }
-        fails = kyc.random() < kyc_failure_rate
+    anyone = False  # an earlier customer (of any shard) planned to pass KYC: the recipient draw happens
+    eligible: list[int] = []  # this shard's earlier customers planned to pass KYC
+    for i in range(end):
+        fails = kyc.random() < d.kyc_failure_rate
         card_type = cards.choice(CARD_TYPES)
         reason = cards.choices(reasons, weights)[0]
-        kinds = tuple(events.choice(EVENT_TYPES) for _ in range(_poisson(events, event_rate)))
-        sends = p2p.random() < p2p_rate
+        kinds = tuple(events.choice(EVENT_TYPES) for _ in range(_poisson(events, d.event_rate)))
+        sends = p2p.random() < d.p2p_rate
         amount = Decimal(p2p.randint(100, 5000)) / 100
-        to = eligible[int(p2p.random() * len(eligible))] if eligible else None
+        pick = p2p.random() if anyone else None
+        anyone = anyone or not fails
+        if i < first:
+            continue
+        to = eligible[int(pick * len(eligible))] if pick is not None and eligible else None
+        persona = people[i % len(people)]
+        base = dict(persona.get("device") or {})
         plans.append(
             CustomerPlan(
                 customer=i,
                 persona_id=str(persona.get("persona_id")),
-                device=device,
+                device={
+                    "device_id": f"sim-{d.seed}-{i:05d}",
+                    "platform": str(base.get("platform", "web")),
+                    "model": str(base.get("model", "simulated")),
+                    "os_version": str(base.get("os_version", "1")),
+                },
                 fails_kyc=fails,
                 card_type=card_type,
                 close_reason=reason,

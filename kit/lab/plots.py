@@ -1,34 +1,114 @@
 """Matplotlib figures for simulation results (used by :class:`kit.lab.results.SimulationResult`).
 
-Figures are built with the object-oriented API (``matplotlib.figure.Figure``), not pyplot:
-nothing is registered with pyplot's global figure list, so a notebook shows a figure only when
-a cell returns or displays it, and a headless run (nbval) stores no image unless asked to.
+Each function returns a :class:`Plot`: a ``matplotlib.figure.Figure`` built with the
+object-oriented API (nothing registered with pyplot's global figure list) that knows how to show
+itself:
+
+- **in a notebook** it is displayed as a PNG when it is a cell's value
+  (``result.plot_funnel()``) or passed to ``display()`` — no ``%matplotlib`` or pyplot needed;
+- **in a REPL** its repr says what it is and how to see it; ``plot.show()`` opens a window
+  when matplotlib has an interactive backend, else says where to save it;
+- **in a regression run** (``KIT_REGRESS=1``) it shows as its text line only: latencies are
+  wall-clock, and stored outputs must not change from run to run.
 
 Example::
 
     >>> import pandas as pd
     >>> fig = funnel_figure({"run": pd.DataFrame({"stage": ["started", "done"],
     ...                                          "customers": [10, 7], "share": [1.0, 0.7]})})
-    >>> len(fig.axes)
-    1
+    >>> len(fig.axes), fig.name
+    (1, 'Funnel')
 """
 
 from __future__ import annotations
 
+import io
+import sys
 from collections.abc import Mapping
+from typing import Any
 
+import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["errors_figure", "funnel_figure", "latency_figure"]
+from kit.lab.display import regression_run
+
+__all__ = ["Plot", "errors_figure", "funnel_figure", "latency_figure"]
 
 
-def funnel_figure(funnels: Mapping[str, pd.DataFrame]) -> Figure:
+class Plot(Figure):
+    """A figure that displays itself in a notebook and explains itself in a REPL (see above)."""
+
+    def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+
+    def __repr__(self) -> str:
+        width, height = self.get_size_inches()
+        return (
+            f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — shown inline in a "
+            "notebook; .show() opens a window, .savefig('plot.png') saves it>"
+        )
+
+    def _repr_png_(self) -> bytes | None:
+        """The PNG a notebook shows (none in a regression run: the text line stays)."""
+        if regression_run():
+            return None
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+
+    def show(self, warn: bool = True) -> None:
+        """Show the figure: displayed in a notebook, a window on an interactive matplotlib
+        backend, else a line saying how to save it."""
+        if _in_kernel():
+            from IPython.display import display
+
+            display(self)
+            return
+        if not _interactive_backend():
+            print(
+                f"No window on matplotlib backend {matplotlib.get_backend()!r}: "
+                f".savefig('{self.name.lower()}.png') saves the plot."
+            )
+            return
+        import matplotlib.pyplot as plt
+
+        manager = plt.figure().canvas.manager  # a window of pyplot's, showing this figure
+        if manager is not None:
+            manager.canvas.figure = self
+            self.set_canvas(manager.canvas)
+            plt.show(block=False)
+
+
+def _in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (IPython's shell over ZMQ), not a terminal."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _interactive_backend() -> bool:
+    from matplotlib.backends import BackendFilter, backend_registry
+
+    return matplotlib.get_backend().lower() not in backend_registry.list_builtin(
+        BackendFilter.NON_INTERACTIVE
+    )
+
+
+def _present(fig: Plot) -> Plot:
+    """In an interactive Python prompt (not a notebook) with a window to open, open it."""
+    if hasattr(sys, "ps1") and not _in_kernel() and _interactive_backend():
+        fig.show()
+    return fig
+
+
+def funnel_figure(funnels: Mapping[str, pd.DataFrame]) -> Plot:
     """Horizontal bars of the share of customers reaching each stage, one colour per run.
 
     ``funnels`` maps a label to a funnel table (columns ``stage``, ``customers``, ``share``).
     """
-    fig = Figure(figsize=(7, 4), layout="constrained")
+    fig = Plot("Funnel", figsize=(7, 4), layout="constrained")
     ax = fig.add_subplot()
     n = max(1, len(funnels))
     height = 0.8 / n
@@ -45,12 +125,12 @@ def funnel_figure(funnels: Mapping[str, pd.DataFrame]) -> Figure:
     ax.set_title("Funnel")
     if n > 1:
         ax.legend(loc="lower right")
-    return fig
+    return _present(fig)
 
 
-def latency_figure(steps: pd.DataFrame) -> Figure:
+def latency_figure(steps: pd.DataFrame) -> Plot:
     """Box plots of ``latency_ms`` per step (log scale); skipped steps are left out."""
-    fig = Figure(figsize=(8, 4), layout="constrained")
+    fig = Plot("Latency", figsize=(8, 4), layout="constrained")
     ax = fig.add_subplot()
     done = steps[steps["outcome"] != "skipped"]
     groups = [(str(name), g["latency_ms"].to_numpy()) for name, g in done.groupby("step", observed=True)]
@@ -60,33 +140,33 @@ def latency_figure(steps: pd.DataFrame) -> Figure:
         ax.tick_params(axis="x", labelrotation=45)
     ax.set_ylabel("latency (ms, wall clock)")
     ax.set_title("Latency per step (whiskers 1.5 IQR, outliers hidden)")
-    return fig
+    return _present(fig)
 
 
-def errors_figure(steps: pd.DataFrame) -> Figure:
-    """Two panels: steps that did not succeed, by step and code; and retries per step."""
-    fig = Figure(figsize=(9, 4), layout="constrained")
+def errors_figure(errors: pd.DataFrame, retries: pd.DataFrame) -> Plot:
+    """Two panels: steps that did not succeed, by step and code (``errors``: the error mix,
+    columns ``step``, ``code``, ``count``); and retries per step (``retries``: ``step``,
+    ``retries``)."""
+    fig = Plot("Errors", figsize=(9, 4), layout="constrained")
     left, right = fig.subplots(1, 2)
-    bad = steps[steps["outcome"] != "ok"]
-    if bad.empty:
+    if errors.empty:
         left.text(0.5, 0.5, "no errors", ha="center", va="center")
         left.set_axis_off()
     else:
-        table = bad.groupby(["step", "code"], observed=True).size().unstack(fill_value=0)
-        table.index = table.index.astype(str)
+        table = errors.assign(
+            step=errors["step"].astype(str), code=errors["code"].fillna("-").astype(str)
+        ).pivot_table(index="step", columns="code", values="count", aggfunc="sum", fill_value=0, sort=False)
         table.plot.barh(stacked=True, ax=left)
         left.invert_yaxis()
         left.set_xlabel("steps")
         left.legend(fontsize=7, title="code")
     left.set_title("Steps not completed")
-    retries = steps.groupby("step", observed=True)["retries"].sum()
-    retries = retries[retries > 0]
     if retries.empty:
         right.text(0.5, 0.5, "no retries", ha="center", va="center")
         right.set_axis_off()
     else:
-        right.barh([str(s) for s in retries.index], retries.to_numpy())
+        right.barh([str(s) for s in retries["step"]], retries["retries"].to_numpy())
         right.invert_yaxis()
         right.set_xlabel("retries")
     right.set_title("Retries (faults absorbed)")
-    return fig
+    return _present(fig)

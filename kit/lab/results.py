@@ -1,10 +1,15 @@
 """Results of a population run: the tidy ``steps`` table and what is read from it — funnel,
 error mix, retries, latency percentiles, the ledger check — and comparisons of several runs.
 
+The funnel, the error mix, the retries and the ledger verdict come from the shards' combined
+:class:`~kit.lab.aggregate.Partial` figures, never from every row: a run streamed to Parquet
+(``out=``) summarises without loading its steps. ``steps`` and ``ledger`` are in memory, or read
+from the Parquet files when first asked for.
+
 Example::
 
     >>> result = kit.simulate.run(customers=50, seed=7, progress=False)   # doctest: +SKIP
-    >>> print(result.summary())                                          # doctest: +SKIP
+    >>> result.summary()                                                 # doctest: +SKIP
     Funnel
     ...
     >>> compare({"calm": result, "again": result})                       # doctest: +SKIP
@@ -12,17 +17,27 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from kit.lab.journeys import ONBOARDING_STEPS
-from kit.lab.planning import CustomerPlan, plans_table
+from kit.lab.aggregate import (
+    FUNNEL_STAGES,
+    JOURNEYS,
+    OUTCOMES,
+    STEP_COLUMNS,
+    STEPS,
+    Partial,
+    steps_frame,
+)
+from kit.lab.planning import CustomerPlan, plan, plans_table
+from kit.lab.summary import Summary
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from kit.lab.plots import Plot
 
 __all__ = [
     "FUNNEL_STAGES",
@@ -37,28 +52,7 @@ __all__ = [
     "steps_frame",
 ]
 
-#: The journeys a customer can go through; ``onboarding`` always runs (the others need it).
-JOURNEYS: tuple[str, ...] = ("onboarding", "cards", "events", "p2p")
-
-#: Every step, in journey order (the ``step`` column's categories).
-STEPS: tuple[str, ...] = (*ONBOARDING_STEPS, "create_card", "close_card", "send_event", "p2p_transfer")
-
-#: Funnel stages: how many customers got that far (``kyc_established`` counts KYC passes).
-FUNNEL_STAGES: tuple[str, ...] = (
-    "started",
-    "anonymous_session",
-    "create_account",
-    "account_session",
-    "add_person",
-    "kyc_questions",
-    "kyc_established",
-    "person_session",
-    "card_closed",
-)
-
-#: The columns of ``steps``, and the outcomes a step can have.
-STEP_COLUMNS = ["customer", "t", "step", "outcome", "status", "code", "latency_ms", "retries"]
-OUTCOMES = ("ok", "failed", "error", "skipped")
+_MONEY = ("opening", "sent", "received", "expected", "balance")
 
 
 def _percentiles(steps: pd.DataFrame) -> pd.DataFrame:
@@ -73,194 +67,168 @@ def _percentiles(steps: pd.DataFrame) -> pd.DataFrame:
             "max_ms": grouped.max(),
         }
     )
-    return table.round(2).reset_index()
+    table = table.round(2).reset_index()
+    table["step"] = table["step"].astype(str)
+    return table
 
 
-@dataclasses.dataclass(frozen=True)
-class Summary:
-    """``result.summary()``: funnel, error mix, retries and latency percentiles per step.
-
-    ``str(summary)`` is the deterministic part (no latencies); ``summary.text(latency=True)``
-    adds the percentiles (wall-clock, they vary).
-    """
-
-    funnel: pd.DataFrame
-    errors: pd.DataFrame
-    retries: pd.DataFrame
-    latency: pd.DataFrame
-    p2p: Mapping[str, Any]
-
-    def text(self, *, latency: bool = False) -> str:
-        """A plain-text report; ``latency=False`` keeps it deterministic for a seed."""
-        parts = [
-            "Funnel",
-            self.funnel.to_string(index=False),
-            "",
-            "Errors",
-            self.errors.to_string(index=False) if len(self.errors) else "(none)",
-            "",
-            "Retries",
-            self.retries.to_string(index=False) if len(self.retries) else "(none)",
-            "",
-            "P2P and ledger",
-            ", ".join(f"{k}={v}" for k, v in self.p2p.items()),
-        ]
-        if latency:
-            parts += ["", "Latency per step (ms, wall clock)", self.latency.to_string(index=False)]
-        return "\n".join(parts)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_html_(self) -> str:
-        errors = self.errors.to_html(index=False) if len(self.errors) else "<p>(no errors)</p>"
-        p2p = ", ".join(f"{k}={v}" for k, v in self.p2p.items())
-        return (
-            f"<h4>Funnel</h4>{self.funnel.to_html(index=False)}<h4>Errors</h4>{errors}"
-            f"<h4>P2P and ledger</h4><p>{p2p}</p>"
-            f"<h4>Latency per step (ms)</h4>{self.latency.to_html(index=False)}"
-        )
-
-
-@dataclasses.dataclass
 class SimulationResult:
-    """What :func:`run` returns. ``steps`` is tidy: one row per step, sorted by customer, ``t``.
+    """What :func:`kit.simulate.run` returns.
 
-    Columns of ``steps``: ``customer`` (int), ``t`` (the step's position in its customer's
+    ``steps`` is tidy: one row per step, sorted by customer, ``t``. Its columns: ``customer``
+    (int, the customer's number in the run), ``t`` (the step's position in its customer's
     journey: sequence time — the simulator's clock is frozen, so it orders nothing), ``step``
     and ``outcome`` (categories), ``status`` (HTTP, nullable), ``code`` (problem code, or
-    ``kyc-failed`` for a KYC refusal), ``latency_ms`` (wall clock, the one column that
-    varies between runs), ``retries``.
+    ``kyc-failed`` for a KYC refusal), ``latency_ms`` (wall clock, the one column that varies
+    between runs), ``retries``. ``shards`` has one row per shard (customers, seconds, the
+    worker's peak memory); ``out`` the Parquet folder of a streamed run (``None`` otherwise).
     """
 
-    steps: pd.DataFrame
-    plans: list[CustomerPlan]
-    ledger: pd.DataFrame
-    transfers_in_ledger: int
-    settings: Mapping[str, Any]
-    elapsed_s: float
+    def __init__(
+        self,
+        partial: Partial,
+        settings: Mapping[str, Any],
+        elapsed_s: float,
+        shards: pd.DataFrame,
+        *,
+        steps: pd.DataFrame | None = None,
+        ledger: pd.DataFrame | None = None,
+        out: Path | None = None,
+    ) -> None:
+        self.partial = partial
+        self.settings = settings
+        self.elapsed_s = elapsed_s
+        self.shards = shards
+        self.out = out
+        self._steps = steps
+        self._ledger = ledger
+        self._plans: list[CustomerPlan] | None = None
 
     def __repr__(self) -> str:
+        where = f" out={str(self.out)!r}" if self.out is not None else ""
         return (
-            f"<SimulationResult customers={len(self.plans)} steps={len(self.steps)} "
-            f"money_conserved={self.money_conserved}>"
+            f"<SimulationResult customers={self.partial.customers} shards={len(self.shards)} "
+            f"money_conserved={self.money_conserved}{where}> — .summary(), .funnel, .steps, .plot_funnel()"
         )
 
     def _repr_html_(self) -> str:
-        return f"<p>{len(self.plans)} customers, {len(self.steps)} steps</p>{self.summary()._repr_html_()}"
+        head = f"<p>{self.partial.customers} customers, {len(self.shards)} shards</p>"
+        return head + self.summary()._repr_html_()
 
     # -- tables -----------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """One row per step (see the class docstring); read from ``out/steps`` for a streamed run."""
+        if self._steps is None:
+            assert self.out is not None
+            self._steps = steps_frame(pd.read_parquet(self.out / "steps"))
+        return self._steps
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """Per account: ``customer``, ``account_id``, ``opening``, ``sent``, ``received``,
+        ``expected`` and the simulator's ``balance`` (Decimals); read from ``out/ledger``."""
+        if self._ledger is None:
+            assert self.out is not None
+            frame = pd.read_parquet(self.out / "ledger")
+            for column in _MONEY:
+                frame[column] = [None if pd.isna(v) else Decimal(v) for v in frame[column]]
+            self._ledger = frame.sort_values("customer", kind="stable").reset_index(drop=True)
+        return self._ledger
+
+    @property
+    def plans(self) -> list[CustomerPlan]:
+        """Every customer's plan, drawn again from the settings (pure, seeded; no network)."""
+        if self._plans is None:
+            s = self.settings
+            self._plans = plan(
+                s["customers"],
+                seed=s["seed"],
+                kyc_failure_rate=s["kyc_failure_rate"],
+                reason_mix=s["reason_mix"],
+                event_rate=s["event_rate"],
+                p2p_rate=s["p2p_rate"],
+                shards=s["shards"],
+            )
+        return self._plans
 
     @property
     def customers(self) -> pd.DataFrame:
         """The plans as a table (:func:`plans_table`)."""
         return plans_table(self.plans)
 
-    def _reached(self, step: str, outcome: str = "ok") -> int:
-        s = self.steps
-        return int(s.loc[(s["step"] == step) & (s["outcome"] == outcome), "customer"].nunique())
-
     @property
     def funnel(self) -> pd.DataFrame:
         """Customers reaching each stage, their share of those who started, and the step's
         conversion from the previous stage (``kyc_established`` counts passed KYC; the
         ``card_closed`` stage is there when the cards journey ran)."""
-        counts = {"started": len(self.plans)}
-        for stage in FUNNEL_STAGES[1:]:
-            if stage == "kyc_established":
-                counts[stage] = self._reached("kyc_answers")
-            elif stage == "card_closed":
-                if "cards" in self.settings.get("journeys", JOURNEYS):
-                    counts[stage] = self._reached("close_card")
-            else:
-                counts[stage] = self._reached(stage)
-        frame = pd.DataFrame({"stage": list(counts), "customers": list(counts.values())})
-        start = max(1, len(self.plans))
-        frame["share"] = (frame["customers"] / start).round(4)
-        previous = frame["customers"].shift(1).fillna(frame["customers"].iloc[0] if len(frame) else 0)
-        frame["conversion"] = (frame["customers"] / previous.where(previous > 0, 1)).round(4)
-        frame["stage"] = pd.Categorical(frame["stage"], categories=list(counts), ordered=True)
-        return frame
+        return self.partial.funnel(self.settings.get("journeys", JOURNEYS))
 
     @property
     def errors(self) -> pd.DataFrame:
         """Error mix: count per step and problem code (errors, KYC refusals and skips)."""
-        bad = self.steps[self.steps["outcome"] != "ok"]
-        if bad.empty:
-            return pd.DataFrame(columns=["step", "outcome", "status", "code", "count"])
-        table = (
-            bad.groupby(["step", "outcome", "status", "code"], observed=True, dropna=False)
-            .size()
-            .rename("count")
-            .reset_index()
-        )
-        return table[table["count"] > 0].sort_values(["step", "code"]).reset_index(drop=True)
+        return self.partial.error_table()
 
     @property
     def retries(self) -> pd.DataFrame:
         """Steps that needed retries: per step, how many steps and how many retries in all."""
-        retried = self.steps[self.steps["retries"] > 0]
-        if retried.empty:
-            return pd.DataFrame(columns=["step", "steps_retried", "retries"])
-        table = retried.groupby("step", observed=True)["retries"].agg(["size", "sum"])
-        return table.rename(columns={"size": "steps_retried", "sum": "retries"}).reset_index()
+        return self.partial.retry_table()
 
     @property
     def latency(self) -> pd.DataFrame:
-        """Latency percentiles per step (wall clock, ms: they vary from run to run)."""
-        return _percentiles(self.steps)
+        """Latency percentiles per step (wall clock, ms: they vary from run to run). Exact for a
+        run in memory; from the shards' histograms (within about 2.3 %) for a streamed run."""
+        if self._steps is not None:
+            return _percentiles(self._steps)
+        return self.partial.latency_table()
+
+    @property
+    def transfers_in_ledger(self) -> int:
+        """P2P transfers between the run's customers in the simulators' ledgers."""
+        return self.partial.transfers
 
     @property
     def money_conserved(self) -> bool:
-        """Whether the sum of our accounts' balances equals the sum of their opening balances
-        and every account's balance is its opening minus sent plus received in the ledger."""
-        if self.ledger.empty:
-            return True
-        total_ok = self.ledger["balance"].sum() == self.ledger["opening"].sum()
-        return bool(total_ok and (self.ledger["balance"] == self.ledger["expected"]).all())
+        """Whether, in every shard, the accounts' balances add up to their opening balances and
+        every account's balance is its opening minus sent plus received in the ledger."""
+        return self.partial.money_conserved
 
     @property
     def journeys_per_second(self) -> float:
         """Customers run per wall-clock second (the benchmark's figure)."""
-        return len(self.plans) / self.elapsed_s if self.elapsed_s > 0 else float("nan")
+        return self.partial.customers / self.elapsed_s if self.elapsed_s > 0 else float("nan")
 
     def summary(self) -> Summary:
         """Funnel, error mix, retries, latency percentiles and the P2P/ledger figures.
 
         Example::
 
-            >>> print(result.summary())              # doctest: +SKIP
+            >>> result.summary()                    # doctest: +SKIP
             Funnel
             ...
         """
-        confirmed = self._reached("p2p_transfer")
-        p2p = {
-            "p2p_planned": sum(p.p2p_amount is not None for p in self.plans),
-            "p2p_confirmed": confirmed,
-            "transfers_in_ledger": self.transfers_in_ledger,
-            "money_conserved": self.money_conserved,
-        }
-        return Summary(self.funnel, self.errors, self.retries, self.latency, p2p)
+        return Summary(self.funnel, self.errors, self.retries, self.latency, self.partial.p2p_figures())
 
     # -- plots ------------------------------------------------------------------------------
 
-    def plot_funnel(self, *, title: str | None = None) -> Figure:
+    def plot_funnel(self, *, title: str | None = None) -> Plot:
         """A horizontal bar chart of the funnel (share of customers per stage)."""
         from kit.lab.plots import funnel_figure
 
         return funnel_figure({title or "customers": self.funnel})
 
-    def plot_latency(self) -> Figure:
-        """Latency per step: box plots on a log scale (wall clock)."""
+    def plot_latency(self) -> Plot:
+        """Latency per step: box plots on a log scale (wall clock; reads the steps)."""
         from kit.lab.plots import latency_figure
 
         return latency_figure(self.steps)
 
-    def plot_errors(self) -> Figure:
+    def plot_errors(self) -> Plot:
         """Errors per step and code (stacked bars), with the retries that absorbed faults."""
         from kit.lab.plots import errors_figure
 
-        return errors_figure(self.steps)
+        return errors_figure(self.errors, self.retries)
 
 
 def compare(results: Mapping[str, SimulationResult]) -> pd.DataFrame:
@@ -276,7 +244,7 @@ def compare(results: Mapping[str, SimulationResult]) -> pd.DataFrame:
     return frame.reset_index().rename(columns={"index": "stage"})
 
 
-def plot_compare(results: Mapping[str, SimulationResult]) -> Figure:
+def plot_compare(results: Mapping[str, SimulationResult]) -> Plot:
     """The funnels of several runs in one chart (one colour per run).
 
     Example::
@@ -286,21 +254,3 @@ def plot_compare(results: Mapping[str, SimulationResult]) -> Figure:
     from kit.lab.plots import funnel_figure
 
     return funnel_figure({name: r.funnel for name, r in results.items()})
-
-
-def steps_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """The rows recorded by the customers as the typed ``steps`` table, sorted by customer, ``t``."""
-    frame = pd.DataFrame(rows, columns=STEP_COLUMNS)
-    frame = frame.sort_values(["customer", "t"], kind="stable").reset_index(drop=True)
-    return frame.astype(
-        {
-            "customer": "int64",
-            "t": "int64",
-            "step": pd.CategoricalDtype(list(STEPS), ordered=True),
-            "outcome": pd.CategoricalDtype(list(OUTCOMES)),
-            "status": "Int64",
-            "code": "string",
-            "latency_ms": "float64",
-            "retries": "int64",
-        }
-    )

@@ -1,25 +1,32 @@
 """Population simulation (public name ``kit.simulate``): N synthetic customers through the
-API's journeys, concurrently.
+API's journeys, in shards, on worker processes or a Dask cluster.
 
-:func:`run` plans every customer up front from seeded ``random.Random`` streams — who answers the
-KYC questions wrong on purpose, which card type and close reason, which inbound events, whether
-and how much they send by P2P and to whom — then runs the customers on a thread pool, each as
-its own device (one :func:`kit.connect` per customer), against the simulator (sim profile).
-Fault profiles are injected through the control plane (``api.sim.add_fault``).
+:func:`run` splits the customers into ``shards`` (contiguous slices). Each shard runs in a worker
+process with its own simulator (seeded from the run's seed and the shard number), plans its own
+customers from seeded ``random.Random`` streams — who answers the KYC questions wrong on
+purpose, which card type and close reason, which inbound events, whether and how much they send
+by P2P and to whom (an earlier customer of the same shard) — and plays them in order, each as
+its own device (one :func:`kit.connect` per customer). Fault profiles are injected through each
+shard's control plane. The caller's own simulator (``kit.connect("sim")``) is never touched.
+
+Where the shards run: local worker processes by default (no Dask, nothing to start; the pool is
+kept for the next run, :func:`shutdown` ends it), or a Dask cluster (``cluster=`` a
+``distributed.Client`` or a scheduler address). With ``out=`` each shard streams its steps to
+``out/steps/shard-NNNN.parquet`` (and its ledger to ``out/ledger/``), readable with
+``pandas.read_parquet(out / "steps")`` or ``dask.dataframe.read_parquet``; the summary is
+computed from the shards' partial figures without loading the rows.
 
 The result holds one row per step (:attr:`SimulationResult.steps`), the funnel, the error mix,
 latency percentiles, and a ledger check that money was conserved across all P2P transfers.
 
-Determinism: for a seed, ``steps`` is the same from run to run apart from ``latency_ms`` —
-without faults. Injected faults are drawn from the simulator's seeded random source in the
-order requests arrive, which a thread pool does not fix: with faults, retries and errors vary
-a little between runs (``concurrency=1`` makes them repeatable too). Resource ids are handed
-out in arrival order for the same reason; they are kept out of ``steps``.
+Determinism: for a seed and a shard count, ``steps`` is the same from run to run apart from
+``latency_ms`` — whatever runs the shards, local processes or Dask, and with faults too: a
+shard plays its customers one after another (``concurrency=1``), so its simulator draws faults
+in the same order every time. Resource ids are kept out of ``steps``.
 
-This module is the entry (:func:`run`) and the public face: the plans come from
-:mod:`kit.lab.planning`, each customer runs in :mod:`kit.lab.customer` (onboarding through
-:mod:`kit.lab.journeys`), the tables and figures are :mod:`kit.lab.results`' — all re-exported
-here.
+The plans come from :mod:`kit.lab.planning`, each shard runs in :mod:`kit.lab.shard`, the
+engine is :mod:`kit.lab.engine`, the tables and figures are :mod:`kit.lab.results`' — all
+re-exported here.
 
 No PII is printed or stored: customers are the simulator's personas, cycled with distinct
 device ids (the simulator does not mind repeated PII); only persona ids appear.
@@ -39,16 +46,16 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from decimal import Decimal
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-import kit
-from kit.lab.customer import Crowd, Outcome
-from kit.lab.planning import CLOSE_REASONS, CustomerPlan, plan, plans_table
+from kit.lab.aggregate import Partial
+from kit.lab.display import person_watching
+from kit.lab.engine import default_workers, run_shards, shutdown
+from kit.lab.planning import CLOSE_REASONS, CustomerPlan, Draws, plan, plan_shard, plans_table, shard_bounds
 from kit.lab.results import (
     FUNNEL_STAGES,
     JOURNEYS,
@@ -61,10 +68,12 @@ from kit.lab.results import (
     plot_compare,
     steps_frame,
 )
+from kit.lab.shard import ShardResult, ShardSpec
 
 __all__ = [
     "CLOSE_REASONS",
     "DEFAULT_CLIENT_OPTIONS",
+    "DEFAULT_SHARDS",
     "FAULT_PROFILES",
     "FUNNEL_STAGES",
     "JOURNEYS",
@@ -72,14 +81,22 @@ __all__ = [
     "STEPS",
     "STEP_COLUMNS",
     "CustomerPlan",
+    "Draws",
     "SimulationResult",
     "Summary",
     "compare",
     "plan",
+    "plan_shard",
     "plans_table",
     "plot_compare",
     "run",
+    "shard_bounds",
+    "shutdown",
 ]
+
+#: Shards when ``run(shards=None)``: a constant, not the machine's cores — the shard count is
+#: part of what a seed reproduces. More shards than cores keep every core busy to the end.
+DEFAULT_SHARDS = 4
 
 #: Named fault profiles for ``run(faults=…)``: lists of ``api.sim.add_fault`` arguments.
 #: ``flaky`` hurts but retries absorb most of it; ``degraded`` is bad enough to lose customers.
@@ -104,9 +121,18 @@ FAULT_PROFILES: dict[str, tuple[dict[str, Any], ...]] = {
     ),
 }
 
-# Retries against the simulator need not wait long: short backoff keeps a run quick while the
-# retry logic (same Idempotency-Key, bounded attempts) is exercised exactly as in production.
-DEFAULT_CLIENT_OPTIONS: dict[str, Any] = {"backoff_base": 0.005, "backoff_cap": 0.05, "max_retries": 4}
+# Retries against the simulator need not wait: its faults do not depend on time. A backoff of a
+# few milliseconds keeps a faulty run quick (a shard waits out each of its retries) while the
+# retry logic (same Idempotency-Key, bounded attempts, jitter) runs exactly as in production.
+# The contract check (drift) is off: the test suite holds the simulator to its contract, and the
+# check's first use costs each worker process seconds of imports (openapi-core) that a short run
+# would spend on nothing else. client_options={"drift": "report"} turns it back on.
+DEFAULT_CLIENT_OPTIONS: dict[str, Any] = {
+    "backoff_base": 0.001,
+    "backoff_cap": 0.004,
+    "max_retries": 4,
+    "drift": "off",
+}
 
 
 def _fault_specs(faults: str | Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
@@ -119,34 +145,6 @@ def _fault_specs(faults: str | Iterable[Mapping[str, Any]] | None) -> list[dict[
     return [dict(f) for f in faults]
 
 
-def _ledger(control: kit.Client, outcomes: Sequence[Outcome]) -> tuple[pd.DataFrame, int]:
-    ours = {o.account_id: i for i, o in enumerate(outcomes) if o.account_id is not None}
-    account_of = {o.person_id: o.account_id for o in outcomes if o.person_id is not None}
-    balances = control.sim.ledger("accounts").set_index("account_id")["balance"]
-    transfers = control.sim.ledger("transfers")
-    transfers = transfers[transfers["from_account_id"].isin(ours)]
-    sent = transfers.groupby("from_account_id")["amount"].sum()
-    received = transfers.assign(to=transfers["to_person_id"].map(account_of)).groupby("to")["amount"].sum()
-    rows = []
-    for account_id, customer in sorted(ours.items(), key=lambda kv: kv[1]):
-        opening = outcomes[customer].opening or Decimal("0")
-        out = sent.get(account_id, Decimal("0"))
-        into = received.get(account_id, Decimal("0"))
-        rows.append(
-            {
-                "customer": customer,
-                "account_id": account_id,
-                "opening": opening,
-                "sent": out,
-                "received": into,
-                "expected": opening - out + into,
-                "balance": balances.get(account_id),
-            }
-        )
-    columns = ["customer", "account_id", "opening", "sent", "received", "expected", "balance"]
-    return pd.DataFrame(rows, columns=columns), len(transfers)
-
-
 def _chosen(journeys: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(journeys)
     unknown = [j for j in chosen if j not in JOURNEYS]
@@ -155,35 +153,34 @@ def _chosen(journeys: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
-def _prepare(control: kit.Client, reset_to: int | None, specs: Sequence[Mapping[str, Any]]) -> None:
-    """Reset the simulator (unless ``reset_to`` is ``None``) and inject the faults."""
-    if reset_to is not None:
-        control.sim.reset(reset_to)
-    control.sim.clear_faults()
-    for spec in specs:
-        control.sim.add_fault(**spec)
+def _out_folder(out: str | Path | None) -> Path | None:
+    """The Parquet folder, emptied of an earlier run's shard files (nothing else is removed)."""
+    if out is None:
+        return None
+    folder = Path(out).resolve()
+    for table in ("steps", "ledger"):
+        for stale in (folder / table).glob("shard-*.parquet"):
+            stale.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
-def _play(
-    crowd: Crowd, plans: Sequence[CustomerPlan], control: kit.Client, *, concurrency: int, progress: bool
-) -> float:
-    """Every customer on a thread pool (FIFO: a P2P recipient starts before its sender); the
-    faults are cleared at the end whatever happened. Returns the wall-clock seconds taken."""
+def _progress(total: int, show: bool) -> Any:
     from tqdm.auto import tqdm
 
-    started = time.perf_counter()
-    try:
-        with (
-            ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="kit-sim") as pool,
-            tqdm(total=len(plans), disable=not progress, desc="customers", unit="customer") as bar,
-        ):
-            futures = [pool.submit(crowd.run_one, p) for p in plans]
-            for future in as_completed(futures):
-                future.result()
-                bar.update(1)
-        return time.perf_counter() - started
-    finally:
-        control.sim.clear_faults()
+    return tqdm(total=total, disable=not show, desc="customers", unit="customer")
+
+
+def _shards_table(specs: list[ShardSpec], results: list[ShardResult]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "shard": [s.index for s in specs],
+            "first": [s.first for s in specs],
+            "customers": [s.end - s.first for s in specs],
+            "seconds": [round(r.elapsed_s, 3) for r in results],
+            "peak_rss_mb": [r.peak_rss_mb for r in results],
+        }
+    )
 
 
 def run(
@@ -196,12 +193,15 @@ def run(
     event_rate: float = 1.0,
     p2p_rate: float = 0.5,
     faults: str | Iterable[Mapping[str, Any]] | None = None,
-    concurrency: int = 8,
-    progress: bool = True,
-    reset: bool = True,
+    shards: int | None = None,
+    workers: int | None = None,
+    cluster: Any = None,
+    out: str | Path | None = None,
+    concurrency: int = 1,
+    progress: bool | None = None,
     client_options: Mapping[str, Any] | None = None,
 ) -> SimulationResult:
-    """Run ``customers`` synthetic customers through ``journeys`` on the embedded simulator.
+    """Run ``customers`` synthetic customers through ``journeys``, in shards (see the module).
 
     - ``kyc_failure_rate``: share of customers who answer the KYC questions wrong on purpose
       (one attempt; they stop there).
@@ -210,11 +210,19 @@ def run(
     - ``event_rate``: mean number of inbound events per customer (Poisson), types uniform over
       the spec's eight.
     - ``p2p_rate``: share of customers who send one P2P transfer (1.00–50.00 USD) to an
-      earlier customer planned to pass KYC (no funding: money only moves between customers).
+      earlier customer of their shard planned to pass KYC (money only moves between customers).
     - ``faults``: a :data:`FAULT_PROFILES` name or a list of ``api.sim.add_fault`` keyword
-      dicts; cleared at the end of the run.
-    - ``concurrency``: worker threads, each customer one ``kit.connect()`` device.
-    - ``reset``: reset the simulator to ``seed`` first (ids and ledger start clean).
+      dicts, injected into every shard's simulator and cleared at the end.
+    - ``shards``: slices of customers, each with its own simulator (default
+      :data:`DEFAULT_SHARDS`, at most one per customer). Part of what a seed reproduces.
+    - ``workers``: local worker processes (default one per core); ignored with ``cluster``.
+    - ``cluster``: a ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``):
+      the shards run as Dask tasks on its workers.
+    - ``out``: a folder to stream the steps (and ledgers) to as Parquet, one file per shard;
+      with a cluster, a folder every worker can write.
+    - ``concurrency``: threads per shard (1: in order, repeatable even with faults).
+    - ``progress``: a progress bar; default on when a person watches (a terminal, JupyterLab)
+      and off in a regression run (``KIT_REGRESS=1``).
     - ``client_options``: extra ``kit.connect`` options for the customers' clients (the
       default shortens retry backoff: the simulator needs no long waits).
 
@@ -223,41 +231,65 @@ def run(
         >>> r = run(customers=50, seed=7, faults="flaky", progress=False)   # doctest: +SKIP
         >>> r.money_conserved                                               # doctest: +SKIP
         True
+        >>> big = run(customers=100_000, shards=32, out="out/population")   # doctest: +SKIP
 
     Raises:
-        ValueError: an unknown journey, fault profile or close reason; a rate out of range.
-        KitError: the control plane could not be reached (the customers' own errors are
-        recorded in ``steps``, not raised).
+        ValueError: an unknown journey, fault profile or close reason; a rate, shard count or
+            concurrency out of range.
+        KitError: a worker process died, Dask is missing or its scheduler unreachable, or a
+            shard's simulator failed (the customers' own errors are recorded in ``steps``).
     """
     chosen = _chosen(journeys)
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    specs = _fault_specs(faults)
-    plans = plan(
-        customers,
-        seed=seed,
-        kyc_failure_rate=kyc_failure_rate,
-        reason_mix=reason_mix,
-        event_rate=event_rate,
-        p2p_rate=p2p_rate,
-    )
-    crowd = Crowd(plans, chosen, seed, {**DEFAULT_CLIENT_OPTIONS, **dict(client_options or {})})
-    control = kit.connect("sim")
-    try:
-        _prepare(control, seed if reset else None, specs)
-        elapsed = _play(crowd, plans, control, concurrency=concurrency, progress=progress)
-        ledger, transfers = _ledger(control, crowd.outcomes)
-    finally:
-        control.close()
+    count = DEFAULT_SHARDS if shards is None else shards
+    if count < 1:
+        raise ValueError("shards must be >= 1")
+    if customers < 0:
+        raise ValueError("customers must be >= 0")
+    count = max(1, min(count, customers))
+    draws = Draws(seed, kyc_failure_rate, reason_mix, event_rate, p2p_rate)  # checked here, before anything
+    folder = _out_folder(out)
+    specs = [
+        ShardSpec(
+            index=k,
+            first=first,
+            end=end,
+            journeys=chosen,
+            faults=tuple(_fault_specs(faults)),
+            client_options={**DEFAULT_CLIENT_OPTIONS, **dict(client_options or {})},
+            concurrency=concurrency,
+            out=None if folder is None else str(folder),
+            draws=draws,
+        )
+        for k, (first, end) in enumerate(shard_bounds(customers, count))
+    ]
+    started = time.perf_counter()
+    with _progress(customers, person_watching() if progress is None else progress) as bar:
+        results = run_shards(specs, workers=workers, cluster=cluster, advance=bar.update)
+    elapsed = time.perf_counter() - started
     settings = {
         "customers": customers,
         "seed": seed,
+        "shards": count,
         "journeys": chosen,
         "kyc_failure_rate": kyc_failure_rate,
         "reason_mix": dict(reason_mix) if reason_mix else None,
         "event_rate": event_rate,
         "p2p_rate": p2p_rate,
-        "faults": specs,
+        "faults": list(specs[0].faults) if specs else [],
         "concurrency": concurrency,
+        "engine": "dask" if cluster is not None else f"{workers or default_workers()} local processes",
     }
-    return SimulationResult(steps_frame(crowd.rows()), plans, ledger, transfers, settings, elapsed)
+    in_memory = folder is None
+    return SimulationResult(
+        Partial.total(r.partial for r in results),
+        settings,
+        elapsed,
+        _shards_table(specs, results),
+        steps=steps_frame(pd.concat([r.steps for r in results], ignore_index=True))
+        if in_memory and results
+        else None,
+        ledger=pd.concat([r.ledger for r in results], ignore_index=True) if in_memory and results else None,
+        out=folder,
+    )

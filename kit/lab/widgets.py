@@ -31,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -39,12 +38,23 @@ import ipywidgets as w
 import pandas as pd
 
 import kit
-from kit import env, register
-from kit.errors import ApiError, KitError
+from kit import register
+from kit.errors import KitError
+from kit.lab.display import regression_run
 from kit.lab.flow import ACTIONS, STATES, Context, Flow
+from kit.lab.views import (
+    HISTORY_COLUMNS,
+    WEBHOOK_COLUMNS,
+    error_message,
+    frame_text,
+    history_table,
+    table_html,
+    webhooks_table,
+)
 
 __all__ = [
     "ACTIONS",
+    "CLOSED_MESSAGE",
     "HISTORY_COLUMNS",
     "STATES",
     "WEBHOOK_COLUMNS",
@@ -55,77 +65,15 @@ __all__ = [
     "webhooks_table",
 ]
 
-#: History columns that do not vary between runs (no wall-clock time, no ms).
-HISTORY_COLUMNS = ["method", "path", "status", "session_type", "code", "retries"]
-#: Webhook columns shown (simulator times, seeded ids).
-WEBHOOK_COLUMNS = ["type", "id", "resource_id", "created_at", "verified"]
-
 _CURRENT_STYLE = "background:#1f6feb;color:white;font-weight:bold;border:2px solid #1f6feb"
 _OTHER_STYLE = "background:#f6f8fa;color:#57606a;border:1px solid #d0d7de"
+_CLOSED_STYLE = "background:#57606a;color:white;padding:4px 12px;border-radius:12px"
 
-
-def _headless() -> bool:
-    """A regression run (``KIT_REGRESS=1``): show the text summary, not the widget."""
-    return os.environ.get(env.REGRESS) == "1"
-
-
-def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
-    """``api.history`` reduced to :data:`HISTORY_COLUMNS`, typed for display.
-
-    ``status`` and ``retries`` are nullable integers, ``method``, ``session_type`` and
-    ``code`` categories; the rows are the last ``last`` calls (all when ``None``).
-
-    Example::
-
-        >>> history_table(api, last=5).dtypes["status"]          # doctest: +SKIP
-        Int64Dtype()
-    """
-    frame = api.history
-    frame = frame if last is None else frame.tail(last)
-    table = frame.reindex(columns=HISTORY_COLUMNS).reset_index(drop=True)
-    return table.astype(
-        {
-            "method": "category",
-            "path": "string",
-            "status": "Int64",
-            "session_type": "category",
-            "code": "category",
-            "retries": "Int64",
-        }
-    )
-
-
-def webhooks_table(api: kit.Client) -> pd.DataFrame:
-    """Webhooks received by the sim profile's loopback receiver (:data:`WEBHOOK_COLUMNS`);
-    empty outside the sim profile."""
-    if api.config.profile != "sim":
-        return pd.DataFrame(columns=WEBHOOK_COLUMNS)
-    frame = api.webhooks.events.reindex(columns=WEBHOOK_COLUMNS).reset_index(drop=True)
-    return frame.astype({"type": "category"})
-
-
-def error_message(exc: BaseException) -> str:
-    """One readable line for an error: class, status and code, what was wrong, what to do.
-
-    Example::
-
-        >>> from kit.errors import CardAlreadyClosed
-        >>> error_message(CardAlreadyClosed(409, "card-already-closed", "Closed."))
-        'CardAlreadyClosed (409 card-already-closed): Closed. — the card is closed already; nothing to do'
-    """
-    if isinstance(exc, ApiError):
-        return f"{type(exc).__name__} ({exc.status} {exc.code}): {exc.message} — {exc.hint}"
-    if isinstance(exc, KitError):
-        return f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (ValueError, TypeError)):
-        return f"Invalid input ({type(exc).__name__}): {exc}"
-    return f"Unexpected {type(exc).__name__}: {exc}"
-
-
-def _table_html(frame: pd.DataFrame, empty: str) -> str:
-    if frame.empty:
-        return f"<p><i>{html.escape(empty)}</i></p>"
-    return str(frame.to_html(index=False, na_rep="–", border=0))
+#: What a closed explorer says (its buttons are disabled).
+CLOSED_MESSAGE = (
+    "This explorer's client is closed: nothing more can be sent from it. "
+    "Connect again (api = kit.connect(...)) and open a new explorer (kit.widgets.explorer(api))."
+)
 
 
 class Explorer:
@@ -160,6 +108,7 @@ class Explorer:
         self.history_rows = history_rows
         self.last_message = "Ready: create a session to start."
         self.last_ok = True
+        self._closed = False
 
         people = [str(p["persona_id"]) for p in register.personas()]
         self.persona = w.Dropdown(options=people, value=people[persona % len(people)], description="persona")
@@ -206,7 +155,14 @@ class Explorer:
         )
 
     def __repr__(self) -> str:
-        return f"<Explorer state={self.state!r} device={self.api.device.device_id!r}>"
+        head = f"<Explorer state={self.state!r} device={self.api.device.device_id!r}"
+        if self.closed:
+            return f"{head} closed> — its client is closed: kit.connect(...) and open a new explorer"
+        nxt = self.next_steps()
+        return (
+            f"{head}> — the widget shows in JupyterLab; here: explorer.text() prints what it shows, "
+            f"explorer.click({nxt[0]!r}) runs a button (next: {', '.join(nxt)})"
+        )
 
     # -- display ----------------------------------------------------------------------------
 
@@ -214,7 +170,7 @@ class Explorer:
         """The widget (when a frontend may render it) with the text summary as plain text:
         nbval compares ``text/plain`` and skips the widget view, whose ids are random."""
         bundle: dict[str, Any] = {}
-        if not _headless():
+        if not regression_run():
             data = self.widget._repr_mimebundle_()
             bundle.update(data if isinstance(data, dict) else {})
         bundle["text/plain"] = self.text()
@@ -246,9 +202,20 @@ class Explorer:
         """The buttons that move the flow forward from here (highlighted in the widget)."""
         return self.flow.next_steps()
 
-    def close(self) -> None:
-        """Close the other customer's client if the explorer created it."""
+    @property
+    def closed(self) -> bool:
+        """Whether the explorer's client is closed (the widget then shows itself closed)."""
+        return self._closed or bool(getattr(self.api, "closed", False))
+
+    def close(self, *, client: bool = False) -> None:
+        """Close the other customer's client if the explorer created it; with ``client=True``
+        close the explorer's own client too, and show the widget closed (greyed out, buttons
+        disabled, a message saying so)."""
         self.flow.close()
+        if client:
+            self.api.close()
+            self._closed = True
+            self.refresh()
 
     # -- actions: each button runs a step of the flow with the pickers' values ----------------
 
@@ -272,8 +239,15 @@ class Explorer:
 
     def _guard(self, action: Callable[[], Any]) -> None:
         """Run an action; any error becomes the message (no traceback reaches the output)."""
+        if self.closed:
+            self.last_ok, self.last_message = False, CLOSED_MESSAGE
+            return
         try:
             result = action()
+        except RuntimeError as exc:  # httpx refuses to send on a closed client
+            self._closed = "closed" in str(exc)
+            self.last_ok, self.last_message = False, CLOSED_MESSAGE if self._closed else error_message(exc)
+            return
         except Exception as exc:  # an explorer shows every failure as a message
             self.last_ok, self.last_message = False, error_message(exc)
             return
@@ -321,13 +295,23 @@ class Explorer:
                 f'<span{mark} style="{style};padding:4px 12px;border-radius:12px">{state.title()}</span>'
             )
         none = "" if current != "none" else " <i>(no session)</i>"
-        return '<div style="margin:4px 0">' + " → ".join(cells) + none + "</div>"
+        if self.closed:
+            none += f' <span data-closed="true" style="{_CLOSED_STYLE}">closed</span>'
+        style = "margin:4px 0" + (";opacity:0.5" if self.closed else "")
+        return f'<div style="{style}">' + " → ".join(cells) + none + "</div>"
 
     def refresh(self) -> None:
-        """Redraw the state, the highlighted next steps, the message and both tables."""
-        steps = set(self.next_steps())
+        """Redraw the state, the highlighted next steps, the message and both tables; a closed
+        explorer greys out (every button and picker disabled)."""
+        closed = self.closed
+        steps = set() if closed else set(self.next_steps())
         for name, button in self.buttons.items():
             button.button_style = "primary" if name in steps else ""
+            button.disabled = closed
+        for picker in (self.persona, self.card_type, self.reason, self.event_type, self.amount):
+            picker.disabled = closed
+        if closed:
+            self.last_ok, self.last_message = False, CLOSED_MESSAGE
         self.state_view.value = self._state_html()
         colour = "#1a7f37" if self.last_ok else "#cf222e"
         icon = "✔" if self.last_ok else "✖"
@@ -335,13 +319,13 @@ class Explorer:
             f'<div style="color:{colour};margin:6px 0">{icon} {html.escape(self.last_message)}</div>'
         )
         self.context_view.value = "<br>".join(html.escape(line) for line in self.flow.describe())
-        self.history_view.value = _table_html(history_table(self.api, self.history_rows), "no calls yet")
+        self.history_view.value = table_html(history_table(self.api, self.history_rows), "no calls yet")
         try:
             hooks = webhooks_table(self.api)
         except KitError as exc:
             hooks = pd.DataFrame(columns=WEBHOOK_COLUMNS)
             self.last_ok, self.last_message = False, error_message(exc)
-        self.webhooks_view.value = _table_html(hooks, "none received")
+        self.webhooks_view.value = table_html(hooks, "none received")
 
     def text(self) -> str:
         """A plain-text summary of what the widget shows (deterministic for a seed: seeded
@@ -350,20 +334,20 @@ class Explorer:
         status = "ok" if self.last_ok else "error"
         lines = [
             f"Partner API explorer — profile {self.api.config.profile}, device {self.api.device.device_id}",
-            "state: " + " → ".join(marks) + (" (no session)" if self.state == "none" else ""),
-            "next steps: " + ", ".join(ACTIONS[s] for s in self.next_steps()),
+            "state: "
+            + " → ".join(marks)
+            + (" (no session)" if self.state == "none" else "")
+            + (" — closed" if self.closed else ""),
+            "next steps: "
+            + ("(none: closed)" if self.closed else ", ".join(ACTIONS[s] for s in self.next_steps())),
             f"last ({status}): {self.last_message}",
             *self.flow.describe(),
             f"last calls (of {len(self.api.history)}):",
-            _frame_text(history_table(self.api, self.history_rows), "no calls yet"),
+            frame_text(history_table(self.api, self.history_rows), "no calls yet"),
             "webhooks received:",
-            _frame_text(webhooks_table(self.api) if self.flow.sim else pd.DataFrame(), "none received"),
+            frame_text(webhooks_table(self.api) if self.flow.sim else pd.DataFrame(), "none received"),
         ]
         return "\n".join(lines)
-
-
-def _frame_text(frame: pd.DataFrame, empty: str) -> str:
-    return f"  ({empty})" if frame.empty else frame.to_string(index=False, na_rep="-")
 
 
 def explorer(api: kit.Client, **options: Any) -> Explorer:

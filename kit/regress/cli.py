@@ -1,12 +1,16 @@
 """``kit regress`` on the command line: the options, the command, ``python -m kit.regress``.
 
-Exit status: 0 when every notebook passed and nothing leaked, 1 otherwise, 2 for a usage
-error (a refused parameter, a missing variable, no notebook selected).
+Exit status (:mod:`kit.regress.model`): 0 when every notebook passed and nothing leaked, 1 when
+a notebook failed or leaked, 2 for a usage error (a refused parameter, a missing variable, no
+notebook selected, an unusable fixtures file), 3 when an answer differed from the contract
+(``data/openapi.json``) — unless ``--allow-drift``, which only reports it.
 
 Example::
 
     $ kit regress                          # every notebook, one job per core
     $ kit regress 04 '0[5-7]_*' -p seed=11 --jobs 2 --cell-timeout 60
+    $ kit regress --matrix ci/matrix.toml  # every notebook × every [sets.NAME] of the file
+    $ kit regress --matrix m.toml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kit import env
 from kit.regress.discovery import DEFAULT_PATTERN
-from kit.regress.model import RegressError
+from kit.regress.matrix import load_matrix
+from kit.regress.model import EXIT_USAGE, RegressError
 from kit.regress.params import parse_parameters
 from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV
@@ -82,6 +88,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--notebooks", default="notebooks", metavar="DIR", help="notebooks folder (default notebooks)"
     )
     parser.add_argument(
+        "--matrix",
+        metavar="FILE",
+        help="a TOML file of [sets.NAME] parameter tables: every notebook runs once per set, into "
+        "OUT/NAME/, one JUnit testcase per (notebook, set)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a Dask cluster's workers (tcp://host:8786; needs dask[distributed]) instead of "
+        "local processes; workers with one thread each",
+    )
+    parser.add_argument(
+        "--allow-drift",
+        action="store_true",
+        help="report contract drift (summary.md, junit.xml) without failing the run (exit 3)",
+    )
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -90,7 +113,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.epilog = (
         f"Against a sandbox (-p profile=sandbox) the partner token is fetched once with "
         f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
-        "Exit status: 0 all passed, 1 a notebook failed or leaked, 2 a usage error."
+        f"Test personas and KYC answers for a sandbox: {env.SANDBOX_FIXTURES} names a TOML file "
+        "(kit.fixtures). "
+        "Exit status: 0 all passed, 1 a notebook failed or leaked, 2 a usage error, 3 contract drift "
+        "(unless --allow-drift)."
     )
     parser.set_defaults(func=command)
     return parser
@@ -137,14 +163,19 @@ def command(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             cell_timeout=args.cell_timeout,
             progress=args.progress,
+            matrix=load_matrix(args.matrix) if args.matrix else None,
+            scheduler=args.scheduler,
+            allow_drift=args.allow_drift,
         )
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(report.summary, end="")
     for finding in report.findings:
         print(f"leak in a report file: {finding}", file=sys.stderr)
-    return 0 if report.ok else 1
+    if report.drift and not report.allow_drift:
+        print(f"kit regress: contract drift ({len(report.drift)}): see summary.md", file=sys.stderr)
+    return report.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,9 @@ call history; this module checks that after the fact. It looks for
   ``acc_5ea792c644255bcf6a87`` are not tokens and are not reported);
 - ``bearer-token``: what follows ``Bearer `` or sits in ``"access_token": "…"``;
 - ``kyc-question``: the decrypted KYC question texts (:data:`KYC_QUESTIONS`, register A12);
-- ``sensitive-text``: any literal handed in through ``extra=``.
+- ``sensitive-text``: any literal handed in through ``extra=``;
+- ``fixture-value``: every value of the sandbox fixtures file named by
+  :data:`kit.env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit.fixtures`).
 
 A :class:`Finding` names the kind, where it was found and what to do — never the value: its
 ``repr`` and ``str`` are safe to print, log and write into a report. The patterns live in

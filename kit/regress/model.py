@@ -1,5 +1,12 @@
-"""What a regression run produces: a :class:`NotebookResult` per notebook, one
-:class:`RegressReport`, and the :class:`RegressError` raised before any kernel starts.
+"""What a regression run produces: a :class:`NotebookResult` per notebook (with its named
+checks, :class:`CheckResult`, and the contract drift its kernel met), one :class:`RegressReport`
+with the run's exit status, and the :class:`RegressError` raised before any kernel starts.
+
+Exit status (:meth:`RegressReport.exit_code`): :data:`EXIT_OK` 0 every notebook passed and
+nothing leaked; :data:`EXIT_FAILED` 1 a notebook failed or leaked; :data:`EXIT_USAGE` 2 the run
+could not start; :data:`EXIT_DRIFT` 3 an answer differed from the contract (``data/openapi.json``)
+— it wins over 1, since a drifting API is the likely cause of the failures it brings; with
+``--allow-drift`` drift is only reported.
 
 Example::
 
@@ -15,16 +22,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kit.drift import Drift
 from kit.errors import KitError
 from kit.regress.scanner import Finding
 
-__all__ = ["NotebookResult", "RegressError", "RegressReport"]
+__all__ = [
+    "EXIT_DRIFT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CheckResult",
+    "NotebookResult",
+    "RegressError",
+    "RegressReport",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DRIFT = 0, 1, 2, 3
 
 
 class RegressError(KitError):
     """A regression run cannot start: a refused parameter, a missing variable, no notebook."""
 
     hint = "see `kit regress --help`"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One named check of a notebook (:mod:`kit.checks`): ``passed``, ``failed`` or ``skipped``
+    (``reason`` says why), in ``cell`` (``cell 7``, counted from 1)."""
+
+    name: str
+    outcome: str
+    reason: str = ""
+    cell: str = ""
 
 
 @dataclass(frozen=True)
@@ -36,7 +66,8 @@ class NotebookResult:
     any leak redacted; ``details`` the traceback and findings (for JUnit); ``findings`` the leaks
     found in the executed notebook (which is then rewritten with the values redacted);
     ``notes`` what else deserves a look (papermill warnings, kernel stderr, stderr outputs);
-    ``stderr`` what the kernel wrote to its stderr, redacted.
+    ``stderr`` what the kernel wrote to its stderr, redacted; ``checks`` its named checks in
+    order; ``drift`` the contract drift its clients met (:mod:`kit.drift`).
     """
 
     notebook: str
@@ -49,11 +80,17 @@ class NotebookResult:
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
     stderr: str = ""
+    checks: tuple[CheckResult, ...] = ()
+    drift: tuple[Drift, ...] = ()
 
     @property
     def ok(self) -> bool:
         """True when the notebook ran to the end and nothing leaked."""
         return self.status == "passed"
+
+    def count(self, outcome: str) -> int:
+        """How many of its checks ended ``outcome`` (passed, failed, skipped)."""
+        return sum(c.outcome == outcome for c in self.checks)
 
     @property
     def message(self) -> str:
@@ -74,6 +111,7 @@ class RegressReport:
     summary: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    allow_drift: bool = False
 
     @property
     def ok(self) -> bool:
@@ -84,3 +122,21 @@ class RegressReport:
     def failed(self) -> tuple[NotebookResult, ...]:
         """The results that did not pass."""
         return tuple(r for r in self.results if not r.ok)
+
+    @property
+    def drift(self) -> tuple[tuple[str, Drift], ...]:
+        """Every contract drift of the run: (notebook, drift)."""
+        return tuple((r.notebook, d) for r in self.results for d in r.drift)
+
+    @property
+    def exit_code(self) -> int:
+        """The run's exit status (see the module docstring).
+
+        Example::
+
+            >>> report.exit_code                     # doctest: +SKIP
+            3
+        """
+        if self.drift and not self.allow_drift:
+            return EXIT_DRIFT
+        return EXIT_OK if self.ok else EXIT_FAILED

@@ -1,5 +1,12 @@
 """What a run tells: ``summary.md`` (also printed), ``junit.xml`` for CI, a progress bar.
 
+The summary has a row per notebook, then (when there are any) a **Checks** section — per
+notebook how many named checks ran, passed, failed and were skipped, and each skip with its
+reason — and a **Contract drift** section: each answer that differed from ``data/openapi.json``
+(operation, field or header, expected, got, request id). In ``junit.xml``, besides a testcase per
+notebook, :func:`add_checks` adds a testcase per check (``<skipped message=…>`` when skipped)
+and one failure per drift.
+
 Example::
 
     >>> text = summary(results, {"seed": 7}, Path("out/regress"), jobs=2, cell_timeout=120)  # doctest: +SKIP
@@ -18,7 +25,7 @@ from typing import Any
 
 from kit.regress.model import NotebookResult
 
-__all__ = ["junit", "progress", "summary"]
+__all__ = ["add_checks", "checks_section", "drift_section", "junit", "progress", "summary"]
 
 
 def _md(text: str | None) -> str:
@@ -41,6 +48,9 @@ def summary(
     noun = "notebook" if total == 1 else "notebooks"
     title = f"{failed} of {total} {noun} failed" if failed else f"{total} {noun}, all passed"
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) or "none"
+    drift = sum(len(r.drift) for r in results)
+    if drift:
+        title += f" — contract drift: {drift}"
     lines = [
         f"# kit regress: {title}",
         "",
@@ -56,10 +66,126 @@ def summary(
     found = [f for r in results for f in r.findings]
     if found:
         lines += ["", "## Leaks", ""] + [f"- `{f.location}`: {f.kind} — {f.hint}" for f in found]
+    lines += checks_section(results) + drift_section(results)
     notes = [f"- {r.notebook}: {n}" for r in results for n in r.notes]
     if notes:
         lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def checks_section(results: Sequence[NotebookResult]) -> list[str]:
+    """The summary's **Checks** lines: a row per notebook with checks, then every skip and why.
+
+    Raises:
+        Nothing.
+    """
+    with_checks = [r for r in results if r.checks]
+    if not with_checks:
+        return []
+    lines = [
+        "",
+        "## Checks",
+        "",
+        "| notebook | ran | passed | failed | skipped |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in with_checks:
+        passed, failed, skipped = r.count("passed"), r.count("failed"), r.count("skipped")
+        shown = f"**{failed}**" if failed else "0"
+        lines.append(f"| {r.notebook} | {passed + failed} | {passed} | {shown} | {skipped} |")
+    others = [(r.notebook, c) for r in with_checks for c in r.checks if c.outcome != "passed"]
+    if others:
+        lines.append("")
+        lines += [f"- {nb}: {c.outcome} — {_md(c.name)} ({c.cell}): {_md(c.reason)}" for nb, c in others]
+    return lines
+
+
+def drift_section(results: Sequence[NotebookResult]) -> list[str]:
+    """The summary's **Contract drift** lines: one table row per drift (empty when none).
+
+    Raises:
+        Nothing.
+    """
+    rows = [(r.notebook, d) for r in results for d in r.drift]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Contract drift",
+        "",
+        f"{len(rows)} time(s) an answer differed from the contract (`data/openapi.json`):",
+        "",
+        "| notebook | operation | field or header | expected | got | request id |",
+        "|---|---|---|---|---|---|",
+    ]
+    for nb, d in rows:
+        cells = (nb, d.operation, d.field, d.expected, d.got, d.request_id or "")
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    return lines
+
+
+def add_checks(report: bytes, results: Sequence[NotebookResult], *, allow_drift: bool = False) -> bytes:
+    """``report`` (a JUnit XML of one testcase per notebook) with a ``checks`` testsuite (a
+    testcase per named check: ``<skipped message=…>`` when skipped, ``<failure>`` when failed)
+    and a ``contract drift`` testsuite (a failed testcase per drift; skipped with
+    ``allow_drift``). Unchanged when there is neither.
+
+    Raises:
+        xml.etree.ElementTree.ParseError: ``report`` is not XML.
+    """
+    checks = [(r, c) for r in results for c in r.checks]
+    drift = [(r, d) for r in results for d in r.drift]
+    if not checks and not drift:
+        return report
+    root = ET.fromstring(report)
+    if checks:
+        failed = sum(c.outcome == "failed" for _, c in checks)
+        suite = _suite(root, "checks", len(checks), failed, sum(c.outcome == "skipped" for _, c in checks))
+        for r, c in checks:
+            case = _case(suite, f"checks.{_stem(r.notebook)}", c.name)
+            if c.outcome == "skipped":
+                ET.SubElement(case, "skipped", message=c.reason)
+            elif c.outcome != "passed":
+                failure = ET.SubElement(case, "failure", message=c.reason or c.outcome, type="CheckFailed")
+                failure.text = c.cell
+    if drift:
+        suite = _suite(
+            root, "contract drift", len(drift), 0 if allow_drift else len(drift), allow_drift * len(drift)
+        )
+        for r, d in drift:
+            case = _case(suite, f"drift.{_stem(r.notebook)}", f"{d.operation} {d.field}")
+            message = f"expected {d.expected}, got {d.got}"
+            message += f" (request {d.request_id})" if d.request_id else ""
+            if allow_drift:
+                ET.SubElement(case, "skipped", message=f"contract drift allowed (--allow-drift): {message}")
+            else:
+                ET.SubElement(case, "failure", message=message, type="ContractDrift").text = str(d)
+    root.set("tests", str(len(root.findall(".//testcase"))))
+    root.set("failures", str(len(root.findall(".//testcase/failure"))))
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
+
+
+def _stem(notebook: str) -> str:
+    return Path(notebook.split("[", 1)[0]).stem + (f"[{notebook.split('[', 1)[1]}" if "[" in notebook else "")
+
+
+def _suite(root: ET.Element, name: str, tests: int, failures: int, skipped: int) -> ET.Element:
+    return ET.SubElement(
+        root,
+        "testsuite",
+        name=name,
+        tests=str(tests),
+        failures=str(failures),
+        errors="0",
+        skipped=str(skipped),
+        time="0",
+        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+    )
 
 
 def junit(results: Sequence[NotebookResult], params: Mapping[str, Any], notebooks_dir: Path) -> bytes:

@@ -3,7 +3,9 @@
 The worker's outcome (:func:`kit.regress.worker.execute`) and the executed notebook say
 whether a cell failed and which; the leak scanner says whether an output leaked. A notebook
 that leaked is rewritten with each value replaced by ``[redacted <kind>]`` — CI keeps the
-output folder as an artifact — and every text that reaches a report is redacted too.
+output folder as an artifact — and every text that reaches a report is redacted too. The
+notebook's named checks (:data:`kit.checks.MIME_TYPE`) and the contract drift its kernel met
+(:data:`kit.drift.MIME_TYPE`) are read from the displays they left in the outputs.
 
 Example::
 
@@ -22,8 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit import checks as check_marks
+from kit import drift as drift_marks
+from kit.drift import Drift
 from kit.regress import leaks
-from kit.regress.model import NotebookResult
+from kit.regress.model import CheckResult, NotebookResult
 from kit.regress.scanner import ANSI
 
 __all__ = ["analyse"]
@@ -61,6 +66,41 @@ def _failing_cell(nb: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | N
     i, cell = found[0]
     count = cell.get("execution_count")
     return f"cell {i}" + (f" (In [{count}])" if count else ""), _error_of(cell)
+
+
+def _displays(nb: Mapping[str, Any], mime: str) -> list[tuple[str, Any]]:
+    """``(cell, data)`` of every display of MIME type ``mime``, in order."""
+    found = []
+    for i, cell in enumerate(nb.get("cells", []), start=1):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {}) if isinstance(out, Mapping) else {}
+            if isinstance(data, Mapping) and isinstance(data.get(mime), Mapping):
+                found.append((f"cell {i}", data[mime]))
+    return found
+
+
+def _checks(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[CheckResult, ...]:
+    """The named checks the notebook displayed (:mod:`kit.checks`), texts redacted."""
+    found = []
+    for cell, mark in _displays(nb, check_marks.MIME_TYPE):
+        name = leaks.redact(str(mark.get("name", "")), secrets=secrets)
+        reason = leaks.redact(str(mark.get("reason", "")), secrets=secrets)
+        found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell))
+    return tuple(found)
+
+
+def _drift(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[Drift, ...]:
+    """The contract drift the kernel displayed after its cells (:mod:`kit.drift`)."""
+    names = ("kind", "operation", "field", "expected", "got", "request_id")
+    found = []
+    for _, mark in _displays(nb, drift_marks.MIME_TYPE):
+        for row in mark.get("drift", []):
+            if isinstance(row, Mapping):
+                kind, operation, where, expected, got, rid = (
+                    leaks.redact(str(row.get(n) or ""), secrets=secrets) for n in names
+                )
+                found.append(Drift(kind, operation, where, expected, got, rid or None))
+    return tuple(found)
 
 
 def _redact_notebook(output: Path, nb: Mapping[str, Any], secrets: Sequence[str]) -> None:
@@ -165,4 +205,6 @@ def analyse(path: Path, output: Path, outcome: Mapping[str, Any], secrets: Seque
         findings=findings,
         notes=tuple(notes),
         stderr=leaks.redact("\n".join(stderr[:_STDERR_LINES]), secrets=secrets),
+        checks=_checks(nb, secrets),
+        drift=_drift(nb, secrets),
     )

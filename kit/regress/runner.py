@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import env
-from kit.regress import leaks, reports
+from kit import env, fixtures
+from kit.errors import FixturesError
+from kit.regress import cluster, leaks, reports
 from kit.regress.discovery import discover
-from kit.regress.model import NotebookResult, RegressReport
+from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
+from kit.regress.matrix import jobs as plan_jobs
+from kit.regress.model import NotebookResult, RegressError, RegressReport
 from kit.regress.params import check_parameters
 from kit.regress.results import analyse
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, fetch_partner_token
@@ -68,21 +72,19 @@ def _default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def _execute_all(
-    notebooks: Sequence[Path],
+def _local(
+    run: Sequence[Job],
     folder: Path,
-    out: Path,
-    params: Mapping[str, Any],
     *,
     jobs: int,
     cell_timeout: float,
-    show: bool,
     kernel_env: dict[str, str],
-    secrets: Sequence[str],
     jupyter_path: str | None,
-) -> dict[Path, NotebookResult]:
-    """Run every notebook in a pool of ``jobs`` workers; one analysed result per notebook."""
-    results: dict[Path, NotebookResult] = {}
+    started: Callable[[], None],
+    done: Callable[[Job, dict[str, Any]], None],
+) -> None:
+    """Every job in a pool of ``jobs`` worker processes; ``started()`` once they are queued,
+    ``done(job, outcome)`` as each ends."""
     with tempfile.TemporaryDirectory(prefix="kit-regress-") as tmp:
         pinned = pinned_kernelspec(Path(tmp) / "jupyter")
         kernel_env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(pinned), jupyter_path]))
@@ -97,25 +99,59 @@ def _execute_all(
             futures = {
                 pool.submit(
                     execute,
-                    str(path.resolve()),
-                    str((out / path.name).resolve()),
+                    str(job.source.resolve()),
+                    str(job.output.resolve()),
                     str(folder.resolve()),
-                    dict(params),
+                    dict(job.params),
                     cell_timeout,
                     str(ipc_dir),
-                ): path
-                for path in notebooks
+                ): job
+                for job in run
             }
-            advance = reports.progress(len(notebooks), show)  # after the workers started: tqdm runs a thread
+            started()  # after the workers started: a progress bar runs a thread (see _mp_context)
             try:
                 for future in concurrent.futures.as_completed(futures):
-                    path = futures[future]
-                    results[path] = analyse(path, out / path.name, _outcome(future), secrets)
-                    advance(results[path])
+                    done(futures[future], _outcome(future))
             except KeyboardInterrupt:  # Ctrl-C: do not start the notebooks still queued
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    return results
+
+
+def _on_cluster(
+    run: Sequence[Job],
+    client: Any,
+    *,
+    cell_timeout: float,
+    started: Callable[[], None],
+    done: Callable[[Job, dict[str, Any]], None],
+) -> None:
+    """Every job as a Dask task (:mod:`kit.regress.cluster`); the executed text written here."""
+    futures = {
+        client.submit(
+            cluster.execute_text,
+            job.source.name,
+            job.source.read_text(encoding="utf-8"),
+            dict(job.params),
+            cell_timeout,
+            pure=False,
+        ): job
+        for job in run
+    }
+    started()
+    try:
+        for future in cluster.as_completed(client, list(futures)):
+            job = futures[future]
+            try:
+                outcome, text = future.result()
+            except Exception as exc:  # the worker died or the task could not run
+                error = {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
+                outcome, text = {"seconds": 0.0, "error": error, "notes": [], "stderr": []}, None
+            if text is not None:
+                job.output.write_text(text, encoding="utf-8")
+            done(job, outcome)
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        raise
 
 
 def run(
@@ -128,6 +164,9 @@ def run(
     cell_timeout: float = DEFAULT_CELL_TIMEOUT,
     progress: bool | None = None,
     environ: Mapping[str, str] | None = None,
+    matrix: Mapping[str, Mapping[str, Any]] | None = None,
+    scheduler: Any = None,
+    allow_drift: bool = False,
 ) -> RegressReport:
     """Execute notebooks in parallel, scan them for leaks, write ``junit.xml`` and ``summary.md``.
 
@@ -137,48 +176,114 @@ def run(
     ``cell_timeout`` seconds per cell. ``progress`` (default: when stderr is a terminal) draws
     a bar on stderr. ``environ`` replaces ``os.environ`` for the sandbox credentials.
 
+    ``matrix`` (set name → parameters, :func:`kit.regress.matrix.load_matrix`) runs every
+    notebook once per set, into ``out_dir/SET/``, one result and one JUnit testcase per pair.
+    ``scheduler`` (a Dask scheduler address or a ``distributed.Client``) runs each pair as a
+    task on the cluster's workers (:mod:`kit.regress.cluster`) instead of the local pool.
+
+    The kernels' named checks and contract drift are counted per notebook; a run with drift
+    exits :data:`~kit.regress.model.EXIT_DRIFT` unless ``allow_drift``. With
+    ``PARTNER_API_SANDBOX_FIXTURES`` set, the fixtures file is checked before any kernel
+    starts, handed to the kernels, and each of its values is a leak wherever it appears.
+
     Example::
 
         >>> report = run(["00_quickstart"], parameters={"seed": 7}, jobs=1)  # doctest: +SKIP
         >>> report.ok, report.summary_path                                     # doctest: +SKIP
         (True, PosixPath('out/regress/summary.md'))
+        >>> run(["00", "05"], matrix={"a": {"seed": 7}, "b": {"seed": 11}},
+        ...     scheduler="tcp://127.0.0.1:8786").results[1].notebook       # doctest: +SKIP
+        '00_quickstart.ipynb[b]'
 
     Raises:
-        RegressError: a secret-looking parameter, no notebook selected, a missing sandbox
-            variable or a refused token request — before any kernel starts.
+        RegressError: a secret-looking parameter (in ``parameters`` or a set), no notebook
+            selected, a missing sandbox variable, a refused token request, a sandbox run on a
+            cluster, an unusable fixtures file, or an unreachable scheduler — before any kernel
+            starts.
     """
     params = dict(parameters or {})
     check_parameters(params)
+    sets = {name: dict(values) for name, values in (matrix or {}).items()}
+    check_sets(sets)
     folder = Path(notebooks_dir)
     notebooks = discover(folder, selection)
+    out = Path(out_dir)
+    pending = plan_jobs(notebooks, out, params, sets)
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
-    secrets: list[str] = []
-    if params.get("profile") == "sandbox":
+    secrets: list[str] = _fixture_values(environment, kernel_env)
+    if any(job.params.get("profile") == "sandbox" for job in pending):
+        if scheduler is not None:
+            raise RegressError(
+                "a sandbox run stays on this machine: the partner token would have to travel to the "
+                "cluster's workers. Drop --scheduler for profile=sandbox"
+            )
         token = fetch_partner_token(environment)  # once for the whole run, before any kernel starts
         kernel_env[ACCESS_TOKEN_ENV] = token
         secrets.append(token)
-    jobs = max(1, min(jobs or _default_jobs(), len(notebooks)))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for path in notebooks:  # a stale copy from an earlier run must not pass for this one
-        (out / path.name).unlink(missing_ok=True)
-    results = _execute_all(
-        notebooks,
-        folder,
-        out,
-        params,
-        jobs=jobs,
-        cell_timeout=cell_timeout,
-        show=sys.stderr.isatty() if progress is None else progress,
-        kernel_env=kernel_env,
-        secrets=secrets,
-        jupyter_path=environment.get("JUPYTER_PATH"),
-    )
-    ordered = tuple(results[p] for p in notebooks)
+    client, release = cluster.connect(scheduler) if scheduler is not None else (None, lambda: None)
+    try:
+        local_jobs = max(1, min(jobs or _default_jobs(), len(pending)))
+        jobs = cluster.threads(client) if client is not None else local_jobs
+        queue = longest_first(pending, out / "junit.xml")  # results are reported in `pending` order
+        for job in pending:  # a stale copy from an earlier run must not pass for this one
+            job.output.parent.mkdir(parents=True, exist_ok=True)
+            job.output.unlink(missing_ok=True)
+        results: dict[Job, NotebookResult] = {}
+        bar: list[Callable[[NotebookResult], None]] = []
+
+        def started() -> None:
+            bar.append(reports.progress(len(pending), sys.stderr.isatty() if progress is None else progress))
+
+        def done(job: Job, outcome: dict[str, Any]) -> None:
+            result = analyse(job.source, job.output, outcome, secrets)
+            results[job] = dataclasses.replace(result, notebook=job.label)
+            bar[0](results[job])
+
+        if client is not None:
+            _on_cluster(queue, client, cell_timeout=cell_timeout, started=started, done=done)
+        else:
+            _local(
+                queue,
+                folder,
+                jobs=jobs,
+                cell_timeout=cell_timeout,
+                kernel_env=kernel_env,
+                jupyter_path=environment.get("JUPYTER_PATH"),
+                started=started,
+                done=done,
+            )
+    finally:
+        release()
+    ordered = tuple(results[job] for job in pending)
     text = reports.summary(ordered, params, out, jobs, cell_timeout)
+    if sets:
+        text += "\n## Parameter sets\n\n" + "".join(
+            f"- `{name}`: " + (", ".join(f"`{k}={v!r}`" for k, v in values.items()) or "none") + "\n"
+            for name, values in sets.items()
+        )
     junit_path, summary_path = out / "junit.xml", out / "summary.md"
-    junit_path.write_bytes(reports.junit(ordered, params, folder))
+    per_notebook = junit_pairs(reports.junit(ordered, params, folder), ordered, pending)
+    junit_path.write_bytes(reports.add_checks(per_notebook, ordered, allow_drift=allow_drift))
     summary_path.write_text(text, encoding="utf-8")
     leaked = tuple(f for path in (junit_path, summary_path) for f in leaks.scan_file(path, secrets=secrets))
-    return RegressReport(ordered, out, junit_path, summary_path, text, params, findings=leaked)
+    return RegressReport(
+        ordered, out, junit_path, summary_path, text, params, findings=leaked, allow_drift=allow_drift
+    )
+
+
+def _fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -> list[str]:
+    """The sandbox fixtures' values (leaks wherever they appear), the file checked now and
+    named to the kernels; none when ``PARTNER_API_SANDBOX_FIXTURES`` is not set.
+
+    Raises:
+        RegressError: the file cannot be used (the entry named, never a value).
+    """
+    try:
+        found = fixtures.from_env(environment)
+    except FixturesError as exc:
+        raise RegressError(exc.message) from None
+    if found is None:
+        return []
+    kernel_env[env.SANDBOX_FIXTURES] = str(Path(environment[env.SANDBOX_FIXTURES]).resolve())
+    return found.values()

@@ -5,8 +5,9 @@ this module holds the kinds of leak, their hints, and the patterns that find the
 persona's date of birth and national id (from :func:`kit.register.personas`), the secrets the
 environment names (:data:`kit.env.SECRET_VARIABLES`, the partners of
 :data:`kit.env.SIM_PARTNERS`), the simulator's own client secrets
-(:data:`kit.env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, and
-the KYC question texts (register entry A12).
+(:data:`kit.env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, the
+KYC question texts (register entry A12), and every value of the sandbox fixtures file named by
+:data:`kit.env.SANDBOX_FIXTURES` (:mod:`kit.fixtures`: test personas' PII, KYC answers).
 
 Example::
 
@@ -25,7 +26,8 @@ from datetime import date
 from functools import cache
 from typing import Any
 
-from kit import env
+from kit import env, fixtures
+from kit.errors import FixturesError
 from kit.register import personas, value
 
 __all__ = [
@@ -59,6 +61,8 @@ HINTS: Mapping[str, str] = {
     "session-token": "a session token: keep it in kit.Sensitive, never print it",
     "bearer-token": "a bearer access token: keep it in kit.Sensitive, never print it",
     "kyc-question": "decrypted KYC question text: show the number of questions, not their text",
+    "fixture-value": "a value of the sandbox fixtures file (a test persona's PII or KYC answer): "
+    "keep it in kit.Sensitive, never print it",
     "sensitive-text": "a text marked sensitive by the caller: never print or store it",
 }
 
@@ -173,6 +177,36 @@ def _environment_secrets(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     return found
 
 
+def _fixture_patterns(environ: Mapping[str, str]) -> list[tuple[str, re.Pattern[str]]]:
+    """Every value of the fixtures file the environment names: dates in their common forms,
+    ids with or without separators, other texts as literals: ``(value, pattern)``. None when it
+    is unset or unusable (``kit regress`` refuses to start on an unusable one)."""
+    try:
+        found = fixtures.from_env(environ)
+    except FixturesError:
+        return []
+    patterns: list[tuple[str, re.Pattern[str]]] = []
+    for text in found.values() if found is not None else []:
+        try:
+            born = date.fromisoformat(text)
+        except ValueError:
+            born = None
+        if born is not None:
+            forms = "|".join(_date_forms(born))
+            packed = born.strftime("%Y%m%d")
+            pattern = rf"(?<![0-9])(?:{forms})(?![0-9])|(?<![0-9A-Za-z]){packed}(?![0-9A-Za-z])"
+            patterns.append((text, re.compile(pattern)))
+        elif len(text) >= _MIN_SECRET_LEN:
+            spaced = (
+                _id_pattern(text) if re.search(r"[0-9]", text) and re.search(r"[^0-9A-Za-z]", text) else None
+            )
+            if spaced:
+                patterns.append((text, re.compile(rf"(?<![0-9A-Za-z.])(?:{spaced})(?![0-9A-Za-z])")))
+            else:
+                patterns.append((text, _literal_pattern(text)))
+    return patterns
+
+
 def _plain(secret: Any) -> str:
     reveal = getattr(secret, "reveal", None)  # a kit.Sensitive handed in as a secret
     return str(reveal() if callable(reveal) else secret)
@@ -212,11 +246,13 @@ class Scanner:
     def __init__(
         self, secrets: Iterable[Any], extra: Iterable[str], environ: Mapping[str, str] | None = None
     ) -> None:
+        environment = os.environ if environ is None else environ
         literals = [("client-secret", s) for s in DEFAULT_CLIENT_SECRETS]
-        literals += _environment_secrets(os.environ if environ is None else environ)
+        literals += _environment_secrets(environment)
         literals += [("secret", _plain(s)) for s in secrets]
-        seen: set[str] = set()
-        self.literals: list[tuple[str, re.Pattern[str]]] = []
+        fixture = _fixture_patterns(environment)  # named as fixtures even when also handed in
+        seen: set[str] = {text for text, _ in fixture}
+        self.literals: list[tuple[str, re.Pattern[str]]] = [("fixture-value", p) for _, p in fixture]
         for kind, text in sorted(literals, key=lambda kv: -len(kv[1])):  # longest first
             if len(text) >= _MIN_SECRET_LEN and text not in seen:
                 seen.add(text)

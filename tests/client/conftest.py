@@ -15,10 +15,42 @@ import httpx
 import pytest
 
 import kit
+import kit.drift
 from kit._embedded import embedded_base_url
 from kit.lab import journeys
 
 SEED = 7
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "drift_expected: the test talks to a stand-in that drifts on purpose")
+
+
+#: Contract drift met by the tests of this folder (test id → rows): the simulator must keep
+#: its own contract (``data/openapi.json``), so this stays empty.
+DRIFT: dict[str, list[str]] = {}
+
+
+@pytest.fixture(autouse=True)
+def contract_kept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every answer a client received in the test matched the contract (``api.drift`` empty).
+
+    A test that talks to a stand-in on purpose (a mock transport, a drifting proxy) marks
+    itself ``@pytest.mark.drift_expected``.
+    """
+    start = len(kit.drift.findings())
+    yield
+    found = kit.drift.findings()[start:]
+    if found and request.node.get_closest_marker("drift_expected") is None:
+        DRIFT[request.node.nodeid] = [str(d) for d in found]
+        pytest.fail(f"contract drift: {found[:3]}", pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_drift_in_the_client_suite() -> Iterator[None]:
+    """After the whole client suite: no drift at all (the per-test check names the test)."""
+    yield
+    assert not DRIFT, f"contract drift in {sorted(DRIFT)}"
 
 
 @pytest.fixture(scope="session")

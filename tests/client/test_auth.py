@@ -44,7 +44,7 @@ def test_token_is_fetched_once_and_cached(api: kit.Client) -> None:
 def test_token_refetched_exactly_once_after_reset_revokes_it(api: kit.Client, sim_url: str) -> None:
     api.sessions.init_data()
     assert _token_fetches(api) == 1
-    # Revoke every token behind the client's back (DESIGN §3.11).
+    # Revoke every token behind the client's back (the control plane, register A45).
     assert httpx.post(f"{sim_url}/_sim/reset", json={}).status_code == 200
     recorder = record(api)
     api.sessions.init_data()

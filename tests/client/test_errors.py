@@ -17,7 +17,8 @@ from .sim_codes import problem_codes, sim_problem_codes
 
 SIM = Path(kit.__file__).resolve().parent / "sim"
 
-# The codes of DESIGN §3 and the team brief, with the class a caller handles them by.
+# The codes of the contract (docs/contract.md, "Problem and error codes"), with the class a caller
+# handles them by.
 EXPECTED = {
     "invalid-partner-token": errors.InvalidPartnerToken,
     "session-required": errors.SessionRequired,

@@ -14,6 +14,7 @@ from kit import errors, register
 from kit.lab.journeys import onboard
 from kit.lab.widgets import (
     ACTIONS,
+    CLOSED_MESSAGE,
     HISTORY_COLUMNS,
     WEBHOOK_COLUMNS,
     Explorer,
@@ -206,3 +207,44 @@ def test_errors_render_as_html_cards() -> None:
     assert "<b>UnknownCloseReason</b>" in html and "422 unknown-close-reason" in html
     assert "close reason &#x27;misplaced&#x27; is not allowed; allowed: lost" in html
     assert errors.ConfigError("no profile")._repr_html_().count("<code>") == 0
+
+
+def _greyed_out(ex: Explorer) -> bool:
+    pickers = (ex.persona, ex.card_type, ex.reason, ex.event_type, ex.amount)
+    return all(b.disabled and b.button_style == "" for b in ex.buttons.values()) and all(
+        p.disabled for p in pickers
+    )
+
+
+def test_a_closed_client_shows_the_explorer_closed(make_client: Callable[..., kit.Client]) -> None:
+    # After "Run All" of a notebook whose last cell closes the client: the next click must not
+    # answer "Cannot send a request, as the client has been closed" but show the widget closed.
+    api = make_client(device=DEVICE)
+    ex = Explorer(api)
+    ex.click("create_session")
+    assert not _greyed_out(ex) and not ex.closed
+    api.close()
+    message = ex.click("create_account")
+    assert message == CLOSED_MESSAGE and not ex.last_ok and ex.closed
+    assert "Cannot send" not in ex.message.value and "closed" in ex.message.value
+    assert _greyed_out(ex) and 'data-closed="true"' in ex.state_view.value
+    assert ex.click("create_card") == CLOSED_MESSAGE  # every later click: the same message, no call
+    assert "— closed" in ex.text() and "next steps: (none: closed)" in ex.text()
+    assert "closed>" in repr(ex) and "kit.connect" in repr(ex)
+
+
+def test_closing_through_the_explorer_greys_it_out_at_once(make_client: Callable[..., kit.Client]) -> None:
+    ex = Explorer(make_client(device=DEVICE))
+    calls = len(ex.api.history)
+    ex.close(client=True)
+    assert ex.closed and _greyed_out(ex) and ex.last_message == CLOSED_MESSAGE
+    assert ex.click("create_session") == CLOSED_MESSAGE and len(ex.api.history) == calls
+
+
+def test_the_repl_repr_hints_at_text_and_click(make_client: Callable[..., kit.Client]) -> None:
+    ex = Explorer(make_client(device=DEVICE))
+    shown = repr(ex)
+    assert shown.startswith("<Explorer state='none' device='dev-explorer-test'>")
+    assert "explorer.text()" in shown and "explorer.click('create_session')" in shown
+    ex.click("create_session")
+    assert "explorer.click('create_account')" in repr(ex)

@@ -1,0 +1,295 @@
+"""The API's contract, ``data/openapi.json``, and the check of one answer against it.
+
+:class:`Contract` reads the OpenAPI document once per process (:func:`Contract.default`) and
+checks an answer the client received (method, path, status, headers, parsed body) for
+**drift** — each way it differs from the contract becomes one :class:`Drift` row:
+
+- ``operation``: the method and path match no operation of the document, yet the answer is
+  not a 404 or 405 (which is what the contract implies for an operation it does not have);
+- ``status``: the status is not documented for the operation (openapi-core's response finder:
+  exact status, ``4XX`` ranges, ``default``);
+- ``content-type`` / ``body``: the media type is not documented, or the body is missing, not
+  JSON, or not valid against the response schema — types, required fields, enums, checked by
+  openapi-core's OpenAPI 3.1 schema validators (built once per operation and status; a body
+  shaped like one that passed is not validated again where the schema allows: :mod:`kit.shapes`);
+- ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
+- ``version``: ``svc-api-version`` is not the version of ``data/spec.toml``;
+- ``code``: a problem ``code`` (or RFC 6749 ``error``) that is not documented. The document
+  enumerates no codes (the spec shows none: register A21), so the documented codes are an
+  ``enum`` on the response schema's ``code`` where the document has one, and otherwise the
+  codes of the kit's error catalogue (:data:`kit.errors.by_code`, which knows every code the
+  simulator answers).
+
+A row holds no value from the answer: for a type drift it names the JSON types, for an enum
+the allowed values and the JSON type received; never a body.
+
+Example::
+
+    >>> contract = Contract.default()
+    >>> contract.operation("GET", "/cards/card_123")
+    'GET /cards/{card_id}'
+    >>> contract.check("GET", "/cards/card_1", 418, {}, None)[0].field
+    'status'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from kit import register
+from kit.drift import Drift, json_type, schema_rows
+from kit.errors import by_code
+from kit.shapes import Memo
+
+__all__ = ["DOCUMENT", "HEADERS", "Contract"]
+
+#: The contract's file name in ``data/`` (:func:`kit.register.data_dir`).
+DOCUMENT = "openapi.json"
+_HEADERS = register.value("A28")
+_VERSION_HEADER = str(register.value("A27")["header"])
+#: The response headers a check reads (lower case): request id, API version, content type.
+HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type"})
+_JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
+_CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
+#: The statuses that say "no such operation": what the contract implies for one it lacks.
+_ABSENT = frozenset({404, 405})
+_VERSION_SHAPE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What the contract documents for one operation and status: media type → body check."""
+
+    documented: bool
+    media: Mapping[str, Memo | None]
+    codes: frozenset[str] | None  # an enum on ``code`` / ``error``, when the document has one
+
+
+class Contract:
+    """An OpenAPI document, its operations and (lazily, cached) its response validators.
+
+    ``document`` is the parsed OpenAPI 3.1 document; ``version`` the API version every answer
+    must announce; ``codes`` the problem codes documented where the document lists none.
+
+    Raises:
+        ValueError: the document has no ``paths``.
+    """
+
+    def __init__(self, document: Mapping[str, Any], *, version: str, codes: frozenset[str]) -> None:
+        _import_validators()
+        from jsonschema_path import SchemaPath
+
+        if not isinstance(document.get("paths"), Mapping):
+            raise ValueError("the OpenAPI document has no paths")
+        self.version = version
+        self.codes = codes
+        self._document = json.loads(json.dumps(document))  # a private copy
+        self._spec = SchemaPath.from_dict(self._document)
+        self._exact: dict[tuple[str, str], str] = {}
+        templated: dict[str, list[str]] = {}
+        for template, operations in document["paths"].items():
+            for method in operations:
+                key = f"{method.upper()} {template}"
+                if "{" in template:
+                    templated.setdefault(method.upper(), []).append(key)
+                else:
+                    self._exact[(method.upper(), template)] = key
+        # one regex per method: an alternative per templated path, named by its position
+        self._templated: dict[str, tuple[re.Pattern[str], list[str]]] = {}
+        for method, keys in templated.items():
+            parts = [re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(k.split(" ", 1)[1])) for k in keys]
+            alternatives = "|".join(f"(?P<p{i}>{part})" for i, part in enumerate(parts))
+            self._templated[method] = (re.compile(f"^(?:{alternatives})$"), keys)
+        self._answers: dict[tuple[str, int], _Answer] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def default(cls) -> Contract:
+        """The contract of ``data/openapi.json``, built once per process.
+
+        Raises:
+            FileNotFoundError: the document is missing.
+        """
+        return _default()
+
+    def operation(self, method: str, path: str) -> str | None:
+        """``"GET /cards/{card_id}"`` for a request line, or ``None`` when the contract has none."""
+        method = method.upper()
+        path = path.split("?", 1)[0]
+        found = self._exact.get((method, path))
+        if found is None and method in self._templated:
+            pattern, keys = self._templated[method]
+            match = pattern.match(path)
+            if match is not None and match.lastgroup is not None:
+                found = keys[int(match.lastgroup[1:])]
+        return found
+
+    def _answer(self, operation: str, status: int) -> _Answer:
+        key = (operation, status)
+        answer = self._answers.get(key)
+        if answer is None:
+            with self._lock:
+                answer = self._answers.get(key) or self._build(operation, status)
+                self._answers[key] = answer
+        return answer
+
+    def _build(self, operation: str, status: int) -> _Answer:
+        from openapi_core.templating.responses.exceptions import ResponseFinderError
+        from openapi_core.templating.responses.finders import ResponseFinder
+        from openapi_core.validation.schemas import oas31_schema_validators_factory
+
+        method, template = operation.split(" ", 1)
+        node = self._spec / "paths" / template / method.lower()
+        try:
+            response = ResponseFinder(node / "responses").find(str(status))
+        except ResponseFinderError:
+            return _Answer(False, {}, None)
+        media: dict[str, Memo | None] = {}
+        codes: frozenset[str] | None = None
+        raw = self._document["paths"][template][method.lower()]["responses"][response.parts[-1]]
+        for mimetype, content in raw.get("content", {}).items():
+            if "schema" not in content:
+                media[mimetype] = None
+                continue
+            schema = response / "content" / mimetype / "schema"
+            validator = oas31_schema_validators_factory.create(self._spec, schema)
+            media[mimetype] = Memo(validator.validator, content["schema"], self._document)
+            props = schema.read_value().get("properties", {})
+            for name in ("code", "error"):
+                enum = props.get(name, {}).get("enum") if isinstance(props.get(name), Mapping) else None
+                if enum:
+                    codes = frozenset(map(str, enum))
+        return _Answer(True, media, codes)
+
+    def check(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: Any,
+        *,
+        content_type: str | None = None,
+        has_content: bool | None = None,
+    ) -> list[Drift]:
+        """Every drift of one answer (empty when it matches the contract).
+
+        ``body`` is the parsed JSON (``None`` when there was none or it was not JSON);
+        ``content_type`` defaults to the ``content-type`` header; ``has_content`` (default:
+        ``body is not None``) tells an empty answer from one that was not JSON.
+
+        Example::
+
+            >>> Contract.default().check("DELETE", "/sessions", 204, {
+            ...     "svc-request-id": "r1", "svc-api-version": "1.2.0-20221215"}, None)
+            []
+
+        Raises:
+            Nothing.
+        """
+        rid = headers.get(_HEADERS["request_id"])
+        operation = self.operation(method, path)
+        if operation is None:
+            where = f"{method.upper()} {path.split('?', 1)[0]}"
+            rows = [Drift(*row, rid) for row in self._headers(where, headers)]
+            if status not in _ABSENT:
+                return [
+                    *rows,
+                    Drift(
+                        "operation", where, "operation", "404 or 405 (not in the contract)", str(status), rid
+                    ),
+                ]
+            code = self._code(where, body, None) if isinstance(body, Mapping) else []
+            return rows + [Drift(*row, rid) for row in code]
+        rows = [Drift(*row, rid) for row in self._headers(operation, headers)]
+        answer = self._answer(operation, status)
+        if not answer.documented:
+            return [*rows, Drift("status", operation, "status", self._statuses(operation), str(status), rid)]
+        if not answer.media:
+            return rows
+        ctype = (content_type if content_type is not None else headers.get("content-type", "")).split(";")[0]
+        ctype = ctype.strip().lower()
+        if ctype not in answer.media:
+            expected = " or ".join(sorted(answer.media))
+            return [*rows, Drift("content-type", operation, "content-type", expected, ctype or "none", rid)]
+        if body is None and _JSON_MEDIA.match(ctype):
+            empty = not (has_content if has_content is not None else False)
+            return [
+                *rows,
+                Drift("body", operation, "body", f"a {ctype} body", "empty" if empty else "not JSON", rid),
+            ]
+        check = answer.media[ctype]
+        if check is not None:
+            for error in check.errors(body):
+                rows += [Drift(k, operation, f, e, g, rid) for k, f, e, g in schema_rows(error)]
+        if status >= 400 and isinstance(body, Mapping):
+            rows += [Drift(*row, rid) for row in self._code(operation, body, answer.codes)]
+        return rows
+
+    def _headers(self, operation: str, headers: Mapping[str, str]) -> list[tuple[str, str, str, str, str]]:
+        rows = []
+        for name in (_HEADERS["request_id"], _VERSION_HEADER):
+            if not headers.get(name):
+                rows.append(("header", operation, f"header {name}", "present", "missing"))
+        got = headers.get(_VERSION_HEADER)
+        if got and got != self.version:
+            shown = got if _VERSION_SHAPE.match(got) else "another value"
+            rows.append(("version", operation, f"header {_VERSION_HEADER}", self.version, shown))
+        return rows
+
+    def _code(
+        self, operation: str, body: Mapping[str, Any], enum: frozenset[str] | None
+    ) -> list[tuple[str, str, str, str, str]]:
+        name = "code" if "code" in body else "error" if "error" in body else None
+        if name is None or enum is not None:  # an enum in the document: the schema checked it
+            return []
+        code = body[name]
+        if isinstance(code, str) and code in self.codes:
+            return []
+        kind = json_type(code)
+        shown = (
+            code
+            if isinstance(code, str) and _CODE_SHAPE.match(code)
+            else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        )
+        return [("code", operation, f"body.{name}", "a documented problem code", shown)]
+
+    def _statuses(self, operation: str) -> str:
+        method, template = operation.split(" ", 1)
+        responses = self._spec / "paths" / template / method.lower() / "responses"
+        return "one of " + ", ".join(responses.str_keys())
+
+
+#: jsonschema checks the ``iri`` format with ``rfc3987_syntax`` when it is installed (Jupyter's
+#: extras install it), and importing that builds a grammar: about a second of every process's
+#: first check. The contract has no ``iri`` format, so it is kept out of jsonschema's import.
+_SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
+
+
+@cache
+def _import_validators() -> None:
+    """Import openapi-core's validators once, without the ``iri`` format grammar when this
+    process has not imported jsonschema yet (other formats are checked as usual)."""
+    skip = "jsonschema" not in sys.modules and _SKIPPED_FORMAT_MODULE not in sys.modules
+    if skip:
+        sys.modules[_SKIPPED_FORMAT_MODULE] = None  # type: ignore[assignment]  # an ImportError for jsonschema
+    try:
+        import openapi_core.validation.schemas  # noqa: F401
+    finally:
+        if skip:
+            del sys.modules[_SKIPPED_FORMAT_MODULE]  # a later ``import rfc3987_syntax`` works as usual
+
+
+@cache
+def _default() -> Contract:
+    path = register.data_dir() / DOCUMENT
+    with open(path, encoding="utf-8") as f:
+        document = json.load(f)
+    return Contract(document, version=str(register.spec()["version"]), codes=frozenset(by_code))

@@ -1,0 +1,252 @@
+"""Contract drift as the client sees it: ``api.drift``, the process's findings, the notebook line.
+
+Every answer a client receives is checked against the contract (:mod:`kit.contract`) by its
+transport; each :class:`Drift` lands in the client's :class:`DriftLog`
+(``api.drift``, a DataFrame with the columns :data:`COLUMNS`) and in this process's log
+(:func:`findings`). Drift never raises unless the client was built with
+``kit.connect(..., drift="raise")``; ``drift="off"`` skips the check.
+
+Inside a Jupyter kernel the drift a cell met is shown after the cell: a display with the MIME
+type :data:`MIME_TYPE` (the rows, read by ``kit regress``) and one text line per drift. Against
+the simulator there is none, so the stored outputs of the notebooks never change.
+
+Example::
+
+    >>> api = kit.connect("sandbox")                # doctest: +SKIP
+    >>> api.cards.get(card_id)                      # doctest: +SKIP
+    >>> api.drift[["operation", "field", "expected", "got"]]   # doctest: +SKIP
+                operation        field expected      got
+    0  GET /cards/{card_id}  body.last4   string  integer
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "COLUMNS",
+    "MIME_TYPE",
+    "MODES",
+    "Drift",
+    "DriftLog",
+    "clear",
+    "findings",
+    "frame",
+    "json_type",
+    "schema_rows",
+    "text_line",
+]
+
+#: The columns of ``api.drift`` and :func:`frame`.
+COLUMNS = ["operation", "field", "expected", "got", "request_id", "kind"]
+#: What ``kit.connect(..., drift=…)`` accepts: report (the default), raise, or off.
+MODES = ("report", "raise", "off")
+#: The MIME type of the display that carries a cell's drift to ``kit regress``.
+MIME_TYPE = "application/vnd.partner-api-kit.drift+json"
+#: At most this many rows are kept per log (a drifting sandbox under a population run).
+LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One way an answer differs from the contract; never a value from the answer.
+
+    ``kind``: operation, status, content-type, body, header, version or code; ``operation``:
+    ``"GET /cards/{card_id}"``; ``field``: ``status``, ``body.last4``, ``header svc-api-version``…
+    """
+
+    kind: str
+    operation: str
+    field: str
+    expected: str
+    got: str
+    request_id: str | None = None
+
+    def __str__(self) -> str:
+        rid = f" (request {self.request_id})" if self.request_id else ""
+        return f"{self.operation}: {self.field}: expected {self.expected}, got {self.got}{rid}"
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (``"integer"``, ``"string"``, ``"null"``…)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def _field(path: Any) -> str:
+    out = "body"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _types(schema: Any) -> str:
+    if isinstance(schema, Mapping):
+        if "type" in schema:
+            kinds = schema["type"]
+            return " or ".join(kinds) if isinstance(kinds, list) else str(kinds)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return " or ".join(_types(s) for s in schema[key])
+        if "$ref" in schema:
+            return str(schema["$ref"]).rsplit("/", 1)[-1]
+    return "a valid value"
+
+
+def schema_rows(error: Any) -> list[tuple[str, str, str, str]]:
+    """``(kind, field, expected, got)`` for one jsonschema error, without the instance's value."""
+    where, keyword, rule, instance = (
+        _field(error.absolute_path),
+        error.validator,
+        error.validator_value,
+        error.instance,
+    )
+    if keyword == "required":
+        missing = [name for name in rule if isinstance(instance, Mapping) and name not in instance]
+        return [("body", f"{where}.{name}", "present (required)", "missing") for name in missing]
+    if keyword == "type":
+        return [
+            ("body", where, " or ".join(rule) if isinstance(rule, list) else str(rule), json_type(instance))
+        ]
+    if keyword in ("enum", "const"):
+        allowed = ", ".join(map(json.dumps, rule if keyword == "enum" else [rule]))
+        return [("body", where, f"one of {allowed}", f"another {json_type(instance)}")]
+    if keyword in ("anyOf", "oneOf"):
+        return [("body", where, _types(error.schema), json_type(instance))]
+    if keyword == "additionalProperties" and isinstance(instance, Mapping):
+        known = set(error.schema.get("properties", {}))
+        return [("body", f"{where}.{k}", "no such property", "present") for k in instance if k not in known]
+    return [("body", where, f"{keyword} {json.dumps(rule)[:80]}", f"a {json_type(instance)} that fails it")]
+
+
+class DriftLog:
+    """A thread-safe, bounded list of :class:`Drift` rows.
+
+    A client's log hands every row on to the process's log too.
+    """
+
+    def __init__(self, parent: DriftLog | None = None, limit: int = LIMIT) -> None:
+        self._rows: list[Drift] = []
+        self._lock = threading.Lock()
+        self._parent = parent
+        self._limit = limit
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def record(self, rows: Iterable[Drift]) -> None:
+        """Keep ``rows`` (past the limit they are counted in :attr:`dropped`)."""
+        rows = list(rows)
+        if not rows:
+            return
+        with self._lock:
+            room = max(0, self._limit - len(self._rows))
+            self._rows.extend(rows[:room])
+            self.dropped += len(rows) - min(room, len(rows))
+        if self._parent is not None:
+            self._parent.record(rows)
+
+    def rows(self, start: int = 0) -> list[Drift]:
+        """The rows kept so far, from ``start``."""
+        with self._lock:
+            return self._rows[start:]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+            self.dropped = 0
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as a DataFrame (columns :data:`COLUMNS`), oldest first."""
+        import pandas as pd
+
+        return pd.DataFrame([[getattr(d, c) for c in COLUMNS] for d in self.rows()], columns=COLUMNS)
+
+
+_PROCESS = DriftLog()
+
+
+def process_log() -> DriftLog:
+    """The log every client of this process hands its rows to (installs the notebook display
+    on first use inside a Jupyter kernel)."""
+    _install_display()
+    return _PROCESS
+
+
+def findings() -> list[Drift]:
+    """Every drift any client of this process met (up to :data:`LIMIT`)."""
+    return _PROCESS.rows()
+
+
+def frame() -> pd.DataFrame:
+    """:func:`findings` as a DataFrame (columns :data:`COLUMNS`)."""
+    return _PROCESS.frame()
+
+
+def clear() -> None:
+    """Forget this process's findings (each client keeps its own ``api.drift``)."""
+    _PROCESS.clear()
+    _shown[0] = 0
+
+
+def text_line(drift: Drift) -> str:
+    """The line a notebook shows for one drift.
+
+    Example::
+
+        >>> text_line(Drift("body", "GET /cards/{card_id}", "body.last4", "string", "integer", "r1"))
+        'contract drift: GET /cards/{card_id}: body.last4: expected string, got integer (request r1)'
+    """
+    return f"contract drift: {drift}"
+
+
+# -- inside a Jupyter kernel: each cell's drift, shown after the cell -------------------------
+
+_shown = [0]
+_installed = [False]
+
+
+def _show_new(*_: Any) -> None:
+    rows = _PROCESS.rows(_shown[0])
+    if not rows:
+        return
+    _shown[0] += len(rows)
+    from IPython.display import display
+
+    bundle = {
+        MIME_TYPE: {"drift": [dataclasses.asdict(d) for d in rows]},
+        "text/plain": "\n".join(text_line(d) for d in rows),
+    }
+    display(bundle, raw=True)
+
+
+def _install_display() -> None:
+    if _installed[0] or "IPython" not in sys.modules:
+        return
+    _installed[0] = True
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "events"):
+        shell.events.register("post_run_cell", _show_new)

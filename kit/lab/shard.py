@@ -1,0 +1,259 @@
+"""One shard of a population, run where it is sent: a worker process of this machine or a Dask
+worker. :func:`run_shard` is the whole job.
+
+A shard is a contiguous slice of the customers (:func:`kit.lab.planning.shard_bounds`) with its
+own simulator — embedded in the worker process, seeded with
+:func:`kit.lab.planning.shard_seed` — its own clients, and P2P only between its own customers.
+It plans its own customers (:func:`kit.lab.planning.plan_shard`), plays them in customer order
+(``concurrency`` threads; 1 by default, which makes even injected faults repeatable), and
+reduces each batch of rows to a :class:`~kit.lab.aggregate.Partial`. With ``out`` the rows go to
+``out/steps/shard-NNNN.parquet`` batch by batch and the ledger to ``out/ledger/``; without it
+they come back in the :class:`ShardResult`. The caller's own simulator is never touched: the
+shard's lives in another process.
+
+A worker keeps its simulator between shards (reset to each shard's seed), so a process pool
+pays the start-up once.
+
+Example::
+
+    >>> spec = ShardSpec(index=0, first=0, end=20, draws=Draws(seed=7))
+    >>> result = run_shard(spec)                      # doctest: +SKIP
+    >>> result.partial.customers, len(result.steps)   # doctest: +SKIP
+    (20, 301)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import resource
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+import kit
+from kit.lab.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
+from kit.lab.customer import Crowd, Outcome
+from kit.lab.planning import CustomerPlan, Draws, plan_shard, shard_seed
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+
+    from kit.sim.server import EmbeddedServer
+
+__all__ = ["BATCH", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
+
+#: Customers per batch: one Parquet row group and one partial each (bounds a shard's memory).
+BATCH = 2_000
+
+_IDLE: list[EmbeddedServer] = []
+_IDLE_LOCK = threading.Lock()
+_PROGRESS: list[Queue[int]] = []
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardSpec:
+    """What one shard runs: customers ``first`` to ``end - 1`` of a run (plain data, picklable)."""
+
+    index: int
+    first: int
+    end: int
+    draws: Draws = dataclasses.field(default_factory=Draws)
+    journeys: tuple[str, ...] = JOURNEYS
+    faults: tuple[Mapping[str, Any], ...] = ()
+    client_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    concurrency: int = 1
+    out: str | None = None
+    batch: int = BATCH
+
+
+@dataclasses.dataclass
+class ShardResult:
+    """What a shard sends back: its figures, and its rows and ledger unless they went to Parquet."""
+
+    index: int
+    partial: Partial
+    steps: pd.DataFrame | None
+    ledger: pd.DataFrame | None
+    elapsed_s: float
+    peak_rss_mb: float
+
+
+def shard_file(out: str | Path, table: str, index: int) -> Path:
+    """Where shard ``index`` writes ``table`` (``steps`` or ``ledger``) under ``out``."""
+    return Path(out) / table / f"shard-{index:04d}.parquet"
+
+
+def init_worker(progress: Queue[int] | None) -> None:
+    """A local worker process's initializer: where to report customers done; Ctrl-C left to the
+    caller (a kernel's shutdown interrupts its whole process group: no traceback from here)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _PROGRESS[:] = [progress] if progress is not None else []
+
+
+def _tick(customers: int) -> None:
+    for queue in _PROGRESS:
+        queue.put(customers)
+
+
+@contextlib.contextmanager
+def _simulator() -> Iterator[str]:
+    """A simulator of this process for one shard at a time: an idle one reused, else a new one."""
+    from kit.sim.server import start_embedded
+
+    with _IDLE_LOCK:
+        server = _IDLE.pop() if _IDLE else None
+    if server is None or not server.running:
+        server = start_embedded()
+    try:
+        yield server.base_url
+    finally:
+        with _IDLE_LOCK:
+            _IDLE.append(server)
+
+
+def _ledger(control: kit.Client, outcomes: Mapping[int, Outcome]) -> tuple[pd.DataFrame, int]:
+    """The shard's accounts: opening, sent, received, expected and actual balance; its transfers."""
+    ours = {o.account_id: c for c, o in outcomes.items() if o.account_id is not None}
+    account_of = {o.person_id: o.account_id for o in outcomes.values() if o.person_id is not None}
+    balances = control.sim.ledger("accounts").set_index("account_id")["balance"]
+    transfers = control.sim.ledger("transfers")
+    transfers = transfers[transfers["from_account_id"].isin(ours)]
+    sent = transfers.groupby("from_account_id")["amount"].sum()
+    received = transfers.assign(to=transfers["to_person_id"].map(account_of)).groupby("to")["amount"].sum()
+    rows = []
+    for account_id, customer in sorted(ours.items(), key=lambda kv: kv[1]):
+        opening = outcomes[customer].opening or Decimal("0")
+        out = sent.get(account_id, Decimal("0"))
+        into = received.get(account_id, Decimal("0"))
+        rows.append(
+            (customer, account_id, opening, out, into, opening - out + into, balances.get(account_id))
+        )
+    columns = ["customer", "account_id", "opening", "sent", "received", "expected", "balance"]
+    return pd.DataFrame(rows, columns=columns), len(transfers)
+
+
+def _play(crowd: Crowd, plans: Sequence[CustomerPlan], concurrency: int) -> None:
+    """The customers in order (one thread), or on a FIFO pool of ``concurrency`` threads."""
+    if concurrency == 1:
+        for p in plans:
+            crowd.run_one(p)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="kit-shard") as pool:
+        for future in [pool.submit(crowd.run_one, p) for p in plans]:
+            future.result()
+
+
+class _Sink:
+    """Where a shard's rows go: kept in memory, or appended to its Parquet file batch by batch."""
+
+    def __init__(self, out: str | None, index: int) -> None:
+        self.frames: list[pd.DataFrame] = []
+        self.path = shard_file(out, "steps", index) if out is not None else None
+        self.writer: Any = None
+
+    def add(self, frame: pd.DataFrame) -> None:
+        if self.path is None:
+            self.frames.append(frame)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(
+            frame.astype({"step": "string", "outcome": "string"}), schema=_schema(), preserve_index=False
+        )
+        if self.writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = pq.ParquetWriter(self.path, table.schema)
+        self.writer.write_table(table)
+
+    def close(self) -> pd.DataFrame | None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.path is not None:
+            return None
+        return steps_frame(pd.concat(self.frames, ignore_index=True)) if self.frames else steps_frame([])
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    types = [
+        pa.int64(),
+        pa.int64(),
+        pa.string(),
+        pa.string(),
+        pa.int64(),
+        pa.string(),
+        pa.float64(),
+        pa.int64(),
+    ]
+    return pa.schema(list(zip(STEP_COLUMNS, types, strict=True)))
+
+
+def _play_all(
+    spec: ShardSpec, control: kit.Client, base_url: str
+) -> tuple[Partial, Crowd, pd.DataFrame | None]:
+    plans = plan_shard(spec.index, spec.first, spec.end, spec.draws)
+    seed = spec.draws.seed
+    crowd = Crowd(plans, spec.journeys, seed, {**spec.client_options, "base_url": base_url})
+    sink, partial = _Sink(spec.out, spec.index), Partial()
+    try:
+        for start in range(0, len(plans), spec.batch):
+            chunk = plans[start : start + spec.batch]
+            _play(crowd, chunk, spec.concurrency)
+            frame = steps_frame(crowd.take_rows(p.customer for p in chunk))
+            planned = sum(p.p2p_amount is not None for p in chunk)
+            partial = partial.merge(Partial.of(frame, customers=len(chunk), p2p_planned=planned))
+            sink.add(frame)
+            _tick(len(chunk))
+    finally:
+        steps = sink.close()
+    return partial, crowd, steps
+
+
+def run_shard(spec: ShardSpec) -> ShardResult:
+    """Run one shard on a simulator of this process (see the module docstring).
+
+    Raises:
+        KitError: the shard's simulator could not be reached or reset (the customers' own
+            errors are rows, not exceptions).
+    """
+    started = time.perf_counter()
+    drift = spec.client_options.get("drift", "off")
+    with _simulator() as base_url, kit.connect("sim", base_url=base_url, drift=drift) as control:
+        control.sim.reset(shard_seed(spec.draws.seed, spec.index))
+        control.sim.clear_faults()
+        try:
+            for fault in spec.faults:
+                control.sim.add_fault(**fault)
+            partial, crowd, steps = _play_all(spec, control, base_url)
+        finally:
+            control.sim.clear_faults()
+        ledger, transfers = _ledger(control, crowd.outcomes)
+    partial = partial.with_ledger(ledger, transfers)
+    if spec.out is not None:
+        path = shard_file(spec.out, "ledger", spec.index)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ledger.astype(
+            {c: "string" for c in ("opening", "sent", "received", "expected", "balance")}
+        ).to_parquet(path, index=False)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (
+        1024 if sys.platform != "darwin" else 1024**2
+    )
+    return ShardResult(
+        index=spec.index,
+        partial=partial,
+        steps=steps,
+        ledger=None if spec.out is not None else ledger,
+        elapsed_s=time.perf_counter() - started,
+        peak_rss_mb=round(peak, 1),
+    )

@@ -1,0 +1,96 @@
+"""The explorer's tables and messages: ``api.history`` and the webhooks received, reduced to
+what does not vary between runs, as DataFrames, HTML and text; one readable line per error.
+
+Example::
+
+    >>> from kit.errors import CardAlreadyClosed
+    >>> error_message(CardAlreadyClosed(409, "card-already-closed", "Closed."))
+    'CardAlreadyClosed (409 card-already-closed): Closed. — the card is closed already; nothing to do'
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+import kit
+from kit.errors import ApiError, KitError
+
+__all__ = [
+    "HISTORY_COLUMNS",
+    "WEBHOOK_COLUMNS",
+    "error_message",
+    "frame_text",
+    "history_table",
+    "table_html",
+    "webhooks_table",
+]
+
+#: History columns that do not vary between runs (no wall-clock time, no ms).
+HISTORY_COLUMNS = ["method", "path", "status", "session_type", "code", "retries"]
+#: Webhook columns shown (simulator times, seeded ids).
+WEBHOOK_COLUMNS = ["type", "id", "resource_id", "created_at", "verified"]
+
+
+def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
+    """``api.history`` reduced to :data:`HISTORY_COLUMNS`, typed for display.
+
+    ``status`` and ``retries`` are nullable integers, ``method``, ``session_type`` and
+    ``code`` categories; the rows are the last ``last`` calls (all when ``None``).
+
+    Example::
+
+        >>> history_table(api, last=5).dtypes["status"]          # doctest: +SKIP
+        Int64Dtype()
+    """
+    frame = api.history
+    frame = frame if last is None else frame.tail(last)
+    table = frame.reindex(columns=HISTORY_COLUMNS).reset_index(drop=True)
+    return table.astype(
+        {
+            "method": "category",
+            "path": "string",
+            "status": "Int64",
+            "session_type": "category",
+            "code": "category",
+            "retries": "Int64",
+        }
+    )
+
+
+def webhooks_table(api: kit.Client) -> pd.DataFrame:
+    """Webhooks received by the sim profile's loopback receiver (:data:`WEBHOOK_COLUMNS`);
+    empty outside the sim profile."""
+    if api.config.profile != "sim":
+        return pd.DataFrame(columns=WEBHOOK_COLUMNS)
+    frame = api.webhooks.events.reindex(columns=WEBHOOK_COLUMNS).reset_index(drop=True)
+    return frame.astype({"type": "category"})
+
+
+def error_message(exc: BaseException) -> str:
+    """One readable line for an error: class, status and code, what was wrong, what to do.
+
+    Example::
+
+        >>> from kit.errors import CardAlreadyClosed
+        >>> error_message(CardAlreadyClosed(409, "card-already-closed", "Closed."))
+        'CardAlreadyClosed (409 card-already-closed): Closed. — the card is closed already; nothing to do'
+    """
+    if isinstance(exc, ApiError):
+        return f"{type(exc).__name__} ({exc.status} {exc.code}): {exc.message} — {exc.hint}"
+    if isinstance(exc, KitError):
+        return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (ValueError, TypeError)):
+        return f"Invalid input ({type(exc).__name__}): {exc}"
+    return f"Unexpected {type(exc).__name__}: {exc}"
+
+
+def table_html(frame: pd.DataFrame, empty: str) -> str:
+    if frame.empty:
+        return f"<p><i>{html.escape(empty)}</i></p>"
+    return str(frame.to_html(index=False, na_rep="–", border=0))
+
+
+def frame_text(frame: pd.DataFrame, empty: str) -> str:
+    return f"  ({empty})" if frame.empty else frame.to_string(index=False, na_rep="-")

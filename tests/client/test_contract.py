@@ -1,0 +1,184 @@
+"""The contract check answer by answer (:mod:`kit.contract`), the memo of verdicts by shape
+(:mod:`kit.shapes`) and where drift is collected (:mod:`kit.drift`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+import kit
+import kit.drift
+from kit import register
+from kit.contract import Contract
+from kit.drift import Drift, DriftLog
+from kit.shapes import Memo
+
+VERSION = str(register.spec()["version"])
+
+OK = {"svc-request-id": "req_1", "svc-api-version": VERSION, "content-type": "application/json"}
+PROBLEM = {**OK, "content-type": "application/problem+json"}
+CARD = {
+    "card_id": "card_1",
+    "account_id": "acc_1",
+    "type": "temporary",
+    "status": "active",
+    "last4": "1234",
+    "expires_on": "2025-02-01",
+    "close_reason": None,
+    "created_at": "2025-01-06T09:00:00Z",
+}
+
+
+def _problem(code: object) -> dict[str, object]:
+    return {"type": "urn:x", "title": "t", "status": 404, "detail": "d", "code": code}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "headers", "body", "expected"),
+    [
+        ("GET", "/cards/card_1", 200, OK, CARD, []),
+        (
+            "GET",
+            "/cards/card_1",
+            200,
+            {**OK, "svc-request-id": ""},
+            CARD,
+            [("header svc-request-id", "missing")],
+        ),
+        ("GET", "/cards/card_1", 200, OK, {**CARD, "close_reason": 3}, [("body.close_reason", "integer")]),
+        ("GET", "/cards/card_1", 200, OK, None, [("body", "empty")]),
+        (
+            "GET",
+            "/cards/card_1",
+            200,
+            {**OK, "content-type": "text/html"},
+            None,
+            [("content-type", "text/html")],
+        ),
+        ("GET", "/cards/card_1", 404, PROBLEM, _problem("card-not-found"), []),
+        ("GET", "/cards/card_1", 404, PROBLEM, _problem("card-vanished"), [("body.code", "card-vanished")]),
+        (
+            "GET",
+            "/cards/card_1",
+            404,
+            PROBLEM,
+            _problem(12),
+            [("body.code", "an integer"), ("body.code", "integer")],
+        ),
+        ("GET", "/no/such/path", 404, PROBLEM, _problem("not-found"), []),
+        ("GET", "/no/such/path", 200, OK, {}, [("operation", "200")]),
+        ("DELETE", "/sessions", 204, OK, None, []),
+    ],
+)
+def test_one_answer_against_the_contract(
+    method: str,
+    path: str,
+    status: int,
+    headers: dict[str, str],
+    body: object,
+    expected: list[tuple[str, str]],
+) -> None:
+    rows = Contract.default().check(method, path, status, headers, body)
+    assert sorted((r.field, r.got) for r in rows) == sorted(expected)
+
+
+def test_operations_are_found_by_their_templates() -> None:
+    contract = Contract.default()
+    assert contract.operation("GET", "/cards/card_123?x=1") == "GET /cards/{card_id}"
+    assert contract.operation("post", "/accounts/acc_1/persons") == "POST /accounts/{account_id}/persons"
+    assert contract.operation("POST", "/sessions") == "POST /sessions"
+    assert contract.operation("PUT", "/sessions") is None
+    assert contract.operation("GET", "/cards/a/b") is None
+
+
+# -- the memo never hides a drift ----------------------------------------------------------------
+
+DOCUMENT = {
+    "components": {
+        "schemas": {
+            "Token": {
+                "type": "object",
+                "required": ["token_type", "n"],
+                "properties": {"token_type": {"type": "string", "const": "Bearer"}, "n": {"type": "integer"}},
+            }
+        }
+    }
+}
+
+
+class Counting:
+    """A jsonschema validator that counts the bodies it validates."""
+
+    def __init__(self, schema: dict[str, object]) -> None:
+        from jsonschema import Draft202012Validator
+
+        self.inner = Draft202012Validator({**schema, "components": DOCUMENT["components"]})
+        self.calls = 0
+
+    def iter_errors(self, body: object) -> list[object]:
+        self.calls += 1
+        return list(self.inner.iter_errors(body))
+
+
+def test_a_shape_that_passed_is_not_validated_again_but_a_new_value_is() -> None:
+    schema = {"$ref": "#/components/schemas/Token"}
+    validator = Counting(schema)
+    memo = Memo(validator, schema, DOCUMENT)
+    assert memo.errors({"token_type": "Bearer", "n": 1}) == []
+    assert memo.errors({"token_type": "Bearer", "n": 2}) == [] and validator.calls == 1
+    assert memo.errors({"token_type": "bearer", "n": 2})  # another value of the const: validated
+    assert memo.errors({"token_type": "Bearer", "n": 2.5})  # a float where an integer is due
+    assert memo.errors({"token_type": "Bearer"})  # a required field dropped
+    assert memo.errors({"token_type": "bearer", "n": 2}) and validator.calls == 5  # failures are never kept
+
+
+def test_only_structural_schemas_are_remembered() -> None:
+    pattern = {"type": "string", "pattern": "^a"}
+    validator = Counting(pattern)
+    memo = Memo(validator, pattern, DOCUMENT)
+    assert memo.errors("abc") == [] and memo.errors("bcd") and memo.errors("abc") == []
+    assert validator.calls == 3
+    integer = {"type": "integer"}
+    validator = Counting(integer)
+    memo = Memo(validator, integer, DOCUMENT)
+    assert memo.errors(1.0) == [] and memo.errors(1.5) and validator.calls == 2
+
+
+# -- where drift goes ------------------------------------------------------------------------------
+
+
+def test_a_log_is_bounded_and_hands_rows_to_its_parent() -> None:
+    parent = DriftLog()
+    log = DriftLog(parent=parent, limit=2)
+    row = Drift("status", "GET /x", "status", "one of 200", "418", "req_1")
+    log.record([row, row, row])
+    assert (len(log), log.dropped, len(parent)) == (2, 1, 3)
+    assert list(log.frame().columns) == kit.drift.COLUMNS
+    assert (
+        kit.drift.text_line(row)
+        == "contract drift: GET /x: status: expected one of 200, got 418 (request req_1)"
+    )
+
+
+@pytest.mark.drift_expected
+def test_an_injected_fault_is_drift_outside_the_sim_profile(
+    make_client: Callable[..., kit.Client], sim_url: str
+) -> None:
+    """The simulator's injected faults are asked for: not drift in ``sim``. The same answer to a
+    sandbox-profile client is a status the contract does not list."""
+    sim = make_client()
+    sim.sim.add_fault("GET", "/webhooks/jwks", status=503, times=2)
+    own = make_client(max_retries=0)
+    with pytest.raises(kit.errors.ServiceUnavailable):
+        own.webhooks.jwks()
+    assert own.drift.empty
+    client_id, secret = next(iter(kit.env.SIM_PARTNER_CLIENTS.items()))
+    with kit.connect(
+        "sandbox", base_url=sim_url, client_id=client_id, client_secret=secret, max_retries=0
+    ) as api:
+        with pytest.raises(kit.errors.ServiceUnavailable):
+            api.webhooks.jwks()
+        assert [(d.operation, d.field, d.got) for d in api.drift.itertuples()] == [
+            ("GET /webhooks/jwks", "status", "503")
+        ]

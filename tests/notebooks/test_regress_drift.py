@@ -1,0 +1,123 @@
+"""``kit regress -p profile=sandbox`` against a stand-in sandbox that drifts: exit status 3, a
+Contract drift section naming each drift, JUnit failures — and against one that does not: 0,
+no fixture value in any output, a planted one found."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from kit import env, fixtures, register
+from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK
+from kit.sim.launcher import Served
+from tests.notebooks.helpers import load, run_cli
+from tests.sandbox.conftest import sandbox_server, sandbox_variables
+from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
+
+pytestmark = pytest.mark.papermill
+
+VERSION = str(register.spec()["version"])
+JOURNEY = """\
+import kit
+from kit.lab.journeys import onboard
+api = kit.connect(profile)
+done = onboard(api, persona="persona-01", expiration="sliding")
+card = api.cards.create(done.account_id, type="temporary")
+print(api.cards.get(card.card_id).status, done.status)
+"""
+
+
+def notebook(folder: Path, name: str, *cells: str) -> Path:
+    """A notebook of a ``parameters`` cell (``profile = "sim"``) and ``cells``."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "sim"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
+    yield from sandbox_server(tmp_path_factory)
+
+
+def run_sandbox(base_url: str, fixtures: Path, folder: Path, out: Path, *extra: str) -> tuple[int, str, str]:
+    """``kit regress --notebooks FOLDER --out OUT -p profile=sandbox *extra`` with a partner's
+    environment for the sandbox at ``base_url``."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in sandbox_variables(base_url, fixtures).items():
+            mp.setenv(name, value)
+        mp.delenv(env.ACCESS_TOKEN, raising=False)
+        return run_cli("--notebooks", str(folder), "--out", str(out), "-p", "profile=sandbox", *extra)
+
+
+def _one(sandbox: tuple[Served, Path], tmp_path: Path, source: str) -> tuple[int, str, str]:
+    """One notebook of ``source`` run on the (non-drifting) sandbox."""
+    served, fixtures = sandbox
+    notebook(tmp_path / "nb", "01_one.ipynb", source)
+    return run_sandbox(served.base_url, fixtures, tmp_path / "nb", tmp_path / "out")
+
+
+def test_a_drifting_sandbox_fails_the_run_with_its_own_exit_status(
+    sandbox: tuple[Served, Path], tmp_path: Path
+) -> None:
+    served, fixtures = sandbox
+    folder = tmp_path / "nb"
+    notebook(folder, "01_journey.ipynb", JOURNEY)
+    rules = [
+        Rule("GET", r"/cards/[^/]+", retype="last4"),
+        Rule("GET", r"/cards/[^/]+", version=OTHER_VERSION),
+    ]
+    with DriftingProxy(served.base_url, rules) as proxy:
+        code, stdout, stderr = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "out")
+        allowed = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "allowed", "--allow-drift")
+    assert code == EXIT_DRIFT, stdout + stderr
+    assert "contract drift (2)" in stderr
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "— contract drift: 2" in summary.splitlines()[0]
+    assert "## Contract drift" in summary
+    assert "| 01_journey.ipynb | GET /cards/{card_id} | body.last4 | string | integer | req_" in summary
+    assert f"| GET /cards/{{card_id}} | header svc-api-version | {VERSION} | {OTHER_VERSION} |" in summary
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    failures = root.findall(".//testcase/failure[@type='ContractDrift']")
+    assert sorted(f.get("message", "").split(" (request")[0] for f in failures) == [
+        f"expected {VERSION}, got {OTHER_VERSION}",
+        "expected string, got integer",
+    ]
+    assert allowed[0] == EXIT_OK, allowed[1] + allowed[2]
+    allowed_root = ET.parse(tmp_path / "allowed" / "junit.xml").getroot()
+    assert not allowed_root.findall(".//failure")
+    assert len(allowed_root.findall(".//testcase/skipped")) == 2
+
+
+def test_a_sandbox_that_keeps_the_contract_passes_and_nothing_leaks(
+    sandbox: tuple[Served, Path], tmp_path: Path
+) -> None:
+    code, stdout, stderr = _one(sandbox, tmp_path, JOURNEY)
+    assert code == EXIT_OK, stdout + stderr
+    assert "Contract drift" not in stdout
+    executed = (tmp_path / "out" / "01_one.ipynb").read_text(encoding="utf-8")
+    assert "active established" in executed
+    values = fixtures.load(sandbox[1]).values()
+    standalone = [rf"(?<![0-9A-Za-z]){re.escape(v)}(?![0-9A-Za-z])" for v in values if len(v) >= 4]
+    assert not [p for p in standalone if re.search(p, executed)]
+
+
+def test_a_fixture_value_planted_in_an_output_is_a_leak(sandbox: tuple[Served, Path], tmp_path: Path) -> None:
+    plant = (
+        "from kit import fixtures\nprint(fixtures.required().persona('persona-02').pii['last_name'].reveal())"
+    )
+    code, stdout, _ = _one(sandbox, tmp_path, plant)
+    assert code == EXIT_FAILED
+    assert "fixture-value" in stdout
+    executed = load(tmp_path / "out" / "01_one.ipynb")
+    assert "Testwell" not in str(executed)  # redacted from the executed notebook

@@ -1,0 +1,70 @@
+"""The sandbox profile against a separate ``kit serve --no-control --sandbox-fixtures F``.
+
+``kit serve`` writes the fixtures file for its own personas, as a partner's sandbox publishes
+test customers; the tests then use only what a partner has: ``PARTNER_API_*`` credentials and
+``PARTNER_API_SANDBOX_FIXTURES`` — no control plane.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kit
+from kit import env
+from kit.sim.launcher import Served, serve_process
+
+CLIENT_ID, CLIENT_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.items()))
+
+
+@pytest.fixture(scope="session")
+def fixtures_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sandbox") / "fixtures.toml"
+
+
+@pytest.fixture(scope="session")
+def sandbox(fixtures_path: Path) -> Iterator[Served]:
+    """``kit serve --no-control --sandbox-fixtures F``: the stand-in for a partner's sandbox."""
+    with serve_process("--no-control", "--sandbox-fixtures", str(fixtures_path)) as served:
+        yield served
+
+
+def sandbox_variables(base_url: str, fixtures: Path) -> dict[str, str]:
+    """The environment of a partner pointing the kit at its sandbox."""
+    return {
+        env.BASE_URL: base_url,
+        env.CLIENT_ID: CLIENT_ID,
+        env.CLIENT_SECRET: CLIENT_SECRET,
+        env.SANDBOX_FIXTURES: str(fixtures),
+    }
+
+
+@pytest.fixture
+def sandbox_env(sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    variables = sandbox_variables(sandbox.base_url, fixtures_path)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
+    return variables
+
+
+@pytest.fixture
+def connect(sandbox_env: dict[str, str]) -> Iterator[Callable[..., kit.Client]]:
+    """Sandbox clients, closed afterwards; keyword arguments go to ``kit.connect``."""
+    with contextlib.ExitStack() as opened:
+
+        def make(**overrides: Any) -> kit.Client:
+            return opened.enter_context(kit.connect("sandbox", **{"sleep": lambda _: None, **overrides}))
+
+        yield make
+
+
+def sandbox_server(factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
+    """``kit serve --no-control --sandbox-fixtures F`` in a folder of ``factory``: (served, F)."""
+    fixtures = factory.mktemp("sandbox") / "fixtures.toml"
+    with serve_process("--no-control", "--sandbox-fixtures", str(fixtures)) as served:
+        yield served, fixtures
