@@ -196,7 +196,9 @@ CONDITIONS: dict[str, Condition] = {
                 "session-type-not-allowed",
             ),
             **_all(
-                ["create-card", "get-card", "close-card", "send-event", "create-person"], 403, "session-not-bound"
+                ["create-card", "get-card", "close-card", "send-event", "create-person"],
+                403,
+                "session-not-bound",
             ),
         },
     ),
