@@ -7,4 +7,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 pytest_plugins = ["tests.sim.fixtures"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "papermill: starts Jupyter kernels (about 2 s each)")

@@ -94,7 +94,8 @@ class Flow:
     """One client's place in the journeys, and the steps that move it (see the module docstring).
 
     ``other`` is the other customer of a P2P transfer (a client with a person session); without
-    it, one is onboarded on demand in the sim profile (persona ``other_persona``) and closed by
+    it, one is onboarded on demand on a second device of the same profile (persona
+    ``other_persona``: the simulator's, or the sandbox fixtures') and closed by
     :meth:`close`.
     """
 
@@ -189,10 +190,9 @@ class Flow:
         return self._promote("account", self.ctx.account_id, "create an account")
 
     def onboard(self, persona: str) -> str:
-        """Add the simulator persona ``persona`` (a ``persona_id``) and answer KYC rightly."""
+        """Add the test persona ``persona`` (a ``persona_id``: the simulator's, or the sandbox
+        fixtures') and answer KYC rightly."""
         account_id = self._need(self.ctx.account_id, "create an account")
-        if not self.sim:
-            raise KitError("onboarding a persona needs the simulator's control plane (sim profile)")
         seen = _Onboarding(self.ctx)
         done = journeys.add_person(self.api, account_id, persona=persona, step=seen.step)
         return (
@@ -256,10 +256,9 @@ class Flow:
         if other is not None and other.session is not None and other.session.person_id:
             self.ctx.other_person_id = other.session.person_id
             return other.session.person_id
-        if not self.sim:
-            raise KitError("pass other=<a client with a person session> to send P2P outside the sim profile")
-        if other is None:
-            other = kit.connect("sim", base_url=self.api.config.base_url, device=_OTHER_DEVICE)
+        if other is None:  # a second device of the same profile and server (sandbox: its credentials)
+            config = self.api.config
+            other = kit.connect(config.profile, base_url=config.base_url, device=_OTHER_DEVICE)
             self.other, self._made_other = other, True
         done = journeys.onboard(other, persona=self.other_persona, expiration="sliding")
         if done.status != "established" or done.person_id is None:

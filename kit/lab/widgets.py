@@ -110,7 +110,7 @@ class Explorer:
         self.last_ok = True
         self._closed = False
 
-        people = [str(p["persona_id"]) for p in register.personas()]
+        people = _persona_ids(api)
         self.persona = w.Dropdown(options=people, value=people[persona % len(people)], description="persona")
         types = list(register.value("A13")["types"])
         self.card_type = w.Dropdown(options=types, value="temporary", description="card type")
@@ -359,3 +359,12 @@ def explorer(api: kit.Client, **options: Any) -> Explorer:
         >>> kit.widgets.explorer(kit.connect("sim"))       # doctest: +SKIP
     """
     return Explorer(api, **options)
+
+
+def _persona_ids(api: kit.Client) -> list[str]:
+    """The test personas to pick from: the simulator's, or the sandbox fixtures' (no PII)."""
+    if api.config.profile == "sim":
+        return [str(p["persona_id"]) for p in register.personas()]
+    from kit import fixtures
+
+    return [p.persona_id for p in fixtures.required().personas]
