@@ -8,6 +8,7 @@ fixture value reaches an output or a report.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,11 @@ def test_every_notebook_passes_on_the_sandbox_with_honest_skips(
     assert not unchecked, f"these notebooks checked nothing on the sandbox: {unchecked}"
     assert "skipped" in report.summary.lower()
 
-    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
-    secrets = fixtures.load(fixtures_path).values()
-    for path in written:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        assert not [v for v in secrets if v in text], f"a fixture value in {path.name}"
+    # Independent of the run's own leak scan: the file's PII-sized values (names, dates of birth,
+    # national ids; a KYC answer such as "01" alone is no PII), as whole words, in no file written.
+    values = [v for v in fixtures.load(fixtures_path).values() if len(v) >= 6]
+    assert values
+    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(v)}(?![\w-])" for v in values))
+    for path in (p for p in (tmp_path / "out").rglob("*") if p.is_file()):
+        found = pattern.search(path.read_text(encoding="utf-8", errors="replace"))
+        assert found is None, f"a fixture value in {path.name}"
