@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 
@@ -89,7 +90,9 @@ def error_message(exc: BaseException) -> str:
 def table_html(frame: pd.DataFrame, empty: str) -> str:
     if frame.empty:
         return f"<p><i>{html.escape(empty)}</i></p>"
-    return str(frame.to_html(index=False, na_rep="–", border=0))
+    page = str(frame.to_html(index=False, na_rep="–", border=0))
+    # every header over its column: JupyterLab right-aligns cells, so both sides are set here
+    return re.sub(r"<(t[dh])([ >])", r'<\1 style="text-align:left"\2', page)
 
 
 def frame_text(frame: pd.DataFrame, empty: str) -> str:

@@ -118,7 +118,7 @@ class Explorer:
         self.reason = w.Dropdown(options=reasons, value=reasons[0], description="reason")
         events = list(register.spec()["inbound_event_types"])
         self.event_type = w.Dropdown(options=events, value=events[0], description="event")
-        self.amount = w.Text(value="12.50", description="amount USD")
+        self.amount = w.Text(value="12.50", description="amount USD", style={"description_width": "initial"})
 
         self.buttons: dict[str, w.Button] = {}
         for name, label in ACTIONS.items():

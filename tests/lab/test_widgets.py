@@ -70,7 +70,7 @@ def test_full_onboarding_by_clicking_buttons(make_client: Callable[..., kit.Clie
     assert posted["session_type"].astype("string").fillna("-").tolist() == ["-", "anonymous", "account"]
     # The HTML table shows deterministic columns only: no wall-clock time, no ms, no tokens.
     shown = ex.history_view.value
-    assert "<th>path</th>" in shown and "/kyc/answers" in shown
+    assert '<th style="text-align:left">path</th>' in shown and "/kyc/answers" in shown
     assert "<th>ms</th>" not in shown and "<th>time</th>" not in shown and "ses_" not in shown
 
 
