@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -177,7 +177,8 @@ class Transport:
             response.request.method,
             path[len(self._prefix) :] if path.startswith(self._prefix) else path,
         )
-        self._record(datetime.now(UTC), request, response, ms, None, 0)
+        started_at = datetime.now(UTC) - timedelta(milliseconds=ms)  # "time" is when a call started
+        self._record(started_at, request, response, ms, None, 0)
         self._check_contract(request, response, _parse_body(response))
 
     def _check_contract(self, request: tuple[str, str], response: httpx.Response, body: Any) -> None:

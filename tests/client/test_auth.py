@@ -113,3 +113,13 @@ def test_fetch_token_makes_the_exchange_on_its_own(sim_url: str) -> None:
         fetch_token(sim_url, client_id, Sensitive("wrong-secret"))
     with pytest.raises(errors.TransportError):
         fetch_token("http://127.0.0.1:9", client_id, Sensitive(secret), timeout=2.0)
+
+
+def test_the_token_fetch_a_call_triggered_sits_inside_it_in_the_history(make_client) -> None:  # type: ignore[no-untyped-def]
+    api = make_client()
+    api.sessions.init_data()  # needs a partner token: the auth flow fetches one first
+    token, init = api.calls.entries()[-2:]
+    assert (token.path, init.path) == ("/oauth/accesstoken", "/sessions/user_session_initialization_data")
+    # "time" is when a call started: the fetch started after, and ended before, the call it served
+    assert init.time <= token.time
+    assert token.time.timestamp() + token.ms / 1000 <= init.time.timestamp() + init.ms / 1000 + 0.001
