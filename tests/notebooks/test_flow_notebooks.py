@@ -54,6 +54,14 @@ def test_stored_notebook_holds_no_secret_pii_token_or_ciphertext(path: Path) -> 
     assert findings == [], [f"{f.kind} at {f.location}" for f in findings]
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_notebook_holds_no_wall_clock_time(path: Path) -> None:
+    """Stored outputs are the regression contract: no run timestamps in cell metadata either."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    stamped = [n for n, cell in enumerate(nb["cells"], 1) if "execution" in cell.get("metadata", {})]
+    assert not stamped, f"cells {stamped} keep execution timestamps: strip cell.metadata.execution"
+
+
 @pytest.mark.papermill
 def test_a_run_with_other_flow_values_passes(tmp_path: Path) -> None:
     report = regress.run(
