@@ -1,10 +1,10 @@
 """Named checks: what a notebook verifies, each passed, failed or skipped here — with the reason.
 
 A notebook marks what it verifies with :func:`check`. A check that runs everywhere is a
-``with`` block; a check that needs something only the simulator has (its control plane: clock
-travel, fault injection, the deliveries log, funding; the loopback webhook receiver) is a
-decorated function, run at once — or, on a profile that lacks it, reported **skipped** with
-its reason, never silently passed::
+``with`` block; a check that needs something a sandbox may lack (the simulator's control plane:
+clock travel, fault injection, the deliveries log, funding; a webhook receiver the API can
+reach) is a decorated function, run at once — or, where that is missing, reported **skipped**
+with its reason, never silently passed::
 
     from kit.checks import check
 
@@ -22,7 +22,9 @@ display with the MIME type :data:`MIME_TYPE` that ``kit regress`` counts per not
 the notebook fails as before. Outside Jupyter the line is printed.
 
 Which profile applies: the one given to :func:`use`, else that of the latest
-``kit.connect()`` in this process, else ``sim``.
+``kit.connect()`` in this process, else ``sim``. The client's webhook receiver listens on this
+machine's loopback, so ``needs="webhook receiver"`` is also met on any profile whose API is on
+loopback (``kit serve --no-control`` standing in for a sandbox), never by a remote sandbox.
 """
 
 from __future__ import annotations
@@ -32,26 +34,42 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["MIME_TYPE", "NEEDS", "Outcome", "check", "profile", "results", "skip", "use"]
+from kit.env import is_loopback_url
+
+__all__ = ["MIME_TYPE", "NEEDS", "Need", "Outcome", "check", "profile", "results", "skip", "use"]
 
 T = TypeVar("T")
 
 #: The MIME type of a check's display (``kit regress`` reads it from the executed notebook).
 MIME_TYPE = "application/vnd.partner-api-kit.check+json"
-#: What a check may need → (the profiles that have it, the reason shown when one does not).
-NEEDS: dict[str, tuple[frozenset[str], str]] = {
-    "control plane": (
+
+
+class Need(NamedTuple):
+    """What a check may need: the profiles that have it, the reason shown when one does not,
+    and whether any profile has it when the API is on this machine's loopback."""
+
+    profiles: frozenset[str]
+    reason: str
+    on_loopback: bool = False
+
+
+#: What a check may need, by name.
+NEEDS: dict[str, Need] = {
+    "control plane": Need(
         frozenset({"sim"}),
         "needs the simulator's control plane (clock, faults, funding, deliveries log), "
         "which a sandbox does not have",
     ),
-    "webhook receiver": (
+    "webhook receiver": Need(
         frozenset({"sim"}),
-        "needs the sim profile's loopback webhook receiver; a sandbox delivers to your own server",
+        "needs a webhook receiver the API can reach: the kit's listens on this machine's "
+        "loopback and this API is elsewhere; verify deliveries on your own server "
+        "(kit.webhooks.verify)",
+        on_loopback=True,
     ),
-    "simulator": (
+    "simulator": Need(
         frozenset({"sim"}),
         "needs the simulator's own answers (svc-assumptions names its register entries), "
         "which a partner's sandbox does not send",
@@ -76,7 +94,7 @@ class Outcome:
         return f"{_MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
 
 
-_state: dict[str, Any] = {"profile": None, "connected": None}
+_state: dict[str, Any] = {"profile": None, "connected": None, "base_url": None}
 _results: list[Outcome] = []
 _lock = threading.Lock()
 
@@ -86,9 +104,15 @@ def use(profile_name: str | None) -> None:
     _state["profile"] = profile_name
 
 
-def note_connect(profile_name: str) -> None:
-    """Called by ``kit.connect``: the profile of the latest client of this process."""
+def note_connect(profile_name: str, base_url: str | None = None) -> None:
+    """Called by ``kit.connect``: the profile and API base URL of the latest client."""
     _state["connected"] = profile_name
+    _state["base_url"] = base_url
+
+
+def api_on_loopback() -> bool:
+    """Whether the latest ``kit.connect`` in this process points at this machine's loopback."""
+    return is_loopback_url(_state["base_url"])
 
 
 def profile() -> str:
@@ -155,10 +179,10 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
 
     def missing(self) -> str | None:
         """Why this check cannot run on the current profile, or ``None`` when it can."""
-        for need in self.needs:
-            profiles, reason = NEEDS[need]
-            if profile() not in profiles:
-                return reason
+        for name in self.needs:
+            need = NEEDS[name]
+            if profile() not in need.profiles and not (need.on_loopback and api_on_loopback()):
+                return need.reason
         return None
 
     def _finish(self, failed: BaseException | None) -> None:

@@ -10,7 +10,8 @@ options; papermill only when notebooks run).
 ``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit.fixtures`)
 for the simulator's own personas — their PII and the KYC answers that pass — so that the
 sandbox profile can be tried end to end against ``kit serve --no-control``; it refuses to
-replace an existing file unless ``--overwrite-fixtures``.
+replace an existing file unless ``--overwrite-fixtures``. Without the control plane the clock
+follows the machine's, as a sandbox's does (``--clock``, register A46).
 
 Example::
 
@@ -83,10 +84,9 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kit.sim import Settings, create_app
-    from kit.sim.settings import is_loopback
 
     control_token = os.environ.get(CONTROL_TOKEN_ENV) or None
-    if not args.no_control and not is_loopback(args.host) and control_token is None:
+    if not args.no_control and not env.is_loopback(args.host) and control_token is None:
         print(
             f"refusing to start: the control plane on a non-loopback host needs {CONTROL_TOKEN_ENV} "
             "(or pass --no-control)",
@@ -118,6 +118,7 @@ def _serve(args: argparse.Namespace) -> int:
         control_token=control_token,
         webhook_hosts=tuple(args.allow_webhook_host),
         crypto_workers=args.crypto_workers,
+        wall_clock=None if args.clock is None else args.clock == "wall",
         **overrides,  # type: ignore[arg-type]
     )
     config = uvicorn.Config(
@@ -173,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=7)
     serve.add_argument("--strict", action="store_true", help="deprecated token endpoints answer 410")
     serve.add_argument("--no-control", action="store_true", help="do not mount the /_sim control plane")
+    serve.add_argument(
+        "--clock",
+        choices=("seeded", "wall"),
+        help="seeded: starts at the seeded time, moved only by the control plane; wall: the "
+        "machine's clock (default: seeded, or wall with --no-control; register A46)",
+    )
     serve.add_argument("--starting-balance", help="balance of new accounts, e.g. 500.00 (USD)")
     serve.add_argument(
         "--allow-webhook-host",

@@ -277,7 +277,7 @@ def connect(profile: str = "sim", **overrides: Any) -> Client:
         TransportError: the embedded simulator could not start.
     """
     config = resolve(profile, overrides, environ=os.environ)
-    checks.note_connect(config.profile)  # checks that need the control plane skip on a sandbox
+    checks.note_connect(config.profile, config.base_url)  # what notebook checks can run here
     if config.profile == "sim" and not config.base_url:
         from kit._embedded import embedded_base_url
 

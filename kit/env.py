@@ -1,5 +1,5 @@
 """Names the kit shares with its environment: environment variables, the simulator's
-built-in partner clients and its control-plane header.
+built-in partner clients, its control-plane header, and which hosts are this machine.
 
 One place for each name, read by the client (``kit.config``), the simulator (``kit.sim``),
 ``kit serve`` and ``kit regress`` alike. This module imports nothing from the kit, so every
@@ -7,6 +7,9 @@ room may import it.
 """
 
 from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
 
 __all__ = [
     "ACCESS_TOKEN",
@@ -20,6 +23,8 @@ __all__ = [
     "SIM_CONTROL_TOKEN_HEADER",
     "SIM_PARTNERS",
     "SIM_PARTNER_CLIENTS",
+    "is_loopback",
+    "is_loopback_url",
     "parse_partners",
 ]
 
@@ -77,3 +82,27 @@ def parse_partners(raw: str, *, strict: bool = True) -> dict[str, str]:
         elif strict:
             raise ValueError(f"{SIM_PARTNERS} entries are client_id:secret, separated by commas")
     return partners
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback (``localhost``, 127.0.0.0/8, ``::1``).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("[::1]"), is_loopback("sandbox.example")
+    (True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """Whether ``url``'s host is this machine's loopback (a receiver there can be reached).
+
+        >>> is_loopback_url("http://127.0.0.1:8000"), is_loopback_url("https://sandbox.example")
+        (True, False)
+    """
+    host = urlsplit(url or "").hostname
+    return host is not None and is_loopback(host)

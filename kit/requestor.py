@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import httpx
@@ -172,9 +172,13 @@ class Requestor:
         for listener in list(self._reset_listeners):
             listener()
 
-    def sim_clock(self) -> datetime:
-        """The simulator's time for webhook verification, on a connection of its own (called
-        from the receiver thread; not part of the call history)."""
+    def server_clock(self) -> datetime:
+        """The time webhook signatures are judged against: in the ``sim`` profile the
+        simulator's clock (``GET /_sim/clock``, which the control plane moves), on a connection
+        of its own (called from the receiver thread; not part of the call history); in any
+        other profile the machine's clock, as a partner's own server would use."""
+        if self.config.profile != "sim":
+            return datetime.now(UTC)
         with self._clock_lock:  # deliveries may arrive on several receiver threads at once
             if self._clock_http is None:
                 assert self.config.base_url is not None

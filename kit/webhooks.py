@@ -1,4 +1,4 @@
-"""Webhook verification for partners' own servers, and a loopback receiver for the sim profile.
+"""Webhook verification for partners' own servers, and a loopback receiver for the kit's own.
 
 :func:`verify` checks a delivery (the wire contract): the header ``svc-webhook-signature`` is a
 detached JWS per RFC 7515 Appendix F (``header..signature``; the raw body, base64url-encoded,
@@ -19,9 +19,10 @@ Example (a partner's endpoint)::
     except kit.errors.WebhookVerificationError:
         return 400                           # rejected
 
-:class:`Receiver` is the sim profile's loopback endpoint: a ``ThreadingHTTPServer`` on
-127.0.0.1 (port chosen by the OS, never printed) that logs nothing, verifies each delivery
-against the simulator's clock (``GET /_sim/clock``) and records the outcome.
+:class:`Receiver` is the client's loopback endpoint (``api.webhooks``): a ``ThreadingHTTPServer``
+on 127.0.0.1 (port chosen by the OS, never printed) that logs nothing, verifies each delivery
+against the server's clock (the simulator's ``GET /_sim/clock`` in the sim profile, else the
+machine's) and records the outcome.
 """
 
 from __future__ import annotations
@@ -153,12 +154,13 @@ def _resource_id(data: Mapping[str, Any]) -> str | None:
 
 
 class Receiver:
-    """A loopback webhook endpoint that verifies and records deliveries (sim profile).
+    """A loopback webhook endpoint that verifies and records deliveries.
 
     ``keys`` gives the current :class:`WebhookKeys`; ``refresh_keys`` is called once when a
-    delivery names an unknown kid; ``clock`` returns the simulator's time (the ``now`` of
-    verification). Deliveries failing verification are answered 400 and recorded with the
-    error's class name; duplicates are answered 200 and recorded as such.
+    delivery names an unknown kid; ``clock`` returns the server's time (the ``now`` of
+    verification: the simulator's in the sim profile). Deliveries failing verification are
+    answered 400 and recorded with the error's class name; duplicates are answered 200 and
+    recorded as such.
     """
 
     PATH = "/webhooks"
@@ -232,7 +234,7 @@ class Receiver:
         try:
             now = self._clock()
         except Exception:
-            return 503  # cannot judge skew without the simulator's clock: let it retry
+            return 503  # cannot judge skew without the server's clock: let it retry
         row: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
         row.update(received=now, verified=False, duplicate=False)
         try:

@@ -113,7 +113,8 @@ class Flow:
         self.other_persona = other_persona
         self.webhook_wait = webhook_wait
         self.ctx = Context()
-        self.sim = api.config.profile == "sim"
+        #: Whether the API can reach the client's loopback webhook receiver (sim, or a local sandbox).
+        self.receiver = api.webhooks.reachable
 
     # -- where it stands --------------------------------------------------------------------
 
@@ -167,8 +168,8 @@ class Flow:
         return value
 
     def listen(self) -> None:
-        """Start the webhook receiver (sim profile only)."""
-        if self.sim:
+        """Start the webhook receiver, when the API can reach it (:attr:`receiver`)."""
+        if self.receiver:
             self.api.webhooks.listen()
 
     def create_session(self) -> str:
@@ -210,13 +211,13 @@ class Flow:
         return f"Card {card.card_id} {card.type} {card.status}, expires on {card.expires_on}"
 
     def close_card(self, reason: str) -> str:
-        """Close the card; in the sim profile, wait (bounded) for its ``card.closed`` webhook."""
+        """Close the card; wait (bounded) for its ``card.closed`` webhook when the receiver runs."""
         if self.ctx.card is None:
             raise KitError("no card yet — create a card first")
         card = self.api.cards.close(self.ctx.card.card_id, reason=reason)
         self.ctx.card = card
         message = f"Card {card.card_id} {card.status}, reason {card.close_reason}"
-        if self.sim:
+        if self.receiver:
             try:
                 self.api.webhooks.wait_for(
                     "card.closed",

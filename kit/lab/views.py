@@ -61,9 +61,9 @@ def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
 
 
 def webhooks_table(api: kit.Client) -> pd.DataFrame:
-    """Webhooks received by the sim profile's loopback receiver (:data:`WEBHOOK_COLUMNS`);
-    empty outside the sim profile."""
-    if api.config.profile != "sim":
+    """Webhooks received by the client's loopback receiver (:data:`WEBHOOK_COLUMNS`); empty
+    when it is not listening (a remote sandbox cannot reach it)."""
+    if not api.webhooks.listening:
         return pd.DataFrame(columns=WEBHOOK_COLUMNS)
     frame = api.webhooks.events.reindex(columns=WEBHOOK_COLUMNS).reset_index(drop=True)
     return frame.astype({"type": "category"})

@@ -345,7 +345,7 @@ class Explorer:
             f"last calls (of {len(self.api.history)}):",
             frame_text(history_table(self.api, self.history_rows), "no calls yet"),
             "webhooks received:",
-            frame_text(webhooks_table(self.api) if self.flow.sim else pd.DataFrame(), "none received"),
+            frame_text(webhooks_table(self.api), "none received"),
         ]
         return "\n".join(lines)
 

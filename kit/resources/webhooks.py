@@ -1,10 +1,16 @@
-"""Webhook subscriptions and, in the sim profile, received events.
+"""Webhook subscriptions and received events.
 
 In the ``sim`` profile the first use of ``api.webhooks`` starts a loopback
 :class:`~kit.webhooks.Receiver` and subscribes it to ``card.closed``,
 ``document_request.created`` and ``document_request.completed`` (not the deprecated
 ``card.expired``; subscribe it yourself to see it). Subscribing on first use, not at
 connect, keeps a plain ``connect()`` to one token request and no background thread.
+
+In any other profile the receiver starts only when asked (:meth:`Webhooks.listen`) and judges
+signing times against the machine's clock. It listens on this machine's loopback, so only an
+API on this machine can deliver to it (``kit serve --no-control`` standing in for a sandbox);
+a partner's remote sandbox delivers to the partner's own server, which verifies with
+:func:`kit.webhooks.verify`.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
-from kit.errors import NotAvailable
+from kit.env import is_loopback_url
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.requestor import Requestor
 from kit.resources._base import Resource
@@ -74,18 +80,25 @@ class Webhooks(Resource):
         self._keys.update(body)
         return body
 
-    # -- the sim profile's receiver -----------------------------------------------------------
+    # -- the loopback receiver ----------------------------------------------------------------
+
+    @property
+    def reachable(self) -> bool:
+        """Whether the API can deliver to the loopback receiver: the sim profile, or an API on
+        this machine's loopback (``kit serve --no-control`` standing in for a sandbox)."""
+        config = self._requestor.config
+        return config.profile == "sim" or is_loopback_url(config.base_url)
+
+    @property
+    def listening(self) -> bool:
+        """Whether the loopback receiver has been started (:meth:`listen`)."""
+        return self._receiver is not None
 
     def _ensure_receiver(self) -> Receiver:
-        if self._requestor.config.profile != "sim":
-            raise NotAvailable(
-                "the webhook receiver runs only in the sim profile; in a sandbox, "
-                "verify deliveries on your server with kit.webhooks.verify"
-            )
         with self._lock:
             if self._receiver is None:
                 self._receiver = Receiver(
-                    keys=lambda: self._keys, clock=self._requestor.sim_clock, refresh_keys=self.jwks
+                    keys=lambda: self._keys, clock=self._requestor.server_clock, refresh_keys=self.jwks
                 )
             if self._subscription is None:
                 self.jwks()
@@ -104,14 +117,17 @@ class Webhooks(Resource):
             self._ensure_receiver()
 
     def listen(self) -> Subscription:
-        """(sim) Start the loopback receiver and subscribe it now; return the subscription."""
+        """Start the loopback receiver and subscribe it now; return the subscription.
+
+        In the sim profile the first use of ``api.webhooks`` does it for you. Elsewhere only an
+        API on this machine can reach the receiver (see the module docstring)."""
         self._ensure_receiver()
         assert self._subscription is not None
         return self._subscription
 
     @property
     def events(self) -> pd.DataFrame:
-        """(sim) Deliveries received: id, type, created_at, received (sim time), verified…"""
+        """Deliveries received: id, type, created_at, received (server time), verified…"""
         frame = self._ensure_receiver().frame()
         if not frame.empty:
             frame["created_at"] = frame["created_at"].map(parse_time)
@@ -120,7 +136,7 @@ class Webhooks(Resource):
     def wait_for(
         self, event_type: str, *, timeout: float = 5.0, where: EventFilter | None = None
     ) -> WebhookEvent:
-        """(sim) Wait for a verified delivery of this type not returned before.
+        """Wait for a verified delivery of this type not returned before.
 
         Example::
 
@@ -128,7 +144,7 @@ class Webhooks(Resource):
             'lost'
 
         Raises:
-            WebhookTimeout: nothing arrived in time. NotAvailable: outside the sim profile.
+            WebhookTimeout: nothing arrived in time.
         """
         return self._ensure_receiver().wait_for(event_type, timeout=timeout, where=where)
 

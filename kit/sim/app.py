@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,6 +33,7 @@ from kit.sim.routes import (
 )
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
+from kit.sim.timeflow import follow_wall_clock
 
 _SPEC = register.spec()
 TITLE = "Partner Financial Services API (simulator)"
@@ -64,8 +66,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await sim.start()
-        yield
-        await sim.aclose()
+        # On the wall clock time passes by itself: retries, expiry and bounds follow it (A46).
+        ticking = asyncio.create_task(follow_wall_clock(sim)) if settings.follows_wall_clock else None
+        try:
+            yield
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+                await asyncio.gather(ticking, return_exceptions=True)
+            await sim.aclose()
 
     app = FastAPI(
         **_NO_TELEMETRY,

@@ -1,7 +1,8 @@
-"""The simulator's clock: frozen at a seeded start, moved only by the control plane."""
+"""The simulator's clock: seeded and moved only by the control plane, or the wall clock (A46)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 
@@ -21,23 +22,51 @@ def format_time(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class Clock:
-    """Simulator time. ``now`` only changes through :meth:`advance` or :meth:`reset`."""
+def _machine_time() -> datetime:
+    return datetime.now(UTC)
 
-    def __init__(self, start: str) -> None:
+
+class Clock:
+    """Simulator time: seeded, or following the wall clock (A46).
+
+    A seeded clock starts at ``start`` and changes only through :meth:`advance` or
+    :meth:`reset`: the same seed and calls give the same times. A ``wall`` clock reads the
+    machine's UTC time (``source``, for tests) in whole seconds, never going back;
+    :meth:`advance` adds to an offset and :meth:`reset` clears it. ``kit serve --no-control``
+    runs on the wall clock, as a partner's sandbox does: without a control plane nobody could
+    move a seeded one.
+
+        >>> clock = Clock("2025-01-06T09:00:00Z")
+        >>> format_time(clock.advance(90))
+        '2025-01-06T09:01:30Z'
+    """
+
+    def __init__(
+        self, start: str, *, wall: bool = False, source: Callable[[], datetime] | None = None
+    ) -> None:
+        self.wall = wall
+        self._source = source or _machine_time
         self._start = parse_time(start)
         self._now = self._start
+        self._offset = timedelta(0)
+        self.reset()
 
     @property
     def now(self) -> datetime:
+        if self.wall:  # whole seconds (A41's format), and never before a time already given
+            self._now = max(self._now, self._source().replace(microsecond=0) + self._offset)
         return self._now
 
     def reset(self) -> None:
-        self._now = self._start
+        self._offset = timedelta(0)
+        self._now = self._source().replace(microsecond=0) if self.wall else self._start
 
     def advance(self, seconds: float) -> datetime:
+        if self.wall:
+            self._offset += timedelta(seconds=seconds)
+            return self.now
         self._now = self._now + timedelta(seconds=seconds)
         return self._now
 
     def after(self, seconds: float) -> datetime:
-        return self._now + timedelta(seconds=seconds)
+        return self.now + timedelta(seconds=seconds)

@@ -2,8 +2,9 @@
 
 The first attempt goes out at once. A non-2xx answer, a connection error or no answer within
 the time-out is a failure; retries fall due at the first attempt plus each retry offset of
-simulator time, so they happen only when the clock is advanced. Every attempt is recorded, in
-a log bounded per partner that forgets finished deliveries first (A53, ``kit.sim.stores``).
+simulator time, so they happen when the clock is advanced, or as the wall clock passes (A46).
+Every attempt is recorded, in a log bounded per partner that forgets finished deliveries first
+(A53, ``kit.sim.stores``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class DeliveryEngine:
         self.version = version
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._due = asyncio.Lock()  # the control plane and the wall clock may both run retries
 
     def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
         """Record ``event_type`` for the partner's subscriptions to it; returns its ``evt_`` id.
@@ -140,6 +142,10 @@ class DeliveryEngine:
 
     async def run_due(self) -> None:
         """Run every retry that has fallen due on the simulator clock, in time order."""
+        async with self._due:
+            await self._run_due()
+
+    async def _run_due(self) -> None:
         await self.settle()
         state = self.state
         while True:

@@ -3,8 +3,9 @@
 :class:`ServiceHeaders` wraps the whole app, so 404s, 405s and the control plane get them too.
 It gives each request its ``svc-request-id`` and an empty set of assumptions in
 ``request.state``; whatever the request's checks add to that set is named in
-``svc-assumptions`` on the way out, with A21 for every problem+json answer (its shape) and A45
-for every answer of the control plane (``/_sim``, the simulator's own).
+``svc-assumptions`` on the way out, with A21 for every problem+json answer (its shape), A45
+for every answer of the control plane (``/_sim``, the simulator's own) and A46 for every answer
+of a simulator on the wall clock (its times are the machine's, not seeded).
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
@@ -41,7 +42,7 @@ class ServiceHeaders:
         request_id = self.state.ids.next("req")
         request_state = scope.setdefault("state", {})
         request_state["request_id"] = request_id
-        assumptions: set[str] = set()
+        assumptions: set[str] = {"A46"} if self.state.clock.wall else set()
         request_state["assumptions"] = assumptions
         path, root = scope["path"], scope.get("root_path", "")
         if (path[len(root) :] if root and path.startswith(root) else path).startswith(CONTROL_PREFIX):

@@ -25,7 +25,7 @@ class Sim:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.version: str = register.spec()["version"]
-        self.state = State(settings.seed, settings.clock_start)
+        self.state = State(settings.seed, settings.clock_start, wall_clock=settings.follows_wall_clock)
         self.delivery = DeliveryEngine(self.state, self.version)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (

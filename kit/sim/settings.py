@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -16,7 +15,9 @@ class Settings:
     ``partners`` maps client ids to client secrets (A30: two partner clients ship,
     ``kit.env.SIM_PARTNER_CLIENTS``).
     ``strict`` makes the deprecated token endpoints answer 410. ``control`` mounts the
-    ``/_sim`` control plane; ``control_token`` protects it (required off loopback).
+    ``/_sim`` control plane; ``control_token`` protects it (required off loopback). ``wall_clock``
+    makes the clock follow the machine's instead of starting at ``clock_start`` (A46); by
+    default it does exactly when the control plane is off (nobody could move it).
     ``webhook_hosts`` lists extra hosts webhooks may be delivered to besides loopback.
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
     per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
@@ -33,17 +34,13 @@ class Settings:
     control_token: str | None = None
     starting_balance: Decimal | None = None  # None: the register's value (A10)
     clock_start: str = "2025-01-06T09:00:00Z"
+    wall_clock: bool | None = None  # None: the wall clock exactly when there is no control plane
     webhook_hosts: tuple[str, ...] = ()
     allow_any_webhook_host: bool = False
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
     fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
 
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine's loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    @property
+    def follows_wall_clock(self) -> bool:
+        """Whether the clock is the machine's (A46): ``wall_clock``, else no control plane."""
+        return (not self.control) if self.wall_clock is None else self.wall_clock

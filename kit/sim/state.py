@@ -230,11 +230,14 @@ _KEPT = ("accounts", "persons", "cards", "transfers", "document_requests")
 class State:
     """Everything the simulator knows. :meth:`reset` returns it to the seeded start.
 
-    ``bounds`` (default: the register's, A50-A58) bound the stores that grow with traffic.
+    ``bounds`` (default: the register's, A50-A58) bound the stores that grow with traffic;
+    ``wall_clock`` makes its clock follow the machine's (A46).
     """
 
-    def __init__(self, seed: int, clock_start: str, bounds: Bounds | None = None) -> None:
-        self.clock = Clock(clock_start)
+    def __init__(
+        self, seed: int, clock_start: str, bounds: Bounds | None = None, *, wall_clock: bool = False
+    ) -> None:
+        self.clock = Clock(clock_start, wall=wall_clock)
         self.bounds = bounds or Bounds.from_register()
         self.reset(seed)
 
@@ -270,8 +273,8 @@ class State:
     def stores(self) -> dict[str, dict[str, Any]]:
         """Each store's size, its bound per partner (None: kept) and how many it forgot.
 
-            >>> State(7, "2025-01-06T09:00:00Z").stores()["nonces"]
-            {'size': 0, 'bound': 1000, 'dropped': 0}
+        >>> State(7, "2025-01-06T09:00:00Z").stores()["nonces"]
+        {'size': 0, 'bound': 1000, 'dropped': 0}
         """
         out: dict[str, dict[str, Any]] = {}
         for name, store in vars(self).items():

@@ -38,7 +38,7 @@ from kit.checks import check
 with check("two and two make five"):
     assert 2 + 2 == 5, "arithmetic"
 """
-CONTROL_PLANE = NEEDS["control plane"][1]
+CONTROL_PLANE = NEEDS["control plane"].reason
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,9 @@
 
 ``kit regress -p profile=sandbox`` against ``kit serve --no-control --sandbox-fixtures F`` with
 only what a partner has (``PARTNER_API_*`` credentials and the fixtures file): every notebook
-passes, what needs the control plane is reported skipped with its reason, nothing drifts and no
-fixture value reaches an output or a report.
+passes, what needs the control plane is reported skipped with its reason, the signed webhook
+deliveries of 08 reach the client's receiver, nothing drifts and no fixture value reaches an
+output or a report.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kit import fixtures, regress
+from kit.checks import NEEDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +42,17 @@ def test_every_notebook_passes_on_the_sandbox_with_honest_skips(
     unchecked = [r.notebook for r in report.results if r.count("passed") == 0]
     assert not unchecked, f"these notebooks checked nothing on the sandbox: {unchecked}"
     assert "skipped" in report.summary.lower()
+    # The sandbox stand-in is on loopback: the client's receiver gets its signed deliveries
+    # (verified against the machine's clock, A46), so no receiver check is skipped.
+    receiver = NEEDS["webhook receiver"].reason
+    assert not [c.name for c in skipped if c.reason == receiver]
+    webhooks = next(r for r in report.results if r.notebook.startswith("08_"))
+    passed = {c.name for c in webhooks.checks if c.outcome == "passed"}
+    assert {
+        "the loopback receiver subscribes to every event",
+        "the card.closed delivery arrives signed, and verifies",
+        "every delivery received verified, none twice",
+    } <= passed, passed
 
     # Independent of the run's own leak scan: the file's PII-sized values (names, dates of birth,
     # national ids; a KYC answer such as "01" alone is no PII), as whole words, in no file written.

@@ -15,14 +15,14 @@ from fastapi.responses import JSONResponse
 from kit import env, register
 from kit.sim.clock import format_time
 from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
-from kit.sim.pipeline import read_json, session_expires_at
+from kit.sim.pipeline import read_json
 from kit.sim.problems import Problem, not_found, validation_problem
-from kit.sim.routes.cards import expire_cards
 from kit.sim.routes.common import document_request_out, money, transfer_out
 from kit.sim.routes.p2p import parse_amount
 from kit.sim.runtime import Sim
 from kit.sim.schema import M, parse_model
 from kit.sim.state import DocumentRequest, Fault
+from kit.sim.timeflow import clock_moved
 
 CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
 CLOCK_LIMIT_YEAR = 9000
@@ -83,9 +83,7 @@ async def advance(request: Request) -> dict[str, str]:
         )
     await sim.delivery.settle()
     sim.state.clock.advance(req.seconds)
-    expire_cards(sim)
-    await sim.delivery.run_due()
-    sim.state.sweep(session_expires_at)  # time-based bounds act when the clock moves (A59)
+    await clock_moved(sim)
     return {"now": format_time(sim.state.now)}
 
 

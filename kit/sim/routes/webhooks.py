@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.env import is_loopback
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.settings import is_loopback
 from kit.sim.state import Subscription
 
 router = APIRouter(tags=["webhooks"], route_class=PlainRoute)

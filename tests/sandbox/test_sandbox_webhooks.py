@@ -1,0 +1,111 @@
+"""Signed webhook deliveries on the sandbox profile, without a control plane.
+
+The client's receiver judges signing times against the machine's clock outside the sim
+profile; ``kit serve --no-control`` signs with the machine's time (A46), so its deliveries
+verify. A server that kept its seeded clock would sign years in the past: refused. Checks that
+need the receiver run when the API is on loopback and are skipped, with the reason, when not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import kit
+from kit import checks, env
+from kit.checks import NEEDS, check
+from kit.sim.launcher import serve_process
+from tests.sandbox.conftest import CLIENT_ID, CLIENT_SECRET
+
+
+def _closed_card(api: kit.Client) -> str:
+    api.sessions.create("anonymous")
+    account = api.accounts.create()
+    api.sessions.promote("account", account_id=account.account_id)
+    card = api.cards.create(account.account_id, type="virtual")
+    api.cards.close(card.card_id, reason="stolen")
+    return card.card_id
+
+
+def test_the_receiver_verifies_a_local_sandboxs_deliveries_on_the_machine_clock(
+    connect: Callable[..., kit.Client],
+) -> None:
+    api = connect()
+    assert api.webhooks.reachable and not api.webhooks.listening  # not started unasked
+    subscription = api.webhooks.listen()
+    assert api.webhooks.listening and "card.closed" in subscription.events
+    card_id = _closed_card(api)
+    hook = api.webhooks.wait_for("card.closed", timeout=10, where=lambda e: e.data["card_id"] == card_id)
+    assert hook.id.startswith("evt_") and hook.data["close_reason"] == "stolen"
+    events = api.webhooks.events
+    assert events[["type", "verified", "duplicate"]].values.tolist() == [["card.closed", True, False]]
+    assert api.drift.empty
+
+
+@pytest.fixture
+def seeded_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[kit.Client]:
+    """A sandbox stand-in that keeps its seeded clock (``--clock seeded``)."""
+    with serve_process("--no-control", "--clock", "seeded") as served:
+        for name, value in {
+            env.BASE_URL: served.base_url,
+            env.CLIENT_ID: CLIENT_ID,
+            env.CLIENT_SECRET: CLIENT_SECRET,
+        }.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
+        with kit.connect("sandbox", sleep=lambda _: None) as api:
+            yield api
+
+
+def test_a_delivery_signed_on_a_seeded_clock_is_refused_as_too_far_from_now(
+    seeded_sandbox: kit.Client,
+) -> None:
+    api = seeded_sandbox
+    api.webhooks.listen()
+    _closed_card(api)
+    with pytest.raises(kit.errors.WebhookTimeout):
+        api.webhooks.wait_for("card.closed", timeout=2)
+    refused = api.webhooks.events
+    assert not refused.empty
+    assert set(refused["error"]) == {"SignatureExpired"} and not refused["verified"].any()
+
+
+@pytest.fixture
+def restore_checks() -> Iterator[None]:
+    saved = dict(checks._state)
+    yield
+    checks._state.update(saved)
+
+
+def test_receiver_checks_run_on_a_loopback_api_and_are_skipped_elsewhere(restore_checks: None) -> None:
+    ran: list[str] = []
+    checks.note_connect("sandbox", "http://127.0.0.1:8000")
+
+    @check("a delivery reaches the receiver (local)", needs="webhook receiver")
+    def _() -> None:
+        ran.append("local")
+
+    checks.note_connect("sandbox", "https://sandbox.partner.example")
+
+    @check("a delivery reaches the receiver (remote)", needs="webhook receiver")
+    def _() -> None:
+        ran.append("remote")
+
+    @check("clock travel", needs="control plane")
+    def _() -> None:
+        ran.append("control")
+
+    checks.note_connect("sandbox", "http://localhost:9000")
+
+    @check("clock travel on a local sandbox", needs="control plane")
+    def _() -> None:
+        ran.append("control, local")
+
+    assert ran == ["local"]
+    local, remote, control, control_local = checks.results()[-4:]
+    assert local.outcome == "passed"
+    assert (remote.outcome, remote.reason) == ("skipped", NEEDS["webhook receiver"].reason)
+    assert (control.outcome, control.reason) == ("skipped", NEEDS["control plane"].reason)
+    assert control_local.outcome == "skipped"  # loopback gives a receiver, never a control plane
+
