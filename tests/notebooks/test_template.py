@@ -84,3 +84,23 @@ def test_template_runs_cleanly_with_execution_counts(tmp_path: Path) -> None:
     code = [c for c in executed["cells"] if c["cell_type"] == "code"]
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
     assert not any(o.get("name") == "stderr" for c in code for o in c["outputs"])
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name
+)
+def test_papermill_reads_every_parameter_with_its_help(path: Path) -> None:
+    """papermill parses each parameter line (``--help-notebook``); a line it cannot parse (an
+    ``=`` in the comment) would show in every ``kit regress`` summary as a note."""
+    from papermill.translators import PythonTranslator
+
+    tagged = next(c for c in load(path)["cells"] if "parameters" in c["metadata"].get("tags", []))
+    source = _source(tagged)
+    names = [
+        node.targets[0].id
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+    ]
+    found = PythonTranslator.inspect({"source": source})
+    assert [p.name for p in found] == names
+    assert all(p.help for p in found if p.name not in ("profile", "seed")), found
