@@ -17,7 +17,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from functools import cache, cached_property, lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from Crypto.PublicKey import RSA
@@ -64,7 +64,7 @@ def _seeded_ec(seed: int, purpose: str) -> ECKey:
     return ECKey.import_key(ec.derive_private_key(scalar, ec.SECP256R1()))
 
 
-@cache
+@lru_cache(maxsize=8)  # as keys_for: the last few seeds, not every seed a shared server saw
 def _seeded_rsa_pem(seed: int) -> bytes:
     # cryptography has no seeded key generation; pycryptodome takes a random source.
     rng = random.Random(f"kit-sim:{seed}:rsa")
