@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 import httpx
@@ -15,7 +14,7 @@ from tests.sim.helpers.control import add_fault, advance, balance, ledger
 from tests.sim.helpers.encryption import Device, encrypt_for_server
 from tests.sim.helpers.journeys import create_session, journey, new_session, p2p_transfer
 from tests.sim.helpers.resources import card_request, create_account_request
-from tests.sim.helpers.wire import assert_problem, call, init_data, money, partner_token, post_raw
+from tests.sim.helpers.wire import assert_problem, call, init_data, money, partner_token, post_raw, wait_until
 
 
 def svc_headers(resp: httpx.Response) -> dict[str, str]:
@@ -188,16 +187,19 @@ def test_second_request_while_the_first_is_in_flight_is_409(
     http: httpx.Client, token: str, sim_server: Any
 ) -> None:
     j = journey(http, token=token, until="account")
-    add_fault(http, method="POST", path="/accounts/{account_id}/cards", status=None, latency_ms=1500, times=1)
+    add_fault(http, method="POST", path="/accounts/{account_id}/cards", status=None, latency_ms=2500, times=1)
     results: dict[str, Any] = {}
 
     def slow() -> None:
         with httpx.Client(base_url=sim_server.base_url, timeout=10) as other:
             results["first"] = card_request(other, token, j.account_id, "virtual", idem="kf")
 
+    def first_in_flight() -> bool:  # its key is recorded before the fault's latency starts
+        return [f["fired"] for f in http.get("/_sim/faults").json()["faults"]] == [1]
+
     thread = threading.Thread(target=slow)
     thread.start()
-    time.sleep(0.5)
+    assert wait_until(first_in_flight, timeout=10), "the first request never reached the simulator"
     second = card_request(http, token, j.account_id, "virtual", idem="kf")
     thread.join(timeout=10)
     assert_problem(second, 409, "idempotency-key-in-use")
