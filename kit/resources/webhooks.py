@@ -35,7 +35,7 @@ AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.comp
 
 
 class Webhooks(Resource):
-    """``api.webhooks``: subscribe, fetch signing keys, and (sim) see what arrived."""
+    """``api.webhooks``: subscribe, fetch signing keys, and see what the loopback receiver got."""
 
     def __init__(self, requestor: Requestor) -> None:
         super().__init__(requestor)
