@@ -16,6 +16,7 @@ import pytest
 from kit.sim import Settings
 from kit.sim.clock import Clock, format_time
 from kit.sim.runtime import Sim
+from kit.sim.state import Card
 from kit.sim.timeflow import follow_wall_clock
 from tests.sim.helpers.clients import embedded
 from tests.sim.helpers.contract import RETRY_OFFSETS
@@ -169,3 +170,29 @@ def test_the_wall_clock_loop_outlives_a_failing_round() -> None:
 
     asyncio.run(asyncio.wait_for(run(), timeout=5))
     assert len(rounds) >= 4
+
+
+def test_on_the_wall_clock_cards_expire_as_time_passes_without_any_request() -> None:
+    sim = Sim(Settings(control=False))
+    now = sim.state.now
+    card = Card(
+        card_id="card_wall",
+        partner="sim-partner",
+        account_id="acc_wall",
+        type="temporary",
+        last4="0000",
+        expires_on=(now - timedelta(days=1)).date().isoformat(),
+        expires_at=now - timedelta(seconds=1),
+        created_at=now - timedelta(days=30),
+    )
+    sim.state.cards[card.card_id] = card
+
+    async def run() -> None:
+        task = asyncio.create_task(follow_wall_clock(sim, retries_every=0.01, expiry_every=0.02))
+        while card.status == "active":
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(run(), timeout=5))
+    assert card.status == "expired"
