@@ -184,7 +184,9 @@ def test_same_seed_same_steps_apart_from_latency() -> None:
     assert not other.steps.drop(columns="latency_ms").equals(a)
 
 
-def test_faults_are_retried_money_moves_once_and_the_run_repeats(sim_url: str) -> None:
+def test_faults_are_retried_money_moves_once_and_the_run_repeats(reset_sim: str) -> None:
+    sim_url = reset_sim  # the caller's simulator, reset: no fault another test left behind
+    assert httpx.get(f"{sim_url}/_sim/faults").json() == {"faults": []}
     faults = [
         {"method": "POST", "path": "/p2p/transfers", "status": 503, "rate": 0.5, "when": "after_commit"},
         {"method": "POST", "path": "/accounts/{account_id}/cards", "status": 503, "rate": 0.3},
