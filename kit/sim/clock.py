@@ -47,9 +47,9 @@ class Clock:
         self.wall = wall
         self._source = source or _machine_time
         self._start = parse_time(start)
-        self._now = self._start
         self._offset = timedelta(0)
-        self.reset()
+        self._now: datetime
+        self.reset()  # the seeded start, or the machine's time
 
     @property
     def now(self) -> datetime:

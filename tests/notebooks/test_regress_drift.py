@@ -12,11 +12,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from kit import env, fixtures, register
+from kit import fixtures, register
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK
 from kit.sim.launcher import Served
 from tests.notebooks.helpers import load, run_cli
-from tests.sandbox.conftest import sandbox_server, sandbox_variables
+from tests.sandbox.conftest import point_at, sandbox_server
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
 
 pytestmark = pytest.mark.papermill
@@ -54,9 +54,7 @@ def run_sandbox(base_url: str, fixtures: Path, folder: Path, out: Path, *extra: 
     """``kit regress --notebooks FOLDER --out OUT -p profile=sandbox *extra`` with a partner's
     environment for the sandbox at ``base_url``."""
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in sandbox_variables(base_url, fixtures).items():
-            mp.setenv(name, value)
-        mp.delenv(env.ACCESS_TOKEN, raising=False)
+        point_at(mp, base_url, fixtures)
         return run_cli("--notebooks", str(folder), "--out", str(out), "-p", "profile=sandbox", *extra)
 
 

@@ -43,13 +43,18 @@ def sandbox_variables(base_url: str, fixtures: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def sandbox_env(sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    variables = sandbox_variables(sandbox.base_url, fixtures_path)
+def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, fixtures: Path) -> dict[str, str]:
+    """Set the sandbox environment for this test (no handed-over token); the variables set."""
+    variables = sandbox_variables(base_url, fixtures)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
     return variables
+
+
+@pytest.fixture
+def sandbox_env(sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    return point_at(monkeypatch, sandbox.base_url, fixtures_path)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from kit import register
 from kit.errors import ContractDrift
 from kit.lab.journeys import onboard
 from kit.sim.launcher import Served
-from tests.sandbox.conftest import sandbox_variables
+from tests.sandbox.conftest import point_at
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
 
 VERSION = str(register.spec()["version"])
@@ -31,8 +31,7 @@ def drifting(
     sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[DriftingProxy]:
     with DriftingProxy(sandbox.base_url, RULES) as proxy:
-        for name, value in sandbox_variables(proxy.base_url, fixtures_path).items():
-            monkeypatch.setenv(name, value)
+        point_at(monkeypatch, proxy.base_url, fixtures_path)
         yield proxy
 
 

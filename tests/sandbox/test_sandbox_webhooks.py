@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 import kit
-from kit import checks, env
+from kit import checks
 from kit.checks import NEEDS, check
 from kit.sim.launcher import serve_process
-from tests.sandbox.conftest import CLIENT_ID, CLIENT_SECRET
+from tests.sandbox.conftest import point_at
 
 
 def _closed_card(api: kit.Client) -> str:
@@ -45,16 +46,11 @@ def test_the_receiver_verifies_a_local_sandboxs_deliveries_on_the_machine_clock(
 
 
 @pytest.fixture
-def seeded_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[kit.Client]:
+def seeded_sandbox(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[kit.Client]:
     """A sandbox stand-in that keeps its seeded clock (``--clock seeded``)."""
-    with serve_process("--no-control", "--clock", "seeded") as served:
-        for name, value in {
-            env.BASE_URL: served.base_url,
-            env.CLIENT_ID: CLIENT_ID,
-            env.CLIENT_SECRET: CLIENT_SECRET,
-        }.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
+    fixtures = tmp_path / "fixtures.toml"
+    with serve_process("--no-control", "--clock", "seeded", "--sandbox-fixtures", str(fixtures)) as served:
+        point_at(monkeypatch, served.base_url, fixtures)
         with kit.connect("sandbox", sleep=lambda _: None) as api:
             yield api
 

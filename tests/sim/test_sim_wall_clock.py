@@ -7,7 +7,7 @@ every answer names A46; a simulator with its control plane keeps the seeded cloc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -150,6 +150,19 @@ def test_on_the_wall_clock_a_delivery_is_signed_now_and_retried_as_time_passes(
     assert iats[1] - iats[0] >= RETRY_OFFSETS[0]  # due at the first attempt + 1 s of wall time
 
 
+def _follow_until(sim: Sim, done: Callable[[], bool]) -> None:
+    """Run the wall-clock loop, in fast rounds, until ``done()`` (at most 5 s), then stop it."""
+
+    async def run() -> None:
+        task = asyncio.create_task(follow_wall_clock(sim, retries_every=0.01, expiry_every=0.02))
+        while not done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(run(), timeout=5))
+
+
 def test_the_wall_clock_loop_outlives_a_failing_round() -> None:
     sim = Sim(Settings(control=False))
     rounds: list[str] = []
@@ -161,14 +174,7 @@ def test_the_wall_clock_loop_outlives_a_failing_round() -> None:
 
     sim.delivery.run_due = flaky  # type: ignore[method-assign]
 
-    async def run() -> None:
-        task = asyncio.create_task(follow_wall_clock(sim, retries_every=0.01, expiry_every=0.02))
-        while len(rounds) < 4:
-            await asyncio.sleep(0.01)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    asyncio.run(asyncio.wait_for(run(), timeout=5))
+    _follow_until(sim, lambda: len(rounds) >= 4)
     assert len(rounds) >= 4
 
 
@@ -187,12 +193,5 @@ def test_on_the_wall_clock_cards_expire_as_time_passes_without_any_request() -> 
     )
     sim.state.cards[card.card_id] = card
 
-    async def run() -> None:
-        task = asyncio.create_task(follow_wall_clock(sim, retries_every=0.01, expiry_every=0.02))
-        while card.status == "active":
-            await asyncio.sleep(0.01)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    asyncio.run(asyncio.wait_for(run(), timeout=5))
+    _follow_until(sim, lambda: card.status != "active")
     assert card.status == "expired"
