@@ -221,8 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     regress_help = "run the notebooks with papermill, in parallel, and report"
     if missing("regress"):  # kit serve works without the regress extra; kit regress names it
-        regress = commands.add_parser("regress", help=regress_help, add_help=False)
-        regress.add_argument("args", nargs=argparse.REMAINDER)
+        # Every argument, options too (no prefix characters), is taken, so any `kit regress …`
+        # comes to the message naming the extra.
+        regress = commands.add_parser("regress", help=regress_help, add_help=False, prefix_chars="\0")
+        regress.add_argument("args", nargs="*")
         regress.set_defaults(func=lambda _: require("regress", "kit regress"))
         return parser
     from kit.regress.cli import add_arguments as regress_arguments  # papermill loads lazily
