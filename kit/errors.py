@@ -816,7 +816,7 @@ class MissingExtra(ConfigError):
         "kit serve needs the 'sim' extra: pip install 'partner-api-kit[sim]' (missing: fastapi)"
     """
 
-    hint = "install the extra it names ('partner-api-kit[all]' installs every part)"
+    hint = "'partner-api-kit[all]' installs every part"
 
     def __init__(self, extra: str, what: str, missing: tuple[str, ...]) -> None:
         self.extra = extra
