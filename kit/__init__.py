@@ -69,4 +69,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names and the module's dunders (not its imports)."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
