@@ -8,7 +8,8 @@ and verifies a webhook signed the way the simulator signs its deliveries, agains
 the server publishes. Nothing of the simulator, the notebooks, the lab or Dask is installed
 there, and every part that needs an extra says which one.
 
-Slow (a fresh install): ``make slow`` runs it, ``make test`` does not.
+Slow (a fresh install): ``make slow`` runs it (or ``pytest -m slow tests/install``), ``make test``
+and a plain ``pytest`` do not (pyproject's addopts leave ``slow`` out).
 """
 
 from __future__ import annotations
