@@ -10,6 +10,11 @@ The client's public surface is small::
 Errors live in :mod:`kit.errors` (``kit.errors.by_code``), webhook verification for
 partners' own servers in :mod:`kit.webhooks` (``kit.webhooks.verify``).
 
+``__all__`` is the whole of ``kit``'s own names; other public modules are imported by name
+(``import kit.models``, ``kit.register``, ``kit.sim``, ``kit.simulate``, ``kit.widgets``,
+``kit.lab``, ``kit.regress``: README, "The public API"). No other attribute resolves: a
+submodule is reached by importing it, never through ``kit.<name>``.
+
 The names below are loaded on first use (PEP 562), so ``import kit.sim`` (``kit serve``, the
 crypto workers) loads none of the client.
 """
@@ -17,7 +22,6 @@ crypto workers) loads none of the client.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,9 +58,8 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
+    """One of :data:`__all__`, loaded on first use; nothing else (no fallback to submodules)."""
     where = _WHERE.get(name)
-    if where is None and not name.startswith("_") and importlib.util.find_spec(f"kit.{name}"):
-        where = f"kit.{name}"  # a submodule (kit.models…), as when ``import kit`` loaded them all
     if where is None:
         raise AttributeError(f"module 'kit' has no attribute {name!r}")
     module = importlib.import_module(where)
@@ -66,4 +69,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names and the module's dunders (not its imports)."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -8,6 +8,8 @@ Tests read the import graph to keep it that way (``tests/test_layout.py``,
 
 from __future__ import annotations
 
+from kit._extras import require
+
 __all__ = ["embedded_base_url"]
 
 
@@ -20,8 +22,10 @@ def embedded_base_url() -> str:
         True
 
     Raises:
+        MissingExtra: the ``sim`` extra is not installed (the message says how to install it).
         RuntimeError: the simulator could not start (wrapped by ``kit.connect``).
     """
+    require("sim", "kit.connect('sim')")
     from kit.sim.server import shared_server  # the only import of kit.sim in the client
 
     return shared_server().base_url

@@ -31,6 +31,8 @@ import sys
 from decimal import Decimal, InvalidOperation
 
 from kit import env
+from kit._extras import missing, require
+from kit.errors import MissingExtra
 
 PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
@@ -81,6 +83,7 @@ def _write_fixtures(path: str, overwrite: bool) -> str | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    require("sim", "kit serve")
     import uvicorn
 
     from kit.sim import Settings, create_app
@@ -149,6 +152,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _walk(args: argparse.Namespace) -> int:
+    require("lab", "kit walk")
     from kit.lab.walk import main as walk
 
     return walk([])
@@ -215,11 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
     walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
     walk.set_defaults(func=_walk)
 
+    regress_help = "run the notebooks with papermill, in parallel, and report"
+    if missing("regress"):  # kit serve works without the regress extra; kit regress names it
+        # Every argument, options too (no prefix characters), is taken, so any `kit regress …`
+        # comes to the message naming the extra.
+        regress = commands.add_parser("regress", help=regress_help, add_help=False, prefix_chars="\0")
+        regress.add_argument("args", nargs="*")
+        regress.set_defaults(func=lambda _: require("regress", "kit regress"))
+        return parser
     from kit.regress.cli import add_arguments as regress_arguments  # papermill loads lazily
 
-    regress_arguments(
-        commands.add_parser("regress", help="run the notebooks with papermill, in parallel, and report")
-    )
+    regress_arguments(commands.add_parser("regress", help=regress_help))
     return parser
 
 
@@ -230,11 +240,17 @@ def main(argv: list[str] | None = None) -> int:
 
         >>> main(["serve", "--port", "0"])  # doctest: +SKIP
 
+    Exit status 2 when the command's extra is not installed (the message names it).
+
     Raises:
         SystemExit: for ``--help`` and argparse's own usage errors.
     """
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except MissingExtra as exc:  # a part whose extra is not installed: say which, no traceback
+        print(f"kit {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ __all__ = [
     "KycLocked",
     "MalformedJson",
     "MethodNotAllowed",
+    "MissingExtra",
     "NonceInvalid",
     "NotAvailable",
     "NotFound",
@@ -800,3 +801,26 @@ def error_from_response(
         submitted=(submitted or {}).get(code),
         retry_after=retry_after,
     )
+
+
+class MissingExtra(ConfigError):
+    """A part of the kit used without its extra installed (``kit.connect("sim")`` without ``[sim]``).
+
+    The message names the part, the extra and the command that installs it, and the modules
+    missing; ``extra`` holds the extra's name. Raised by :func:`kit._extras.require` where each
+    part starts (``kit.connect("sim")``, ``kit serve``, ``import kit.lab``…).
+
+    Example::
+
+        >>> str(MissingExtra("sim", "kit serve", ("fastapi",))).split(" — ")[0]
+        "kit serve needs the 'sim' extra: pip install 'partner-api-kit[sim]' (missing: fastapi)"
+    """
+
+    hint = "'partner-api-kit[all]' installs every part"
+
+    def __init__(self, extra: str, what: str, missing: tuple[str, ...]) -> None:
+        self.extra = extra
+        super().__init__(
+            f"{what} needs the {extra!r} extra: pip install 'partner-api-kit[{extra}]' "
+            f"(missing: {', '.join(missing)})"
+        )

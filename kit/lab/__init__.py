@@ -20,3 +20,8 @@ Example::
     >>> onboard(kit.connect("sim")).status           # doctest: +SKIP
     'established'
 """
+
+from kit._extras import require
+
+# Populations start simulators, the explorer is ipywidgets: the lab extra (it includes sim's).
+require("lab", "kit.lab (kit.simulate, kit.widgets, kit walk)")

@@ -42,12 +42,17 @@ error (a refused parameter, a missing variable, no notebook selected).
 
 from __future__ import annotations
 
+from kit._extras import require
 from kit.regress.cli import add_arguments, build_parser, command, main
 from kit.regress.discovery import DEFAULT_PATTERN, discover
 from kit.regress.model import NotebookResult, RegressError, RegressReport
 from kit.regress.params import check_parameters, parse_parameters, parse_value
 from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV, fetch_partner_token
+
+# The modules above import papermill and the kernels only when notebooks run; without the
+# extra, say which to install now rather than there.
+require("regress", "kit.regress")
 
 __all__ = [
     "ACCESS_TOKEN_ENV",

@@ -9,7 +9,7 @@ import pytest
 
 import kit
 import kit.drift
-from kit import register
+from kit import env, register
 from kit.contract import Contract
 from kit.drift import Drift, DriftLog
 from kit.shapes import Memo
@@ -173,7 +173,7 @@ def test_an_injected_fault_is_drift_outside_the_sim_profile(
     with pytest.raises(kit.errors.ServiceUnavailable):
         own.webhooks.jwks()
     assert own.drift.empty
-    client_id, secret = next(iter(kit.env.SIM_PARTNER_CLIENTS.items()))
+    client_id, secret = next(iter(env.SIM_PARTNER_CLIENTS.items()))
     with kit.connect(
         "sandbox", base_url=sim_url, client_id=client_id, client_secret=secret, max_retries=0
     ) as api:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ import kit
 from kit import env, errors
 
 KIT = Path(kit.__file__).resolve().parent
+ROOT = KIT.parent
 SANDBOX_VARIABLES = (env.BASE_URL, env.CLIENT_ID, env.CLIENT_SECRET)
 
 
@@ -30,6 +34,54 @@ def test_public_all_is_pinned_and_sorted() -> None:
     assert kit.__all__ == sorted(kit.__all__)
     for name in kit.__all__:
         assert hasattr(kit, name)
+    assert kit.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+#: The modules users and notebooks import by name (README, "The public API"; issue 30 item 3).
+PUBLIC_MODULES = (
+    "kit",
+    "kit.errors",
+    "kit.webhooks",
+    "kit.models",
+    "kit.register",
+    "kit.crypto",
+    "kit.sim",
+    "kit.simulate",
+    "kit.widgets",
+    "kit.lab",
+    "kit.lab.journeys",
+    "kit.regress",
+)
+
+
+def test_the_public_api_is_documented_in_one_place() -> None:
+    """README's table names exactly these modules, and ``kit``'s row every name of ``__all__``."""
+    section = (ROOT / "README.md").read_text().split("### The public API", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2]
+        for line in section.splitlines()
+        if line.startswith("| `kit")
+    }
+    named = [module for cell in rows for module in re.findall(r"`(kit[\w.]*)`", cell)]
+    assert sorted(named) == sorted(PUBLIC_MODULES)
+    assert sorted(re.findall(r"`(\w+)`", rows["`kit`"])) == sorted([*kit.__all__, "__version__"])
+    for module in PUBLIC_MODULES:
+        importlib.import_module(module)
+
+
+def test_kit_resolves_its_own_names_only_never_any_submodule() -> None:
+    """No fallback: a submodule is reached by importing it, never as ``kit.<name>``."""
+    code = (
+        "import kit\n"
+        "for name in ('fixtures', 'checks', 'crypto', 'models', 'sim', 'lab', 'no_such_thing'):\n"
+        "    try:\n        getattr(kit, name)\n"
+        "    except AttributeError as exc:\n        assert repr(name) in str(exc), exc\n"
+        "    else:\n        raise AssertionError(f'kit.{name} resolved without an import')\n"
+        "assert sorted(n for n in dir(kit) if not n.startswith('_')) == sorted(kit.__all__), dir(kit)\n"
+        "import kit.models\n"
+        "assert kit.models.Money is kit.Money\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 
 
 # The client core is kit/*.py and kit/resources/: not the base (env, register), the entry

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 import kit
+import kit.sensitive
 from kit import errors
 
 from .conftest import onboard, record

@@ -12,6 +12,7 @@ from joserfc.jwk import ECKey
 from joserfc.jws import JWSRegistry
 
 import kit
+import kit.crypto
 from kit import errors
 from kit.webhooks import verify
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import kit
+import kit.drift
 from kit import register
 from kit.errors import ContractDrift
 from kit.lab.journeys import onboard
