@@ -87,7 +87,7 @@ class Webhooks(Resource):
         """Whether the API can deliver to the loopback receiver: the sim profile, or an API on
         this machine's loopback (``kit serve --no-control`` standing in for a sandbox)."""
         config = self._requestor.config
-        return config.profile == "sim" or is_loopback_url(config.base_url)
+        return config.profile.reaches_receiver(config.base_url)
 
     @property
     def listening(self) -> bool:
