@@ -21,7 +21,7 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from kit.auth import TOKEN_PATH, TokenGrant
+from kit.auth import TOKEN_PATH
 from kit.config import Config, resolve
 from kit.crypto import Device
 from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError

@@ -84,7 +84,9 @@ _OPTIONS = {
 DRIFT_MODES = ("report", "raise", "off")
 
 
-def resolve(profile: str | Profile | type[Profile], overrides: Mapping[str, Any], *, environ: Mapping[str, str]) -> Config:
+def resolve(
+    profile: str | Profile | type[Profile], overrides: Mapping[str, Any], *, environ: Mapping[str, str]
+) -> Config:
     """Build the configuration for ``profile`` from keyword overrides and the environment.
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
@@ -112,7 +114,7 @@ def resolve(profile: str | Profile | type[Profile], overrides: Mapping[str, Any]
         opts["rng"] = random.Random(seed)
 
     opts["hooks"] = Hooks.of(opts.get("hooks"))
-    given = {k: opts.pop(k) for k in ("base_url", "client_id") if k in opts}
+    given: dict[str, Any] = {k: opts.pop(k) for k in ("base_url", "client_id") if k in opts}
     if secret_in:
         given["client_secret"] = secret_in
     base_url, client_id, secret, extra = chosen.settings(given, environ)

@@ -152,7 +152,8 @@ class FixturePersonas(Personas):
         if found is None:
             raise FixturesError(
                 f"the sandbox profile takes its test personas and KYC answers from the file named by "
-                f"{env.SANDBOX_FIXTURES}: set it (kit serve --sandbox-fixtures PATH writes one for the simulator)"
+                f"{env.SANDBOX_FIXTURES}: set it "
+                "(kit serve --sandbox-fixtures PATH writes one for the simulator)"
             )
         return found
 

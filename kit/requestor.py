@@ -24,9 +24,9 @@ from typing import Any, Literal
 import httpx
 
 from kit import env
+from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, PartnerAuth, TokenGrant, token_headers
 from kit.config import Config
 from kit.crypto import Device, ServerKeys
-from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, PartnerAuth, TokenGrant, token_headers
 from kit.drift import DriftLog
 from kit.history import History
 from kit.models import SessionInfo, parse_time

@@ -332,8 +332,9 @@ class Explorer:
         ids and simulator times only; no wall-clock times, durations, tokens or PII)."""
         marks = [f"[{s.title()}]" if s == self.state else s.title() for s in STATES]
         status = "ok" if self.last_ok else "error"
+        profile = self.api.config.profile.name
         lines = [
-            f"Partner API explorer — profile {self.api.config.profile.name}, device {self.api.device.device_id}",
+            f"Partner API explorer — profile {profile}, device {self.api.device.device_id}",
             "state: "
             + " → ".join(marks)
             + (" (no session)" if self.state == "none" else "")

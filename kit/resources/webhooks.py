@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
-from kit.env import is_loopback_url
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.requestor import Requestor
 from kit.resources._base import Resource
