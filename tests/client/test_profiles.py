@@ -33,9 +33,12 @@ def _name_comparisons(tree: ast.AST) -> list[ast.AST]:
             ]
             if NAMES & set(constants):
                 found.append(node)
-        elif isinstance(node, ast.MatchValue) and isinstance(node.value, ast.Constant):
-            if node.value.value in NAMES:
-                found.append(node)
+        elif (
+            isinstance(node, ast.MatchValue)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value in NAMES
+        ):
+            found.append(node)
     return found
 
 
