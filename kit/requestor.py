@@ -3,9 +3,9 @@
 A :class:`Requestor` holds what one device's calls share: the configuration (its profile and
 hooks, :mod:`kit.hooks`), the transport, the partner auth (:attr:`Requestor.auth`, whose one
 token exchange is :meth:`Requestor.exchange_token`), the call history, the contract drift
-found, the device key pair, the server's encryption keys and the current session. :class:`~kit.Client`, ``api.sessions``
-and every ``api.<resource>`` receive the same requestor (never the client); only the requestor
-changes its state, through the methods below.
+found, the device key pair, the server's encryption keys and the current session.
+:class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>`` receive the same requestor
+(never the client); only the requestor changes its state, through the methods below.
 
 Example::
 
