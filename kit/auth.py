@@ -1,19 +1,22 @@
 """Partner-level authentication: the OAuth 2.0 client-credentials exchange and an ``httpx.Auth``.
 
-The exchange is written once, here: :func:`token_request` (``POST /oauth/accesstoken``, form
-``grant_type=client_credentials``, HTTP Basic per RFC 6749 §2.3.1) and
-:meth:`TokenGrant.from_body` (reading the answer). :func:`fetch_token` makes it on its own
-(``kit regress`` fetches one token for a whole sandbox run); :class:`PartnerAuth` makes it
-inside a client's calls: fetched when first needed, cached until shortly before it expires,
-and fetched once more when an answer is the 401 problem ``invalid-partner-token`` (a revoked
-or expired token) — never on session 401s. authlib is not used: its httpx client prints
-deprecation warnings on stderr with httpx 0.28.
+The exchange is written once: :func:`token_headers` and :data:`CLIENT_CREDENTIALS` (``POST
+/oauth/accesstoken``, form ``grant_type=client_credentials``, HTTP Basic per RFC 6749 §2.3.1)
+and :meth:`TokenGrant.from_body` (reading the answer). A client makes it in one place,
+:meth:`kit.requestor.Requestor.exchange_token` (retried and recorded like any call), for
+:class:`PartnerAuth`, ``api.token()`` and ``api.legacy_token()``. :class:`PartnerAuth` is the
+httpx auth flow of a client's calls: the token is fetched (through the requestor) when first
+needed, cached until shortly before it expires, and fetched once more when an answer is the
+401 problem ``invalid-partner-token`` (a revoked or expired token) — never on session 401s.
+:func:`fetch_token` is the exchange before any client exists (``kit regress`` fetches one
+token for a whole sandbox run), once, without retries. authlib is not used: its httpx client
+prints deprecation warnings on stderr with httpx 0.28.
 
 Tokens live in a :class:`~kit.Sensitive`; ``repr`` of these objects masks them.
 
 Example::
 
-    >>> auth = PartnerAuth("http://127.0.0.1:8000", "sim-partner", Sensitive("sim-secret"))
+    >>> auth = PartnerAuth(lambda: None, client_id="sim-partner")
     >>> auth
     PartnerAuth(client_id='sim-partner', token=none)
 """
@@ -49,7 +52,8 @@ TOKEN_PATH = "/oauth/accesstoken"
 #: The form of every token request (the deprecated legacy endpoint takes the same).
 CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
 
-#: Called with (response, elapsed ms) for the exchanges the auth flow makes on its own.
+#: Called with (response, elapsed ms) for the answer the auth flow saw itself: a 401 that makes
+#: it fetch a new token.
 Observer = Callable[[httpx.Response, float], None]
 
 
@@ -157,28 +161,31 @@ def fetch_token(
     return grant
 
 
+#: Makes the token exchange and returns its grant (``None``: a 200 without a token); raises
+#: the exchange's error (:class:`~kit.errors.OAuthError`…) otherwise.
+Fetch = Callable[[], TokenGrant | None]
+
+
 class PartnerAuth(httpx.Auth):
     """Client-credentials bearer auth with a cached token and one re-fetch on 401.
 
-    Raises nothing itself: a failed token request ends the flow and its answer (an RFC 6749
-    error) is what the caller receives, turned into :class:`~kit.errors.OAuthError` there.
+    ``fetch`` makes the exchange (a client's :meth:`~kit.requestor.Requestor.exchange_token`);
+    its errors reach the caller of the call that needed the token.
     """
 
     requires_response_body = True
 
     def __init__(
         self,
-        base_url: str,
-        client_id: str,
-        client_secret: Sensitive[str],
+        fetch: Fetch,
         *,
+        client_id: str,
         margin: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         observer: Observer | None = None,
     ) -> None:
-        self.token_url = base_url.rstrip("/") + TOKEN_PATH
         self.client_id = client_id
-        self._secret = client_secret
+        self._fetch_grant = fetch
         self._margin = margin
         self._clock = clock
         self._observer = observer
@@ -227,38 +234,36 @@ class PartnerAuth(httpx.Auth):
     def _fresh(self) -> bool:
         return self._token is not None and self._clock() < self._valid_until
 
-    def token_headers(self) -> dict[str, str]:
-        """The headers of a token request with this client's credentials."""
-        return token_headers(self.client_id, self._secret)
+    def fetch(self) -> Sensitive[str]:
+        """Make the exchange now and cache its token.
 
-    def _observe(self, response: httpx.Response, started: float) -> None:
-        if self._observer is not None:
-            self._observer(response, (time.perf_counter() - started) * 1000)
-
-    def _fetch(self) -> Generator[httpx.Request, httpx.Response, bool]:
-        started = time.perf_counter()
-        response = yield token_request(self.token_url, self.client_id, self._secret)
-        self._observe(response, started)
-        grant = TokenGrant.from_body(_json(response)) if response.status_code == 200 else None
+        Raises:
+            OAuthError: the answer holds no token; the exchange's own errors otherwise.
+        """
+        grant = self._fetch_grant()
         if grant is None:
-            return False
+            raise OAuthError(200, "invalid_response", "the token answer holds no access_token")
         self.accept(grant)
-        return True
+        token = self._token
+        assert token is not None
+        return token
+
+    def current(self) -> Sensitive[str]:
+        """The cached token, fetched first when there is none or it is about to expire."""
+        token = self._token
+        if token is None or not self._fresh():
+            token = self.fetch()
+        return token
 
     # -- the httpx flow -----------------------------------------------------------------------
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if not self._fresh() and not (yield from self._fetch()):
-            return  # the token endpoint's error answer goes back to the caller
-        assert self._token is not None
-        request.headers["Authorization"] = f"Bearer {self._token.reveal()}"
+        request.headers["Authorization"] = f"Bearer {self.current().reveal()}"
         started = time.perf_counter()
         response = yield request
         if response.status_code == 401 and problem_code(response) == "invalid-partner-token":
-            self._observe(response, started)
+            if self._observer is not None:
+                self._observer(response, (time.perf_counter() - started) * 1000)
             self.invalidate()
-            if not (yield from self._fetch()):
-                return
-            assert self._token is not None
-            request.headers["Authorization"] = f"Bearer {self._token.reveal()}"
+            request.headers["Authorization"] = f"Bearer {self.fetch().reveal()}"
             yield request

@@ -21,13 +21,13 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from kit import checks
-from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, TokenGrant
+from kit.auth import TOKEN_PATH
 from kit.config import Config, resolve
 from kit.crypto import Device
 from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError
 from kit.history import History
 from kit.models import SessionInfo, TokenInfo
+from kit.profiles import Personas, Profile
 from kit.requestor import Requestor
 from kit.resources import (
     P2P,
@@ -42,7 +42,6 @@ from kit.resources import (
 )
 from kit.sensitive import Sensitive
 from kit.sessions import Sessions
-from kit.transport import Reply
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,7 +56,7 @@ class Client:
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
     ``p2p``, ``document_requests``, ``webhooks``, ``sim`` (sim profile), ``history``,
-    ``calls``, ``drift``, ``session``, ``device``.
+    ``calls``, ``drift``, ``session``, ``device``, ``personas``.
     """
 
     def __init__(self, config: Config) -> None:
@@ -72,13 +71,14 @@ class Client:
         self.p2p = P2P(requestor)
         self.document_requests = DocumentRequests(requestor)
         self._webhooks = Webhooks(requestor)
-        self._sim = SimControl(requestor) if config.profile == "sim" else None
+        self._sim = SimControl(requestor) if config.profile.control_plane else None
+        self._personas: Personas | None = None
 
     def __repr__(self) -> str:
         current = self._requestor.current
         session = current.info.session_type if current else None
         return (
-            f"<kit.Client profile={self.config.profile!r} client_id={self.config.client_id!r} "
+            f"<kit.Client profile={self.config.profile.name!r} client_id={self.config.client_id!r} "
             f"device={self.device.device_id!r} session={session!r}>"
         )
 
@@ -141,9 +141,26 @@ class Client:
     def webhooks(self) -> Webhooks:
         """Webhook subscriptions; in the sim profile, first use starts and subscribes the
         loopback receiver (see :mod:`kit.resources.webhooks`)."""
-        if self.config.profile == "sim":
+        if self.config.profile.listens_by_default:
             self._webhooks.listen()
         return self._webhooks
+
+    @property
+    def personas(self) -> Personas:
+        """Where this client's test personas and their KYC answers come from, as its profile
+        says (:meth:`kit.profiles.Profile.personas`): the simulator's, or the sandbox fixtures'.
+
+        Example::
+
+            >>> who = api.personas.get("persona-01")                        # doctest: +SKIP
+            >>> api.persons.create(account_id, **who.pii)                   # doctest: +SKIP
+
+        Raises:
+            FixturesError: (sandbox) on first use of a persona, when no fixtures file is set.
+        """
+        if self._personas is None:
+            self._personas = self.config.profile.personas(self)
+        return self._personas
 
     @property
     def sim(self) -> SimControl:
@@ -154,19 +171,11 @@ class Client:
         """
         if self._sim is None:
             raise NotAvailable(
-                f"api.sim exists only in the sim profile (this client is {self.config.profile!r})"
+                f"api.sim exists only in the sim profile (this client is {self.config.profile.name!r})"
             )
         return self._sim
 
     # -- partner token ----------------------------------------------------------------------
-
-    def _token_exchange(self, path: str) -> Reply:
-        """The client-credentials exchange (:mod:`kit.auth`) at ``path``, through the transport
-        (retried and recorded like any call)."""
-        auth = self._requestor.transport.auth
-        return self._requestor.transport.request(
-            "POST", path, data=CLIENT_CREDENTIALS, headers=auth.token_headers(), partner=False
-        )
 
     def token(self, *, refresh: bool = False) -> TokenInfo:
         """The partner token's shape (type, lifetime, scope), fetching one if needed.
@@ -176,18 +185,14 @@ class Client:
         Raises:
             OAuthError / InvalidClient: wrong client credentials.
         """
-        auth = self._requestor.transport.auth
-        if refresh or auth.token is None:
-            grant = TokenGrant.from_body(self._token_exchange(TOKEN_PATH).body)
-            if grant is not None:
-                auth.accept(grant)
-        assert auth.token is not None
+        auth = self._requestor.auth
+        token = auth.fetch() if refresh or auth.token is None else auth.token
         grant = auth.grant  # None for a token handed over by kit regress: its shape is not known
         return TokenInfo(
             token_type=grant.token_type if grant else "None",
             expires_in=grant.expires_in if grant else None,
             scope=grant.scope if grant else None,
-            token=auth.token,
+            token=token,
         )
 
     def legacy_token(self) -> TokenInfo:
@@ -200,7 +205,7 @@ class Client:
             EndpointDeprecated: the server refuses it (strict mode, 410).
         """
         self._deprecated("POST")
-        reply = self._token_exchange(LEGACY_TOKEN_PATH)
+        reply = self._requestor.exchange_token(LEGACY_TOKEN_PATH)
         body = reply.body or {}
         return TokenInfo(
             token_type=str(body.get("token_type")),
@@ -220,7 +225,7 @@ class Client:
             DeprecatedEndpoint: not allowed on this client.
         """
         self._deprecated("DELETE")
-        auth = self._requestor.transport.auth
+        auth = self._requestor.auth
         own = token is None
         if isinstance(token, TokenInfo):
             secret = token.token
@@ -231,12 +236,7 @@ class Client:
             assert auth.token is not None
             secret = auth.token
         try:
-            self._requestor.transport.request(
-                "DELETE",
-                LEGACY_TOKEN_PATH,
-                headers={"Authorization": f"Bearer {secret.reveal()}"},
-                partner=False,
-            )
+            self._requestor.revoke_token(LEGACY_TOKEN_PATH, secret)
         finally:
             if own:
                 auth.invalidate()
@@ -253,8 +253,9 @@ class Client:
         )
 
 
-def connect(profile: str = "sim", **overrides: Any) -> Client:
-    """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"``.
+def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) -> Client:
+    """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"`` — or any
+    :class:`kit.profiles.Profile` (class or object: a partner's staging is one class).
 
     ``sim`` starts the embedded simulator or reuses the one this process runs (pass
     ``base_url=`` to use a ``kit serve`` instead); credentials ``sim-partner`` /
@@ -266,27 +267,36 @@ def connect(profile: str = "sim", **overrides: Any) -> Client:
     ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
     (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``).
 
+    ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
+    :class:`kit.hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
+    ``call`` hook gets every :class:`~kit.history.Entry` the client records (the redacted row
+    of ``api.history``), each ``drift`` hook the :class:`~kit.drift.Drift` rows of one answer
+    that differed from the contract; they run on the calling thread, and their errors reach
+    the caller. The notebook companion (``kit.notebook.connect``) passes its own.
+
     Example::
 
         >>> import kit
         >>> a = kit.connect("sim")                                  # doctest: +SKIP
         >>> b = kit.connect("sim")            # the same simulator    # doctest: +SKIP
+        >>> seen = []
+        >>> c = kit.connect("sim", hooks={"call": [seen.append]})   # doctest: +SKIP
 
     Raises:
         ConfigError: an unknown profile or option; sandbox settings missing (named).
         TransportError: the embedded simulator could not start.
     """
     config = resolve(profile, overrides, environ=os.environ)
-    checks.note_connect(config.profile, config.base_url)  # what notebook checks can run here
-    if config.profile == "sim" and not config.base_url:
-        from kit._embedded import embedded_base_url
-
+    if not config.base_url:
         try:
-            config = dataclasses.replace(config, base_url=embedded_base_url())
+            started = config.profile.start()
         except ImportError as exc:
             raise ConfigError(
-                "the sim profile needs the simulator's dependencies (fastapi, uvicorn)"
+                f"the {config.profile.name} profile needs the simulator's dependencies (fastapi, uvicorn)"
             ) from exc
         except RuntimeError as exc:
             raise TransportError(f"the embedded simulator did not start: {exc}") from exc
+        if started is not None:
+            config = dataclasses.replace(config, base_url=started)
     return Client(config)
+

@@ -1,6 +1,7 @@
 """Resolving ``kit.connect``'s profile and overrides into one :class:`Config`.
 
-Profiles:
+The profile (:mod:`kit.profiles`) is looked up once, here, and decides where the settings
+come from:
 
 - ``sim``: the embedded simulator (started or reused through :mod:`kit._embedded`), the
   simulator's first built-in partner client (``sim-partner`` / ``sim-secret``,
@@ -26,24 +27,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kit import env
 from kit.errors import ConfigError
+from kit.hooks import Hooks
+from kit.profiles import ENV_VARS, Profile, lookup
 from kit.sensitive import Sensitive
 
-__all__ = ["DRIFT_MODES", "ENV_VARS", "PROFILES", "Config", "resolve"]
-
-PROFILES = ("sim", "sandbox")
-#: The sandbox settings and the environment variable each is read from.
-ENV_VARS = {"base_url": env.BASE_URL, "client_id": env.CLIENT_ID, "client_secret": env.CLIENT_SECRET}
-#: The ``sim`` profile's partner client: the simulator's first built-in one.
-SIM_CLIENT_ID, SIM_CLIENT_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.items()))
+__all__ = ["DRIFT_MODES", "ENV_VARS", "Config", "resolve"]
 
 
 @dataclass(frozen=True)
 class Config:
     """Everything a client needs; secrets are :class:`~kit.Sensitive`."""
 
-    profile: str
+    profile: Profile
     base_url: str | None
     client_id: str
     client_secret: Sensitive[str] = field(repr=False)
@@ -61,6 +57,7 @@ class Config:
     token_refresh_margin: float = 60.0
     access_token: Sensitive[str] | None = field(default=None, repr=False)
     drift: str = "report"
+    hooks: Hooks = field(default_factory=Hooks, repr=False)
 
 
 _OPTIONS = {
@@ -81,24 +78,27 @@ _OPTIONS = {
     "control_token",
     "token_refresh_margin",
     "drift",
+    "hooks",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
 DRIFT_MODES = ("report", "raise", "off")
 
 
-def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str, str]) -> Config:
+def resolve(
+    profile: str | Profile | type[Profile], overrides: Mapping[str, Any], *, environ: Mapping[str, str]
+) -> Config:
     """Build the configuration for ``profile`` from keyword overrides and the environment.
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
-    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``. For ``sim``
-    the base URL may be left out: the embedded simulator's is filled in by :func:`kit.connect`.
+    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
+    :class:`kit.hooks.Hooks` (or a mapping of its fields). For ``sim`` the base URL may be
+    left out: the embedded simulator's is filled in by :func:`kit.connect`.
 
     Raises:
         ConfigError: an unknown profile or option, or (sandbox) missing settings, named.
     """
-    if profile not in PROFILES:
-        raise ConfigError(f"profile {profile!r} is not known; allowed: {', '.join(PROFILES)}")
+    chosen = lookup(profile)
     unknown = sorted(set(overrides) - _OPTIONS)
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
@@ -113,28 +113,12 @@ def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str,
     if "rng" not in opts and seed is not None:
         opts["rng"] = random.Random(seed)
 
-    if profile == "sim":
-        base_url = opts.pop("base_url", None)
-        client_id = opts.pop("client_id", None) or SIM_CLIENT_ID
-        secret = secret_in or SIM_CLIENT_SECRET
-    else:
-        values = {
-            "base_url": opts.pop("base_url", None) or environ.get(ENV_VARS["base_url"]),
-            "client_id": opts.pop("client_id", None) or environ.get(ENV_VARS["client_id"]),
-            "client_secret": secret_in or environ.get(ENV_VARS["client_secret"]),
-        }
-        missing = [ENV_VARS[k] for k, v in values.items() if not v]
-        if missing:
-            raise ConfigError(
-                f"the sandbox profile needs {', '.join(missing)}: set them in the environment "
-                "(or pass base_url=, client_id=, client_secret= to kit.connect)"
-            )
-        base_url = str(values["base_url"]).rstrip("/")
-        client_id = str(values["client_id"])
-        secret = str(values["client_secret"])
-        handed = environ.get(env.ACCESS_TOKEN)  # fetched once by ``kit regress``, never a parameter
-        if handed:
-            opts["access_token"] = Sensitive(handed, label="access_token")
+    opts["hooks"] = Hooks.of(opts.get("hooks"))
+    given: dict[str, Any] = {k: opts.pop(k) for k in ("base_url", "client_id") if k in opts}
+    if secret_in:
+        given["client_secret"] = secret_in
+    base_url, client_id, secret, extra = chosen.settings(given, environ)
+    opts.update(extra)
     if opts.get("drift", "report") not in DRIFT_MODES:
         raise ConfigError(f"drift {opts['drift']!r} is not allowed; allowed: {', '.join(DRIFT_MODES)}")
     if opts.get("jwe_alg", "RSA-OAEP-256") not in ("RSA-OAEP-256", "ECDH-ES+A256KW"):
@@ -142,7 +126,7 @@ def resolve(profile: str, overrides: Mapping[str, Any], *, environ: Mapping[str,
             f"jwe_alg {opts['jwe_alg']!r} is not allowed; allowed: RSA-OAEP-256, ECDH-ES+A256KW"
         )
     return Config(
-        profile=profile,
+        profile=chosen,
         base_url=base_url.rstrip("/") if base_url else None,
         client_id=client_id,
         client_secret=Sensitive(secret, label="client_secret"),

@@ -1,14 +1,11 @@
-"""Contract drift as the client sees it: ``api.drift``, the process's findings, the notebook line.
+"""Contract drift as the client sees it: ``api.drift``.
 
 Every answer a client receives is checked against the contract (:mod:`kit.contract`) by its
-transport; each :class:`Drift` lands in the client's :class:`DriftLog`
-(``api.drift``, a DataFrame with the columns :data:`COLUMNS`) and in this process's log
-(:func:`findings`). Drift never raises unless the client was built with
-``kit.connect(..., drift="raise")``; ``drift="off"`` skips the check.
-
-Inside a Jupyter kernel the drift a cell met is shown after the cell: a display with the MIME
-type :data:`MIME_TYPE` (the rows, read by ``kit regress``) and one text line per drift. Against
-the simulator there is none, so the stored outputs of the notebooks never change.
+transport; each :class:`Drift` lands in the client's :class:`DriftLog` (``api.drift``, a
+DataFrame with the columns :data:`COLUMNS`) and goes to the client's ``drift`` hooks
+(:mod:`kit.hooks`). Drift never raises unless the client was built with
+``kit.connect(..., drift="raise")``; ``drift="off"`` skips the check. Showing a cell's drift
+in a notebook is the notebook companion's business (:mod:`kit.notebook`).
 
 Example::
 
@@ -21,9 +18,7 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import sys
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -32,26 +27,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "COLUMNS",
-    "MIME_TYPE",
-    "MODES",
-    "Drift",
-    "DriftLog",
-    "clear",
-    "findings",
-    "frame",
-    "json_type",
-    "schema_rows",
-    "text_line",
-]
+__all__ = ["COLUMNS", "MODES", "Drift", "DriftLog", "json_type", "schema_rows"]
 
 #: The columns of ``api.drift`` and :func:`frame`.
 COLUMNS = ["operation", "field", "expected", "got", "request_id", "kind"]
 #: What ``kit.connect(..., drift=…)`` accepts: report (the default), raise, or off.
 MODES = ("report", "raise", "off")
-#: The MIME type of the display that carries a cell's drift to ``kit regress``.
-MIME_TYPE = "application/vnd.partner-api-kit.drift+json"
 #: At most this many rows are kept per log (a drifting sandbox under a population run).
 LIMIT = 10_000
 
@@ -140,15 +121,11 @@ def schema_rows(error: Any) -> list[tuple[str, str, str, str]]:
 
 
 class DriftLog:
-    """A thread-safe, bounded list of :class:`Drift` rows.
+    """A thread-safe, bounded list of :class:`Drift` rows."""
 
-    A client's log hands every row on to the process's log too.
-    """
-
-    def __init__(self, parent: DriftLog | None = None, limit: int = LIMIT) -> None:
+    def __init__(self, limit: int = LIMIT) -> None:
         self._rows: list[Drift] = []
         self._lock = threading.Lock()
-        self._parent = parent
         self._limit = limit
         self.dropped = 0
 
@@ -164,8 +141,6 @@ class DriftLog:
             room = max(0, self._limit - len(self._rows))
             self._rows.extend(rows[:room])
             self.dropped += len(rows) - min(room, len(rows))
-        if self._parent is not None:
-            self._parent.record(rows)
 
     def rows(self, start: int = 0) -> list[Drift]:
         """The rows kept so far, from ``start``."""
@@ -182,71 +157,3 @@ class DriftLog:
         import pandas as pd
 
         return pd.DataFrame([[getattr(d, c) for c in COLUMNS] for d in self.rows()], columns=COLUMNS)
-
-
-_PROCESS = DriftLog()
-
-
-def process_log() -> DriftLog:
-    """The log every client of this process hands its rows to (installs the notebook display
-    on first use inside a Jupyter kernel)."""
-    _install_display()
-    return _PROCESS
-
-
-def findings() -> list[Drift]:
-    """Every drift any client of this process met (up to :data:`LIMIT`)."""
-    return _PROCESS.rows()
-
-
-def frame() -> pd.DataFrame:
-    """:func:`findings` as a DataFrame (columns :data:`COLUMNS`)."""
-    return _PROCESS.frame()
-
-
-def clear() -> None:
-    """Forget this process's findings (each client keeps its own ``api.drift``)."""
-    _PROCESS.clear()
-    _shown[0] = 0
-
-
-def text_line(drift: Drift) -> str:
-    """The line a notebook shows for one drift.
-
-    Example::
-
-        >>> text_line(Drift("body", "GET /cards/{card_id}", "body.last4", "string", "integer", "r1"))
-        'contract drift: GET /cards/{card_id}: body.last4: expected string, got integer (request r1)'
-    """
-    return f"contract drift: {drift}"
-
-
-# -- inside a Jupyter kernel: each cell's drift, shown after the cell -------------------------
-
-_shown = [0]
-_installed = [False]
-
-
-def _show_new(*_: Any) -> None:
-    rows = _PROCESS.rows(_shown[0])
-    if not rows:
-        return
-    _shown[0] += len(rows)
-    from IPython.display import display
-
-    bundle = {
-        MIME_TYPE: {"drift": [dataclasses.asdict(d) for d in rows]},
-        "text/plain": "\n".join(text_line(d) for d in rows),
-    }
-    display(bundle, raw=True)
-
-
-def _install_display() -> None:
-    if _installed[0] or "IPython" not in sys.modules:
-        return
-    _installed[0] = True
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    if shell is not None and hasattr(shell, "events"):
-        shell.events.register("post_run_cell", _show_new)

@@ -42,27 +42,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kit import env
 from kit.errors import FixturesError
 from kit.models import Persona
 from kit.sensitive import Sensitive, reveal
 
-if TYPE_CHECKING:
-    from kit.client import Client
-
 __all__ = [
     "PERSONA_FIELDS",
     "FixturePersona",
     "Fixtures",
     "from_env",
-    "kyc_answers",
     "load",
     "parse",
-    "persona",
     "render",
     "required",
+    "version",
 ]
 
 #: The fields of a ``[[persona]]`` table besides its ``kyc`` answers.
@@ -255,12 +251,24 @@ def load(path: str | os.PathLike[str]) -> Fixtures:
     return parse(text, source=str(path))
 
 
-_cache: dict[tuple[str, float, int], Fixtures] = {}
+def version(path: str | os.PathLike[str]) -> tuple[str, float, int]:
+    """What tells one version of a fixtures file from the next: path, mtime and size.
+
+    Raises:
+        FixturesError: the file cannot be read.
+    """
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        raise FixturesError(
+            f"{env.SANDBOX_FIXTURES} names {path}, which cannot be read: {type(exc).__name__}"
+        ) from None
+    return (str(path), stat.st_mtime, stat.st_size)
 
 
 def from_env(environ: Mapping[str, str] | None = None) -> Fixtures | None:
     """The fixtures named by ``PARTNER_API_SANDBOX_FIXTURES``, or ``None`` when it is not set
-    (read once per file version).
+    (read each time: a profile keeps the copy its clients use, :meth:`kit.profiles.Profile.fixtures`).
 
     Raises:
         FixturesError: the file cannot be used.
@@ -268,21 +276,12 @@ def from_env(environ: Mapping[str, str] | None = None) -> Fixtures | None:
     path = (os.environ if environ is None else environ).get(env.SANDBOX_FIXTURES)
     if not path:
         return None
-    try:
-        stat = os.stat(path)
-    except OSError as exc:
-        raise FixturesError(
-            f"{env.SANDBOX_FIXTURES} names {path}, which cannot be read: {type(exc).__name__}"
-        ) from None
-    key = (str(path), stat.st_mtime, stat.st_size)
-    if key not in _cache:
-        _cache.clear()
-        _cache[key] = load(path)
-    return _cache[key]
+    version(path)
+    return load(path)
 
 
 def required(environ: Mapping[str, str] | None = None) -> Fixtures:
-    """:func:`from_env`, for a caller that cannot go on without fixtures (a sandbox journey).
+    """:func:`from_env`, for a caller that cannot go on without fixtures.
 
     Raises:
         FixturesError: the variable is not set, or the file cannot be used.
@@ -294,54 +293,6 @@ def required(environ: Mapping[str, str] | None = None) -> Fixtures:
             f"{env.SANDBOX_FIXTURES}: set it (kit serve --sandbox-fixtures PATH writes one for the simulator)"
         )
     return found
-
-
-# -- one call for both profiles: the simulator's personas, or the sandbox's fixtures ---------
-
-
-def persona(api: Client, which: int | str = 0) -> Persona | FixturePersona:
-    """A test persona for ``api``'s profile: the simulator's (``api.sim.persona``) in ``sim``,
-    the fixtures file's otherwise. Both have ``persona_id`` and ``pii``.
-
-    Example::
-
-        >>> who = persona(api, "persona-01")                     # doctest: +SKIP
-        >>> api.persons.create(account_id, **who.pii)             # doctest: +SKIP
-
-    Raises:
-        FixturesError: (sandbox) no fixtures, or no such persona.
-    """
-    if api.config.profile == "sim":
-        return api.sim.persona(which)
-    return required().persona(which)
-
-
-def kyc_answers(
-    api: Client,
-    person_id: str,
-    questions: Sequence[Mapping[str, Any]] | Sensitive[Any],
-    *,
-    who: Persona | FixturePersona | str | None = None,
-) -> Sensitive[Any]:
-    """The answers that pass KYC for ``person_id``, wrapped: the simulator's
-    (``api.sim.kyc_answers``) in ``sim``; otherwise the fixtures answers of ``who`` (the persona
-    the person was created from: itself or its ``persona_id``) to ``questions``.
-
-    Example::
-
-        >>> pid = person.person_id                                            # doctest: +SKIP
-        >>> api.kyc.answer(pid, kyc_answers(api, pid, api.kyc.questions(pid), who=who))  # doctest: +SKIP
-
-    Raises:
-        FixturesError: (sandbox) no fixtures, no ``who``, or a question without an answer.
-    """
-    if api.config.profile == "sim":
-        return api.sim.kyc_answers(person_id)
-    if who is None:
-        raise FixturesError("on a sandbox the KYC answers come from the fixtures: name the persona (who=)")
-    fixtures = required()
-    chosen = fixtures.persona(who if isinstance(who, str) else who.persona_id)
-    return chosen.answers(questions)
 
 
 def _toml_string(value: str) -> str:

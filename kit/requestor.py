@@ -1,10 +1,11 @@
 """The one owner of a client's connection and session state; every resource calls through it.
 
-A :class:`Requestor` holds what one device's calls share: the configuration, the transport
-(partner token included), the call history, the contract drift found, the device key pair,
-the server's encryption keys and the current session. :class:`~kit.Client`, ``api.sessions``
-and every ``api.<resource>`` receive the same requestor (never the client); only the requestor
-changes its state, through the methods below.
+A :class:`Requestor` holds what one device's calls share: the configuration (its profile and
+hooks, :mod:`kit.hooks`), the transport, the partner auth (:attr:`Requestor.auth`, whose one
+token exchange is :meth:`Requestor.exchange_token`), the call history, the contract drift
+found, the device key pair, the server's encryption keys and the current session.
+:class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>`` receive the same requestor
+(never the client); only the requestor changes its state, through the methods below.
 
 Example::
 
@@ -18,15 +19,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import httpx
 
 from kit import env
+from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, PartnerAuth, TokenGrant, token_headers
 from kit.config import Config
 from kit.crypto import Device, ServerKeys
-from kit.drift import DriftLog, process_log
+from kit.drift import DriftLog
 from kit.history import History
 from kit.models import SessionInfo, parse_time
 from kit.sensitive import Sensitive
@@ -63,8 +65,17 @@ class Requestor:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.history = History()
-        self.drift = DriftLog(parent=process_log())
+        self.drift = DriftLog()
         self.transport = Transport(config, history=self.history, drift=self.drift)
+        self.auth = PartnerAuth(
+            self._fetch_grant,
+            client_id=config.client_id,
+            margin=config.token_refresh_margin,
+            observer=self.transport.observe_auth,
+        )
+        if config.access_token is not None:
+            self.auth.preset(config.access_token)
+        self.transport.auth = self.auth
         self.device = Device(**dict(config.device or {}))
         self._server_keys = ServerKeys()
         self._current: CurrentSession | None = None
@@ -73,7 +84,7 @@ class Requestor:
         self._clock_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"<Requestor profile={self.config.profile!r} current={self._current!r}>"
+        return f"<Requestor profile={self.config.profile.name!r} current={self._current!r}>"
 
     def close(self) -> None:
         """Close this device's connections."""
@@ -136,6 +147,33 @@ class Requestor:
             self._observe_expiry(sent, parse_time(reply.headers.get(EXPIRES_HEADER)))
         return reply
 
+    # -- the partner token ---------------------------------------------------------------------
+
+    def exchange_token(self, path: str) -> Reply:
+        """The client-credentials exchange (:mod:`kit.auth`) at ``path``: ``POST``, form
+        ``grant_type=client_credentials``, HTTP Basic. The one exchange of the client: the auth
+        flow's fetch, ``api.token()`` and ``api.legacy_token()`` all make it here, retried and
+        recorded in the history like any call.
+
+        Raises:
+            OAuthError / InvalidClient: the token endpoint refused; another ApiError or
+                TransportError as for any call.
+        """
+        headers = token_headers(self.config.client_id, self.config.client_secret)
+        return self.transport.request("POST", path, data=CLIENT_CREDENTIALS, headers=headers, partner=False)
+
+    def revoke_token(self, path: str, token: Sensitive[str]) -> Reply:
+        """``DELETE`` ``token`` at ``path`` (the deprecated legacy endpoint), recorded.
+
+        Raises:
+            ApiError: the server refused (e.g. EndpointDeprecated in strict mode).
+        """
+        headers = {"Authorization": f"Bearer {token.reveal()}"}
+        return self.transport.request("DELETE", path, headers=headers, partner=False)
+
+    def _fetch_grant(self) -> TokenGrant | None:
+        return TokenGrant.from_body(self.exchange_token(TOKEN_PATH).body)
+
     # -- encryption to the server -------------------------------------------------------------
 
     def fetch_init_data(self) -> dict[str, Any]:
@@ -173,12 +211,13 @@ class Requestor:
             listener()
 
     def server_clock(self) -> datetime:
-        """The time webhook signatures are judged against: in the ``sim`` profile the
-        simulator's clock (``GET /_sim/clock``, which the control plane moves), on a connection
-        of its own (called from the receiver thread; not part of the call history); in any
-        other profile the machine's clock, as a partner's own server would use."""
-        if self.config.profile != "sim":
-            return datetime.now(UTC)
+        """The time webhook signatures are judged against, as this client's profile says
+        (:meth:`kit.profiles.Profile.server_clock`): the simulator's clock, or the machine's."""
+        return self.config.profile.server_clock(self)
+
+    def control_clock(self) -> datetime:
+        """The simulator's clock (``GET /_sim/clock``, which the control plane moves), on a
+        connection of its own (called from the receiver thread; not part of the history)."""
         with self._clock_lock:  # deliveries may arrive on several receiver threads at once
             if self._clock_http is None:
                 assert self.config.base_url is not None

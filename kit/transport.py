@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kit.auth import TOKEN_PATH, PartnerAuth
+from kit.auth import PartnerAuth
 from kit.config import Config
 from kit.contract import HEADERS as CONTRACT_HEADERS
 from kit.contract import Contract
@@ -119,18 +119,11 @@ class Transport:
             follow_redirects=False,
             verify=shared_ssl_context(),
         )
-        self.auth = PartnerAuth(
-            config.base_url,
-            config.client_id,
-            config.client_secret,
-            margin=config.token_refresh_margin,
-            observer=self._observe_auth,
-        )
-        if config.access_token is not None:
-            self.auth.preset(config.access_token)
+        #: The partner auth flow sent with partner calls (set by the requestor, which owns it).
+        self.auth: PartnerAuth | None = None
 
     def __repr__(self) -> str:
-        return f"Transport(base_url=<{self.config.profile}>, auth={self.auth!r})"
+        return f"Transport(base_url=<{self.config.profile.name}>, auth={self.auth!r})"
 
     def close(self) -> None:
         self._client.close()
@@ -154,24 +147,25 @@ class Transport:
             body = _parse_body(response)
             if isinstance(body, Mapping):
                 code = str(body.get("code") or body.get("error") or "") or None
-        self.history.record(
-            Entry(
-                time=started_at,
-                method=method,
-                path=path,
-                status=response.status_code if response is not None else None,
-                ms=round(ms, 2),
-                session_type=session_type,
-                code=code,
-                request_id=headers.get("svc-request-id"),
-                replayed=headers.get("idempotent-replayed", "").lower() == "true",
-                retries=retries,
-                assumptions=headers.get("svc-assumptions"),
-            )
+        entry = Entry(
+            time=started_at,
+            method=method,
+            path=path,
+            status=response.status_code if response is not None else None,
+            ms=round(ms, 2),
+            session_type=session_type,
+            code=code,
+            request_id=headers.get("svc-request-id"),
+            replayed=headers.get("idempotent-replayed", "").lower() == "true",
+            retries=retries,
+            assumptions=headers.get("svc-assumptions"),
         )
+        self.history.record(entry)
+        for hook in self.config.hooks.call:
+            hook(entry)
 
-    def _observe_auth(self, response: httpx.Response, ms: float) -> None:
-        """Exchanges the auth flow makes itself: token fetches and the 401 that triggers one."""
+    def observe_auth(self, response: httpx.Response, ms: float) -> None:
+        """The answer the auth flow saw itself: the 401 that makes it fetch a new token."""
         path = response.request.url.path
         request = (
             response.request.method,
@@ -190,7 +184,11 @@ class Transport:
         mode = self.config.drift
         if mode == "off":
             return
-        if self.config.profile == "sim" and isinstance(body, Mapping) and body.get("code") == INJECTED_FAULT:
+        if (
+            self.config.profile.control_plane
+            and isinstance(body, Mapping)
+            and body.get("code") == INJECTED_FAULT
+        ):
             return
         headers = {}  # the few the check reads, in one pass (each httpx lookup scans them all)
         for raw_name, raw_value in response.headers.raw:
@@ -202,6 +200,8 @@ class Transport:
         )
         if rows:
             self.drift.record(rows)
+            for hook in self.config.hooks.drift:
+                hook(rows)
             if mode == "raise":
                 raise ContractDrift(rows)
 
@@ -269,14 +269,10 @@ class Transport:
                 continue
             break
 
-        # A failed token fetch ends the auth flow with the token endpoint's answer; the
-        # flow's observer has recorded it already.
-        from_token_endpoint = partner and response.request.url.path.endswith(TOKEN_PATH)
         body = _parse_body(response)
-        if not from_token_endpoint:
-            ms = (time.perf_counter() - t0) * 1000
-            self._record(started_at, (method, path), response, ms, session_type, attempt)
-            self._check_contract((method, path), response, body)
+        ms = (time.perf_counter() - t0) * 1000
+        self._record(started_at, (method, path), response, ms, session_type, attempt)
+        self._check_contract((method, path), response, body)
         if response.status_code >= 400:
             raise error_from_response(
                 response.status_code,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kit
+from kit import notebook
 from kit.errors import KitError, WebhookTimeout
 from kit.lab import journeys
 from kit.models import Card
@@ -259,7 +260,7 @@ class Flow:
             return other.session.person_id
         if other is None:  # a second device of the same profile and server (sandbox: its credentials)
             config = self.api.config
-            other = kit.connect(config.profile, base_url=config.base_url, device=_OTHER_DEVICE)
+            other = notebook.connect(config.profile, base_url=config.base_url, device=_OTHER_DEVICE)
             self.other, self._made_other = other, True
         done = journeys.onboard(other, persona=self.other_persona, expiration="sliding")
         if done.status != "established" or done.person_id is None:

@@ -8,10 +8,10 @@ through :func:`onboard` (or its second half, :func:`add_person`). Each step has 
 a step that returns ``None`` ends the journey, and the result says how far it got.
 
 Only the client's public API is used: ``api.sessions``, ``api.accounts``, ``api.persons``,
-``api.kyc`` and, for personas and the right KYC answers, the simulator's ``api.sim`` — or, on
-the sandbox profile, the sandbox's published test personas and answers (:mod:`kit.fixtures`,
-the file named by ``PARTNER_API_SANDBOX_FIXTURES``): the same journey runs without a control
-plane.
+``api.kyc`` and, for personas and the right KYC answers, ``api.personas`` — where they come
+from is the client's profile's business (:mod:`kit.profiles`): the simulator's control plane,
+or a sandbox's published test personas and answers (the file named by
+``PARTNER_API_SANDBOX_FIXTURES``), so the same journey runs without a control plane.
 
 Example::
 
@@ -26,18 +26,13 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kit import fixtures, register
-from kit.errors import FixturesError
-from kit.models import Persona
-
 if TYPE_CHECKING:
     from kit.client import Client
-    from kit.fixtures import FixturePersona
     from kit.models import KycResult
+    from kit.profiles import AnyPersona
 
 __all__ = [
     "ONBOARDING_STEPS",
@@ -93,34 +88,15 @@ def run_step(name: str, fn: Callable[[], T], judge: Callable[[T], str | None] | 
     return fn()
 
 
-_turns = itertools.count()
-
-
-def _next_pii() -> Mapping[str, Any]:
-    """The next persona of the register (cycling), PII wrapped in Sensitive."""
-    people = register.personas()
-    return Persona.from_wire(people[next(_turns) % len(people)]).pii
-
-
 def _pii(
     api: Client, pii: Mapping[str, Any] | None, persona: int | str | None
-) -> tuple[Mapping[str, Any], FixturePersona | None]:
-    """The PII to onboard, and (sandbox) the fixtures persona it belongs to."""
+) -> tuple[Mapping[str, Any], AnyPersona | None]:
+    """The PII to onboard, and the persona it belongs to (where the answers need one)."""
     if pii is not None and persona is not None:
         raise ValueError("pass pii= or persona=, not both")
-    if api.config.profile == "sim":
-        if persona is not None:
-            return api.sim.persona(persona).pii, None
-        return (pii if pii is not None else _next_pii()), None
-    if pii is not None:  # its answers: the caller's, or those of the fixtures persona it matches
-        found = fixtures.from_env()
-        return pii, found.matching(pii) if found is not None else None
-    published = fixtures.required()
-    who = (
-        published.persona(persona)
-        if persona is not None
-        else published.personas[next(_turns) % len(published)]
-    )
+    if pii is not None:  # its answers: the caller's, or those of the published persona it matches
+        return pii, api.personas.matching(pii)
+    who = api.personas.get(persona) if persona is not None else api.personas.next()
     return who.pii, who
 
 
@@ -149,23 +125,14 @@ def _answers(
     questions: list[dict[str, Any]],
     answers: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None,
     wrong: bool,
-    who: FixturePersona | None,
+    who: AnyPersona | None,
 ) -> Any:
     if answers is not None:
         right = answers(person_id, questions)
-    elif api.config.profile == "sim":
-        if not wrong:
-            return api.sim.kyc_answers(person_id)  # stays wrapped in Sensitive up to the encryption
-        right = api.sim.kyc_answers(person_id).reveal()
     else:
-        if who is None:
-            raise FixturesError(
-                "no sandbox fixtures persona has this PII, so its KYC answers are not known: "
-                "onboard a fixtures persona (persona=) or pass answers="
-            )
-        published = who.answers(questions)
+        published = api.personas.kyc_answers(person_id, questions, who)
         if not wrong:
-            return published
+            return published  # stays wrapped in Sensitive up to the encryption
         right = published.reveal()
     return wrong_choices(right, questions) if wrong else right
 
@@ -229,13 +196,13 @@ def onboard(
     """Onboard one customer on ``api`` (one device), step by step (:data:`ONBOARDING_STEPS`).
 
     - ``pii``: the person's PII (``first_name``, ``last_name``, ``date_of_birth``,
-      ``national_id``; plain or Sensitive). Default: the next persona of the register (on a
-      sandbox: of the fixtures file).
-    - ``persona``: instead of ``pii``, a persona (index or ``persona_id``): the simulator's,
-      fetched through ``api.sim.persona`` just before the person is added; on a sandbox, the
-      fixtures file's (:mod:`kit.fixtures`).
-    - ``answers(person_id, questions)``: the KYC answers to send; default: the simulator's
-      right answers (``api.sim.kyc_answers``), on a sandbox the fixtures persona's.
+      ``national_id``; plain or Sensitive). Default: ``api.personas.next()``, this client's
+      next persona (the register's; on a sandbox, the fixtures file's).
+    - ``persona``: instead of ``pii``, a persona (index or ``persona_id``):
+      ``api.personas.get`` — the simulator's, fetched through ``api.sim.persona`` just before
+      the person is added; on a sandbox, the fixtures file's.
+    - ``answers(person_id, questions)``: the KYC answers to send; default:
+      ``api.personas.kyc_answers`` (the simulator's right answers, or the fixtures persona's).
     - ``wrong_answers``: answer every question wrong on purpose (one refused attempt).
     - ``promote_to_person``: open the person session once KYC passed.
     - ``expiration``: the anonymous session's strategy (the promotions keep it).

@@ -332,8 +332,9 @@ class Explorer:
         ids and simulator times only; no wall-clock times, durations, tokens or PII)."""
         marks = [f"[{s.title()}]" if s == self.state else s.title() for s in STATES]
         status = "ok" if self.last_ok else "error"
+        profile = self.api.config.profile.name
         lines = [
-            f"Partner API explorer — profile {self.api.config.profile}, device {self.api.device.device_id}",
+            f"Partner API explorer — profile {profile}, device {self.api.device.device_id}",
             "state: "
             + " → ".join(marks)
             + (" (no session)" if self.state == "none" else "")
@@ -362,9 +363,5 @@ def explorer(api: kit.Client, **options: Any) -> Explorer:
 
 
 def _persona_ids(api: kit.Client) -> list[str]:
-    """The test personas to pick from: the simulator's, or the sandbox fixtures' (no PII)."""
-    if api.config.profile == "sim":
-        return [str(p["persona_id"]) for p in register.personas()]
-    from kit import fixtures
-
-    return [p.persona_id for p in fixtures.required().personas]
+    """The test personas to pick from, as the client's profile says (no PII)."""
+    return api.personas.ids()

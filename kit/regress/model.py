@@ -48,7 +48,7 @@ class RegressError(KitError):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One named check of a notebook (:mod:`kit.checks`): ``passed``, ``failed`` or ``skipped``
+    """One named check of a notebook (:mod:`kit.notebook`): ``passed``, ``failed`` or ``skipped``
     (``reason`` says why), in ``cell`` (``cell 7``, counted from 1)."""
 
     name: str

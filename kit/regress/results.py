@@ -4,8 +4,8 @@ The worker's outcome (:func:`kit.regress.worker.execute`) and the executed noteb
 whether a cell failed and which; the leak scanner says whether an output leaked. A notebook
 that leaked is rewritten with each value replaced by ``[redacted <kind>]`` — CI keeps the
 output folder as an artifact — and every text that reaches a report is redacted too. The
-notebook's named checks (:data:`kit.checks.MIME_TYPE`) and the contract drift its kernel met
-(:data:`kit.drift.MIME_TYPE`) are read from the displays they left in the outputs.
+notebook's named checks (:data:`kit.notebook.CHECK_MIME_TYPE`) and the contract drift its kernel met
+(:data:`kit.notebook.DRIFT_MIME_TYPE`) are read from the displays they left in the outputs.
 
 Example::
 
@@ -24,9 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import checks as check_marks
-from kit import drift as drift_marks
 from kit.drift import Drift
+from kit.notebook import CHECK_MIME_TYPE, DRIFT_MIME_TYPE
 from kit.regress import leaks
 from kit.regress.model import CheckResult, NotebookResult
 from kit.regress.scanner import ANSI
@@ -80,9 +79,9 @@ def _displays(nb: Mapping[str, Any], mime: str) -> list[tuple[str, Any]]:
 
 
 def _checks(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[CheckResult, ...]:
-    """The named checks the notebook displayed (:mod:`kit.checks`), texts redacted."""
+    """The named checks the notebook displayed (:mod:`kit.notebook`), texts redacted."""
     found = []
-    for cell, mark in _displays(nb, check_marks.MIME_TYPE):
+    for cell, mark in _displays(nb, CHECK_MIME_TYPE):
         name = leaks.redact(str(mark.get("name", "")), secrets=secrets)
         reason = leaks.redact(str(mark.get("reason", "")), secrets=secrets)
         found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell))
@@ -90,10 +89,10 @@ def _checks(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[CheckResult,
 
 
 def _drift(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[Drift, ...]:
-    """The contract drift the kernel displayed after its cells (:mod:`kit.drift`)."""
+    """The contract drift the kernel displayed after its cells (:mod:`kit.notebook`)."""
     names = ("kind", "operation", "field", "expected", "got", "request_id")
     found = []
-    for _, mark in _displays(nb, drift_marks.MIME_TYPE):
+    for _, mark in _displays(nb, DRIFT_MIME_TYPE):
         for row in mark.get("drift", []):
             if isinstance(row, Mapping):
                 kind, operation, where, expected, got, rid = (

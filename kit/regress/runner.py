@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from kit import env, fixtures
-from kit.errors import FixturesError
+from kit.errors import ConfigError, FixturesError
+from kit.profiles import Profile, profile_class
 from kit.regress import cluster, leaks, reports
 from kit.regress.discovery import discover
 from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
@@ -212,11 +213,12 @@ def run(
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
     secrets: list[str] = _fixture_values(environment, kernel_env)
-    if any(job.params.get("profile") == "sandbox" for job in pending):
+    kept = [p for p in _profiles(pending) if not p.secrets_may_leave]
+    if kept:
         if scheduler is not None:
             raise RegressError(
-                "a sandbox run stays on this machine: the partner token would have to travel to the "
-                "cluster's workers. Drop --scheduler for profile=sandbox"
+                f"a {kept[0].name} run stays on this machine: the partner token would have to travel to "
+                f"the cluster's workers. Drop --scheduler for profile={kept[0].name}"
             )
         token = fetch_partner_token(environment)  # once for the whole run, before any kernel starts
         kernel_env[ACCESS_TOKEN_ENV] = token
@@ -270,6 +272,18 @@ def run(
     return RegressReport(
         ordered, out, junit_path, summary_path, text, params, findings=leaked, allow_drift=allow_drift
     )
+
+
+def _profiles(jobs: Sequence[Job]) -> list[type[Profile]]:
+    """The profile classes the jobs run on (a notebook's default is ``sim``).
+
+    Raises:
+        RegressError: an unknown profile name.
+    """
+    try:
+        return [profile_class(str(job.params.get("profile", "sim"))) for job in jobs]
+    except ConfigError as exc:
+        raise RegressError(exc.message) from None
 
 
 def _fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -> list[str]:

@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit.crypto import WebhookKeys
-from kit.env import is_loopback_url
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.requestor import Requestor
 from kit.resources._base import Resource
@@ -87,7 +86,7 @@ class Webhooks(Resource):
         """Whether the API can deliver to the loopback receiver: the sim profile, or an API on
         this machine's loopback (``kit serve --no-control`` standing in for a sandbox)."""
         config = self._requestor.config
-        return config.profile == "sim" or is_loopback_url(config.base_url)
+        return config.profile.reaches_receiver(config.base_url)
 
     @property
     def listening(self) -> bool:

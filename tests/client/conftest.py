@@ -15,8 +15,9 @@ import httpx
 import pytest
 
 import kit
-import kit.drift
 from kit._embedded import embedded_base_url
+from kit.drift import Drift
+from kit.hooks import Hooks
 from kit.lab import journeys
 
 SEED = 7
@@ -29,18 +30,22 @@ def pytest_configure(config: pytest.Config) -> None:
 #: Contract drift met by the tests of this folder (test id → rows): the simulator must keep
 #: its own contract (``data/openapi.json``), so this stays empty.
 DRIFT: dict[str, list[str]] = {}
+#: Every drift row the clients of ``make_client`` met, through their ``drift`` hook.
+MET: list[Drift] = []
+WATCH = Hooks(drift=(MET.extend,))
 
 
 @pytest.fixture(autouse=True)
 def contract_kept(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every answer a client received in the test matched the contract (``api.drift`` empty).
+    """Every answer a client of ``make_client`` received in the test matched the contract
+    (its ``drift`` hook saw nothing).
 
     A test that talks to a stand-in on purpose (a mock transport, a drifting proxy) marks
     itself ``@pytest.mark.drift_expected``.
     """
-    start = len(kit.drift.findings())
+    start = len(MET)
     yield
-    found = kit.drift.findings()[start:]
+    found = MET[start:]
     if found and request.node.get_closest_marker("drift_expected") is None:
         DRIFT[request.node.nodeid] = [str(d) for d in found]
         pytest.fail(f"contract drift: {found[:3]}", pytrace=False)
@@ -77,6 +82,7 @@ def make_client(reset_sim: str, sleeps: list[float]) -> Iterator[Callable[..., k
     def make(**overrides: Any) -> kit.Client:
         overrides.setdefault("sleep", sleeps.append)
         overrides.setdefault("seed", 1)
+        overrides.setdefault("hooks", WATCH)
         client = kit.connect("sim", **overrides)
         made.append(client)
         return client

@@ -64,7 +64,7 @@ def test_a_persistent_401_is_not_retried_in_a_loop(make_client) -> None:  # type
     api = make_client()
     api.sessions.init_data()
     # Make every new token useless too: revoke after each fetch by swapping in a bad token.
-    auth = api._requestor.transport.auth
+    auth = api._requestor.auth
     original_accept = auth.accept
 
     def accept_then_spoil(grant: TokenGrant) -> None:
@@ -97,7 +97,7 @@ def test_token_info_is_masked(api: kit.Client) -> None:
     info = api.token()
     assert info.token_type == "Bearer" and info.expires_in == 86400 and info.scope == "partner"
     token = info.token.reveal()
-    for shown in (repr(info), str(info), info._repr_html_(), repr(api._requestor.transport.auth), repr(api)):
+    for shown in (repr(info), str(info), info._repr_html_(), repr(api._requestor.auth), repr(api)):
         assert token not in shown
     assert "sim-secret" not in repr(api.config)
 

@@ -33,7 +33,7 @@ def test_legacy_revoke_revokes_and_the_client_recovers(make_client) -> None:  # 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         api.legacy_revoke()
-    assert api._requestor.transport.auth.token is None
+    assert api._requestor.auth.token is None
     api.sessions.init_data()  # a new token is fetched
     assert [e.path for e in api.calls.entries()].count("/oauth/accesstoken") == 2
 

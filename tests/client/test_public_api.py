@@ -87,7 +87,7 @@ def test_kit_resolves_its_own_names_only_never_any_submodule() -> None:
 # The client core is kit/*.py and kit/resources/: not the base (env, register), the entry
 # points (the ``kit`` command), the public aliases of the lab, nor the wings sim, lab, regress.
 NOT_CLIENT = {"env.py", "register.py", "cli.py", "__main__.py", "simulate.py", "widgets.py"}
-WINGS = ("sim", "lab", "regress")
+WINGS = ("notebook", "sim", "lab", "regress")
 
 
 def _client_files() -> list[Path]:

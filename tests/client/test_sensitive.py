@@ -61,7 +61,7 @@ def test_nothing_secret_in_history_reprs_or_pickles(api: kit.Client) -> None:
     persona = api.sim.persona(0)
 
     secrets: list[str] = [
-        api._requestor.transport.auth.token.reveal(),  # type: ignore[union-attr]
+        api._requestor.auth.token.reveal(),  # type: ignore[union-attr]
         api._requestor.current.token.reveal(),  # type: ignore[union-attr]
         "sim-secret",
         *[getattr(persona, n).reveal() for n in persona.PII_FIELDS],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.checks import NEEDS
+from kit.notebook import NEEDS
 from kit.regress.model import EXIT_FAILED, EXIT_OK
 from kit.sim.launcher import Served
 from tests.notebooks.helpers import run_cli
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.papermill
 
 CHECKS = """\
 import kit
-from kit.checks import check, skip
-api = kit.connect(profile)
+from kit.notebook import check, skip
+api = kit.notebook.connect(profile)
 with check("the JWK set has keys"):
     assert api.webhooks.jwks()["keys"]
 
@@ -34,7 +34,7 @@ def _():
 skip("a third-party step", "not offered by this API")
 """
 FAILING = """\
-from kit.checks import check
+from kit.notebook import check
 with check("two and two make five"):
     assert 2 + 2 == 5, "arithmetic"
 """

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.papermill
 
 VERSION = str(register.spec()["version"])
 JOURNEY = """\
-import kit
+import kit.notebook
 from kit.lab.journeys import onboard
-api = kit.connect(profile)
+api = kit.notebook.connect(profile)
 done = onboard(api, persona="persona-01", expiration="sliding")
 card = api.cards.create(done.account_id, type="temporary")
 print(api.cards.get(card.card_id).status, done.status)

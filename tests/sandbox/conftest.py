@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import kit
+import kit.notebook
 from kit import env
 from kit.sim.launcher import Served, serve_process
 
@@ -59,11 +60,13 @@ def sandbox_env(sandbox: Served, fixtures_path: Path, monkeypatch: pytest.Monkey
 
 @pytest.fixture
 def connect(sandbox_env: dict[str, str]) -> Iterator[Callable[..., kit.Client]]:
-    """Sandbox clients, closed afterwards; keyword arguments go to ``kit.connect``."""
+    """Sandbox clients made as a notebook makes them (``kit.notebook.connect``: its checks are
+    judged against the sandbox), closed afterwards; keyword arguments go to ``kit.connect``."""
     with contextlib.ExitStack() as opened:
 
         def make(**overrides: Any) -> kit.Client:
-            return opened.enter_context(kit.connect("sandbox", **{"sleep": lambda _: None, **overrides}))
+            options = {"sleep": lambda _: None, **overrides}
+            return opened.enter_context(kit.notebook.connect("sandbox", **options))
 
         yield make
 

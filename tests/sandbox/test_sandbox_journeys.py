@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 
 import kit
-from kit import checks, fixtures
-from kit.checks import check
+from kit import notebook
 from kit.errors import FixturesError, NotAvailable
 from kit.lab.journeys import onboard
+from kit.notebook import check
 
 
 def test_onboarding_takes_personas_and_answers_from_the_fixtures(connect: Callable[..., kit.Client]) -> None:
@@ -20,7 +20,7 @@ def test_onboarding_takes_personas_and_answers_from_the_fixtures(connect: Callab
     assert done.status == "established" and done.person_id is not None and done.person_id.startswith("per_")
     assert api.session is not None and api.session.session_type == "person"
     other = connect()
-    assert onboard(other).status == "established"  # the next fixtures persona, by default
+    assert onboard(other).status == "established"  # this client's next fixtures persona, by default
     assert api.drift.empty and other.drift.empty
     with pytest.raises(NotAvailable):
         api.sim  # noqa: B018 — no control plane on a sandbox
@@ -43,7 +43,7 @@ def test_notebook_helpers_give_the_same_persona_on_both_profiles(connect: Callab
     with kit.connect("sim") as sim:
         sim_who = sim.sim.persona("persona-02")
     api = connect()
-    who = fixtures.persona(api, "persona-02")
+    who = notebook.persona(api, "persona-02")
     assert who.persona_id == sim_who.persona_id
     assert {k: v.reveal() for k, v in who.pii.items()} == {k: v.reveal() for k, v in sim_who.pii.items()}
     api.sessions.create("anonymous")
@@ -51,10 +51,10 @@ def test_notebook_helpers_give_the_same_persona_on_both_profiles(connect: Callab
     api.sessions.promote("account", account_id=account.account_id)
     person = api.persons.create(account.account_id, **who.pii)
     questions = api.kyc.questions(person.person_id)
-    answers = fixtures.kyc_answers(api, person.person_id, questions, who=who)
+    answers = notebook.kyc_answers(api, person.person_id, questions, who=who)
     assert api.kyc.answer(person.person_id, answers).status == "established"
     with pytest.raises(FixturesError, match="who="):
-        fixtures.kyc_answers(api, person.person_id, questions)
+        notebook.kyc_answers(api, person.person_id, questions)
 
 
 def test_a_check_that_needs_the_control_plane_is_skipped_with_its_reason(
@@ -70,7 +70,7 @@ def test_a_check_that_needs_the_control_plane_is_skipped_with_its_reason(
         ran.append("clock")
 
     assert ran == []
-    last = checks.results()[-2:]
+    last = notebook.results()[-2:]
     assert [(o.name, o.outcome) for o in last] == [
         ("jwks answer on the sandbox", "passed"),
         ("clock travel expires the session", "skipped"),
@@ -82,7 +82,7 @@ def test_a_check_that_needs_the_control_plane_is_skipped_with_its_reason(
 
 
 def test_the_same_check_runs_on_the_sim_profile() -> None:
-    with kit.connect("sim") as api:
+    with notebook.connect("sim") as api:
         ran: list[str] = []
 
         @check("clock travel moves the clock", needs="control plane")
@@ -90,4 +90,4 @@ def test_the_same_check_runs_on_the_sim_profile() -> None:
             before = api.sim.clock()
             ran.append(str(api.sim.advance(60) - before))
 
-        assert ran == ["0:01:00"] and checks.results()[-1].outcome == "passed"
+        assert ran == ["0:01:00"] and notebook.results()[-1].outcome == "passed"

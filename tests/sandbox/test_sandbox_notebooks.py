@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kit import fixtures, regress
-from kit.checks import NEEDS
+from kit.notebook import NEEDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

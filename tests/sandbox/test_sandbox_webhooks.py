@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 import kit
-from kit import checks
-from kit.checks import NEEDS, check
+from kit.notebook import COMPANION, NEEDS, check, results
 from kit.sim.launcher import serve_process
 from tests.sandbox.conftest import point_at
 
@@ -73,20 +72,20 @@ def test_a_delivery_signed_on_a_seeded_clock_is_refused_as_too_far_from_now(
 
 @pytest.fixture
 def restore_checks() -> Iterator[None]:
-    saved = dict(checks._state)
+    saved = COMPANION.judged()
     yield
-    checks._state.update(saved)
+    COMPANION.seen(*saved)
 
 
 def test_receiver_checks_run_on_a_loopback_api_and_are_skipped_elsewhere(restore_checks: None) -> None:
     ran: list[str] = []
-    checks.note_connect("sandbox", "http://127.0.0.1:8000")
+    COMPANION.seen("sandbox", "http://127.0.0.1:8000")
 
     @check("a delivery reaches the receiver (local)", needs="webhook receiver")
     def _() -> None:
         ran.append("local")
 
-    checks.note_connect("sandbox", "https://sandbox.partner.example")
+    COMPANION.seen("sandbox", "https://sandbox.partner.example")
 
     @check("a delivery reaches the receiver (remote)", needs="webhook receiver")
     def _() -> None:
@@ -96,14 +95,14 @@ def test_receiver_checks_run_on_a_loopback_api_and_are_skipped_elsewhere(restore
     def _() -> None:
         ran.append("control")
 
-    checks.note_connect("sandbox", "http://localhost:9000")
+    COMPANION.seen("sandbox", "http://localhost:9000")
 
     @check("clock travel on a local sandbox", needs="control plane")
     def _() -> None:
         ran.append("control, local")
 
     assert ran == ["local"]
-    local, remote, control, control_local = checks.results()[-4:]
+    local, remote, control, control_local = results()[-4:]
     assert local.outcome == "passed"
     assert (remote.outcome, remote.reason) == ("skipped", NEEDS["webhook receiver"].reason)
     assert (control.outcome, control.reason) == ("skipped", NEEDS["control plane"].reason)

@@ -6,7 +6,7 @@ clock travel, fault injection, the deliveries log, funding; a webhook receiver t
 reach) is a decorated function, run at once — or, where that is missing, reported **skipped**
 with its reason, never silently passed::
 
-    from kit.checks import check
+    from kit.notebook import check
 
     with check("a closed card cannot be closed again"):
         ...
@@ -21,24 +21,26 @@ display with the MIME type :data:`MIME_TYPE` that ``kit regress`` counts per not
 (``summary.md``, one JUnit testcase per check). A failing check shows its line and re-raises:
 the notebook fails as before. Outside Jupyter the line is printed.
 
-Which profile applies: the one given to :func:`use`, else that of the latest
-``kit.connect()`` in this process, else ``sim``. The client's webhook receiver listens on this
-machine's loopback, so ``needs="webhook receiver"`` is also met on any profile whose API is on
-loopback (``kit serve --no-control`` standing in for a sandbox), never by a remote sandbox.
+What a check needs is asked of a profile (:mod:`kit.profiles`): the one given to
+:func:`use`, else that of the latest client made through :func:`kit.notebook.connect`, else
+``sim``. The client's webhook receiver listens on this machine's loopback, so
+``needs="webhook receiver"`` is also met on any profile whose API is on loopback (``kit serve
+--no-control`` standing in for a sandbox), never by a remote sandbox.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from types import TracebackType
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
-from kit.env import is_loopback_url
+from kit.notebook.companion import COMPANION
+from kit.notebook.outcome import CheckOutcome
+from kit.profiles import Profile
 
-__all__ = ["MIME_TYPE", "NEEDS", "Need", "Outcome", "check", "profile", "results", "skip", "use"]
+__all__ = ["MIME_TYPE", "NEEDS", "CheckOutcome", "Need", "check", "results", "skip", "use"]
 
 T = TypeVar("T")
 
@@ -47,88 +49,46 @@ MIME_TYPE = "application/vnd.partner-api-kit.check+json"
 
 
 class Need(NamedTuple):
-    """What a check may need: the profiles that have it, the reason shown when one does not,
-    and whether any profile has it when the API is on this machine's loopback."""
+    """What a check may need: the reason shown when it is missing, and the question that asks
+    a profile (and the API's base URL) whether it has it."""
 
-    profiles: frozenset[str]
     reason: str
-    on_loopback: bool = False
+    has: Callable[[Profile, str | None], bool]
 
 
-#: What a check may need, by name.
+#: What a check may need, by name; each asks the profile.
 NEEDS: dict[str, Need] = {
     "control plane": Need(
-        frozenset({"sim"}),
         "needs the simulator's control plane (clock, faults, funding, deliveries log), "
         "which a sandbox does not have",
+        lambda profile, _url: profile.control_plane,
     ),
     "webhook receiver": Need(
-        frozenset({"sim"}),
         "needs a webhook receiver the API can reach: the kit's listens on this machine's "
         "loopback and this API is elsewhere; verify deliveries on your own server "
         "(kit.webhooks.verify)",
-        on_loopback=True,
+        lambda profile, url: profile.reaches_receiver(url),
     ),
     "simulator": Need(
-        frozenset({"sim"}),
         "needs the simulator's own answers (svc-assumptions names its register entries), "
         "which a partner's sandbox does not send",
+        lambda profile, _url: profile.server_choices,
     ),
 }
-_MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘"}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """One check's outcome: ``passed``, ``failed`` or ``skipped`` (``reason`` says why)."""
-
-    name: str
-    outcome: str
-    reason: str = ""
-    needs: tuple[str, ...] = ()
-
-    @property
-    def line(self) -> str:
-        """``✔ check passed: <name>`` (and ``: <reason>`` when skipped or failed)."""
-        tail = f" — {self.reason}" if self.reason else ""
-        return f"{_MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
+def use(profile: str | Profile | type[Profile] | None) -> None:
+    """Judge ``needs`` against ``profile`` (``None``: back to the latest client's)."""
+    COMPANION.use(profile)
 
 
-_state: dict[str, Any] = {"profile": None, "connected": None, "base_url": None}
-_results: list[Outcome] = []
-_lock = threading.Lock()
-
-
-def use(profile_name: str | None) -> None:
-    """Judge ``needs`` against ``profile_name`` (``None``: back to the latest ``kit.connect``)."""
-    _state["profile"] = profile_name
-
-
-def note_connect(profile_name: str, base_url: str | None = None) -> None:
-    """Called by ``kit.connect``: the profile and API base URL of the latest client."""
-    _state["connected"] = profile_name
-    _state["base_url"] = base_url
-
-
-def api_on_loopback() -> bool:
-    """Whether the latest ``kit.connect`` in this process points at this machine's loopback."""
-    return is_loopback_url(_state["base_url"])
-
-
-def profile() -> str:
-    """The profile checks are judged against (see the module docstring)."""
-    return str(_state["profile"] or _state["connected"] or "sim")
-
-
-def results() -> list[Outcome]:
+def results() -> list[CheckOutcome]:
     """Every outcome of this process so far, in order."""
-    with _lock:
-        return list(_results)
+    return COMPANION.results()
 
 
-def _emit(outcome: Outcome) -> None:
-    with _lock:
-        _results.append(outcome)
+def _emit(outcome: CheckOutcome) -> None:
+    COMPANION.record(outcome)
     shell = None
     if "IPython" in sys.modules:
         from IPython import get_ipython
@@ -143,9 +103,9 @@ def _emit(outcome: Outcome) -> None:
     display({MIME_TYPE: data, "text/plain": outcome.line}, raw=True)
 
 
-def skip(name: str, reason: str) -> Outcome:
+def skip(name: str, reason: str) -> CheckOutcome:
     """Report the check ``name`` as skipped for ``reason`` (when no ``needs`` says it)."""
-    outcome = Outcome(name, "skipped", reason)
+    outcome = CheckOutcome(name, "skipped", reason)
     _emit(outcome)
     return outcome
 
@@ -172,22 +132,23 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             raise ValueError(f"check {name!r}: unknown needs {unknown}; known: {', '.join(NEEDS)}")
         self.name = name
         self.needs = wanted
-        self.outcome: Outcome | None = None
+        self.outcome: CheckOutcome | None = None
 
     def __repr__(self) -> str:
         return f"check({self.name!r}, needs={self.needs!r})"
 
     def missing(self) -> str | None:
         """Why this check cannot run on the current profile, or ``None`` when it can."""
+        profile, base_url = COMPANION.judged()
         for name in self.needs:
             need = NEEDS[name]
-            if profile() not in need.profiles and not (need.on_loopback and api_on_loopback()):
+            if not need.has(profile, base_url):
                 return need.reason
         return None
 
     def _finish(self, failed: BaseException | None) -> None:
         reason = "" if failed is None else f"{type(failed).__name__}: {str(failed)[:200]}".rstrip(": ")
-        self.outcome = Outcome(self.name, "failed" if failed else "passed", reason, self.needs)
+        self.outcome = CheckOutcome(self.name, "failed" if failed else "passed", reason, self.needs)
         _emit(self.outcome)
 
     def __enter__(self) -> check:
@@ -206,7 +167,7 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
     def __call__(self, fn: Callable[[], T]) -> T | None:
         why = self.missing()
         if why is not None:
-            self.outcome = Outcome(self.name, "skipped", why, self.needs)
+            self.outcome = CheckOutcome(self.name, "skipped", why, self.needs)
             _emit(self.outcome)
             return None
         try:

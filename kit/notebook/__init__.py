@@ -1,0 +1,99 @@
+"""The notebook companion: what a notebook wants beside the client, kept apart from it.
+
+Notebooks (and ``kit.lab``'s tools) create their clients with :func:`connect` — the same
+arguments as :func:`kit.connect`, which it calls passing the companion's hooks
+(:mod:`kit.hooks`), so the companion sees every client a notebook makes. It offers:
+
+- named checks (:func:`check`, :func:`skip`, :func:`results`): passed, failed, or skipped
+  with the reason when this client's profile lacks what a check ``needs`` (asked of the
+  profile, :mod:`kit.profiles`); each outcome is a line of text and a display of MIME type
+  :data:`CHECK_MIME_TYPE` that ``kit regress`` counts;
+- the drift display: after each cell, the contract drift its clients met (MIME type
+  :data:`DRIFT_MIME_TYPE`, one :func:`text_line` per drift);
+- the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
+  where personas and answers come from: the simulator, or the sandbox fixtures file).
+
+The client core never imports this package, nor IPython; the regression runner reads the
+MIME types from here.
+
+Example::
+
+    from kit.notebook import check, connect
+
+    api = connect(profile, seed=seed)
+    with check("an anonymous session opens"):
+        assert api.sessions.create("anonymous").session_type == "anonymous"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
+from kit.notebook.checks import NEEDS, CheckOutcome, Need, check, results, skip, use
+from kit.notebook.companion import COMPANION, Companion, connect
+from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
+from kit.notebook.display import text_line
+
+if TYPE_CHECKING:
+    from kit.client import Client
+    from kit.drift import Drift
+    from kit.profiles import AnyPersona
+    from kit.sensitive import Sensitive
+
+__all__ = [
+    "CHECK_MIME_TYPE",
+    "COMPANION",
+    "DRIFT_MIME_TYPE",
+    "NEEDS",
+    "CheckOutcome",
+    "Companion",
+    "Need",
+    "check",
+    "connect",
+    "findings",
+    "kyc_answers",
+    "persona",
+    "results",
+    "skip",
+    "text_line",
+    "use",
+]
+
+
+def persona(api: Client, which: int | str = 0) -> AnyPersona:
+    """A test persona for ``api``'s profile (``api.personas.get``): the simulator's in
+    ``sim``, the fixtures file's on a sandbox. Both have ``persona_id`` and ``pii``.
+
+    Example::
+
+        >>> who = persona(api, "persona-01")                     # doctest: +SKIP
+        >>> api.persons.create(account_id, **who.pii)             # doctest: +SKIP
+
+    Raises:
+        FixturesError: (sandbox) no fixtures, or no such persona.
+    """
+    return api.personas.get(which)
+
+
+def kyc_answers(
+    api: Client,
+    person_id: str,
+    questions: Sequence[Mapping[str, Any]] | Sensitive[Any],
+    *,
+    who: AnyPersona | str | None = None,
+) -> Sensitive[Any]:
+    """The answers that pass KYC for ``person_id``, wrapped (``api.personas.kyc_answers``):
+    the simulator's in ``sim``; on a sandbox the fixtures answers of ``who`` (the persona the
+    person was created from, or its ``persona_id``) to ``questions``.
+
+    Raises:
+        FixturesError: (sandbox) no fixtures, no ``who``, or a question without an answer.
+    """
+    return api.personas.kyc_answers(person_id, questions, who)
+
+
+def findings() -> list[Drift]:
+    """Every drift the companion's clients met in this process (up to a bound)."""
+    return COMPANION.drift.rows()

@@ -1,0 +1,108 @@
+"""The companion's one record for this kernel: the clients it made, their calls and drift,
+the checks' outcomes, and the profile checks are judged against.
+
+The client core keeps no such record: the companion builds its clients with
+:func:`kit.connect` and passes its hooks (:mod:`kit.hooks`), so it sees every call and every
+drift of every client a notebook makes through :func:`connect`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kit.drift import Drift, DriftLog
+from kit.hooks import Hooks
+from kit.profiles import Profile, SimProfile, lookup
+
+if TYPE_CHECKING:
+    from kit.client import Client
+    from kit.history import Entry
+    from kit.notebook.outcome import CheckOutcome
+
+__all__ = ["COMPANION", "Companion", "connect"]
+
+#: At most this many calls are kept (a population run through the companion).
+CALL_LIMIT = 10_000
+
+
+class Companion:
+    """What a notebook kernel has seen (see the module docstring); one per process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.calls: deque[Entry] = deque(maxlen=CALL_LIMIT)
+        self.drift = DriftLog()
+        self.outcomes: list[CheckOutcome] = []
+        self.clients = 0
+        self._latest: tuple[Profile, str | None] | None = None
+        self._chosen: Profile | None = None
+        self.hooks = Hooks(call=(self._on_call,), drift=(self._on_drift,))
+
+    def _on_call(self, entry: Entry) -> None:
+        with self._lock:
+            self.calls.append(entry)
+
+    def _on_drift(self, rows: Sequence[Drift]) -> None:
+        self.drift.record(rows)
+
+    def connect(self, profile: Any = "sim", **overrides: Any) -> Client:
+        """:func:`kit.connect` with the companion's hooks added to the caller's."""
+        from kit.client import connect as core_connect
+        from kit.notebook.display import install
+
+        hooks = Hooks.of(overrides.pop("hooks", None)) + self.hooks
+        api = core_connect(profile, hooks=hooks, **overrides)
+        with self._lock:
+            self.clients += 1
+            self._latest = (api.config.profile, api.config.base_url)
+        install(self.drift)
+        return api
+
+    def seen(self, profile: str | Profile | type[Profile], base_url: str | None = None) -> None:
+        """Judge checks as after a client of ``profile`` at ``base_url`` (what :meth:`connect`
+        notes; tests use it without a server)."""
+        with self._lock:
+            self._latest = (lookup(profile), base_url)
+
+    def use(self, profile: str | Profile | type[Profile] | None) -> None:
+        """Judge checks against ``profile`` (``None``: back to the latest client's)."""
+        self._chosen = None if profile is None else lookup(profile)
+
+    def judged(self) -> tuple[Profile, str | None]:
+        """The profile checks are judged against and the API's base URL: the one given to
+        :meth:`use`, else the latest client's, else ``sim``."""
+        latest = self._latest
+        if self._chosen is not None:
+            return self._chosen, latest[1] if latest else None
+        return latest if latest is not None else (SimProfile(), None)
+
+    def record(self, outcome: CheckOutcome) -> None:
+        with self._lock:
+            self.outcomes.append(outcome)
+
+    def results(self) -> list[CheckOutcome]:
+        with self._lock:
+            return list(self.outcomes)
+
+
+#: This process's companion.
+COMPANION = Companion()
+
+
+def connect(profile: Any = "sim", **overrides: Any) -> Client:
+    """A client for one device, as :func:`kit.connect` (same arguments), seen by the
+    companion: its checks are judged against this client's profile, the drift its answers
+    meet is shown after the cell, its calls are counted.
+
+    Example::
+
+        >>> from kit.notebook import connect
+        >>> api = connect("sim", seed=7)                      # doctest: +SKIP
+
+    Raises:
+        ConfigError, TransportError: as :func:`kit.connect`.
+    """
+    return COMPANION.connect(profile, **overrides)
