@@ -292,7 +292,7 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
             started = config.profile.start()
         except ImportError as exc:
             raise ConfigError(
-                f"the {config.profile.name} profile needs the simulator's dependencies (fastapi, uvicorn)"
+                f"the {config.profile.name} profile needs the simulator: pip install 'partner-api-kit[sim]'"
             ) from exc
         except RuntimeError as exc:
             raise TransportError(f"the embedded simulator did not start: {exc}") from exc

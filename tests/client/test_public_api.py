@@ -45,6 +45,7 @@ PUBLIC_MODULES = (
     "kit.models",
     "kit.register",
     "kit.crypto",
+    "kit.notebook",
     "kit.sim",
     "kit.simulate",
     "kit.widgets",
