@@ -1,7 +1,6 @@
-"""Imported once by a population's fork server (:mod:`kit.lab.engine`), before it forks the
-worker processes: what every shard needs, imported and built once, so that each worker starts
-in milliseconds instead of seconds. Importing it starts no thread (a process that forks must
-not run any) and changes nothing else; nothing else imports it.
+"""Imported once by each population worker — a local one (:mod:`kit.lab._worker`) at its start,
+every Dask worker before its first shard (:mod:`kit.lab.engine`): what every shard needs,
+imported and built once, so that no shard pays for it. Importing it changes nothing else.
 """
 
 from __future__ import annotations

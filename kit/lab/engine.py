@@ -3,14 +3,18 @@
 :func:`run_shards` sends every :class:`~kit.lab.shard.ShardSpec` to :func:`kit.lab.shard.run_shard`
 and returns the results in shard order, advancing a progress callback as customers finish.
 
-- **Local processes** (the default; nothing to install or start): a pool of ``workers``
-  processes started from a fork server (each worker imports the kit once, before it is forked)
-  and kept for the next run — its simulators too; :func:`shutdown` ends it (it also ends with
-  the interpreter). Workers report customers done every batch.
+- **Local processes** (the default; nothing to install or start): a :class:`~kit.lab.pool.Pool`
+  of ``workers`` processes, each started by module name (so never re-running the caller's main
+  module: scripts without a main guard, standard input, ``python -c`` and notebooks alike), kept
+  for the next run — its simulators too; :func:`shutdown` ends it (it also ends with the
+  interpreter). Workers report customers done every batch; one that dies is reported with its
+  exit code or signal and the last of its standard error.
 - **Dask**: ``cluster`` is a ``distributed.Client`` or a scheduler address; each shard is one
   task (``pure=False``), so shards spread over the cluster's workers. Progress moves a shard at
   a time. Needs ``dask[distributed]`` (``pip install 'partner-api-kit[dask]'``), imported only
-  then. The workers need the kit installed (the same version).
+  then. The workers need the kit installed (the same version). Dask's own worker processes are
+  Dask's: a ``LocalCluster`` made in a script needs that script's main guard (or a cluster
+  started elsewhere, given by address).
 
 Example::
 
@@ -21,18 +25,16 @@ Example::
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import contextlib
 import importlib
-import multiprocessing
 import os
-import queue
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kit.errors import KitError
-from kit.lab.shard import ShardResult, ShardSpec, init_worker, run_shard
+from kit.lab.pool import Pool, WorkerDied
+from kit.lab.shard import ShardResult, ShardSpec, run_shard
 
 __all__ = ["default_workers", "run_shards", "shutdown"]
 
@@ -47,32 +49,16 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """A fork server where the platform has one (workers forked from a clean, single-threaded
-    process that imported the kit once), else spawn."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["kit.lab._warm"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-def _pool(workers: int) -> tuple[concurrent.futures.ProcessPoolExecutor, Any]:
-    """The kept pool of ``workers`` processes and its progress queue (a new one if the size
-    changed or the last one broke)."""
+def _pool(workers: int) -> Pool:
+    """The kept pool of ``workers`` processes (a new one if the size changed or a worker ended)."""
     with _POOL_LOCK:
-        pool = _POOL.get("pool")
-        if pool is not None and (_POOL["workers"] != workers or getattr(pool, "_broken", False)):
-            pool.shutdown(wait=False, cancel_futures=True)
+        pool: Pool | None = _POOL.get("pool")
+        if pool is not None and (len(pool.workers) != workers or not pool.alive):
+            pool.close(kill=True)
             pool = None
         if pool is None:
-            ctx = _context()
-            progress = ctx.Queue()
-            pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=workers, mp_context=ctx, initializer=init_worker, initargs=(progress,)
-            )
-            _POOL.update(pool=pool, workers=workers, progress=progress)
-        return pool, _POOL["progress"]
+            pool = _POOL["pool"] = Pool(workers)
+        return pool
 
 
 def shutdown() -> None:
@@ -85,41 +71,24 @@ def shutdown() -> None:
     """
     with _POOL_LOCK:
         pool = _POOL.pop("pool", None)
-        _POOL.clear()
     if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.close()
 
 
 atexit.register(shutdown)
 
 
-def _drain(progress: Any, advance: Callable[[int], None]) -> None:
-    with contextlib.suppress(queue.Empty, OSError, ValueError):
-        while True:
-            advance(progress.get_nowait())
-
-
 def _local(specs: Sequence[ShardSpec], workers: int, advance: Callable[[int], None]) -> list[ShardResult]:
-    pool, progress = _pool(workers)
-    _drain(progress, lambda n: None)  # ticks a cancelled run may have left behind
-    futures = [pool.submit(run_shard, spec) for spec in specs]
+    pool = _pool(workers)
     try:
-        pending = set(futures)
-        while pending:
-            _, pending = concurrent.futures.wait(pending, timeout=0.2, return_when="FIRST_COMPLETED")
-            _drain(progress, advance)
-        return [f.result() for f in futures]
-    except concurrent.futures.process.BrokenProcessPool as exc:
-        shutdown()
-        raise KitError(f"a population worker process died: {exc}") from exc
-    except KeyboardInterrupt:  # the workers ignore Ctrl-C: end them, and their shards, here
-        for process in list(getattr(pool, "_processes", {}).values()):
-            process.terminate()
-        shutdown()
-        raise
-    except BaseException:  # a shard that raised: do not start the others
-        for f in futures:
-            f.cancel()
+        return pool.run(specs, advance)
+    except (KeyboardInterrupt, WorkerDied):
+        # Ctrl-C (the workers ignore it) or a worker died: end them all, with their shards; the
+        # next run starts afresh. A shard's own error leaves the pool (and the others' shards).
+        with _POOL_LOCK:
+            if _POOL.get("pool") is pool:
+                del _POOL["pool"]
+        pool.close(kill=True)
         raise
 
 

@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
@@ -45,8 +45,6 @@ from kit.lab.customer import Crowd, Outcome
 from kit.lab.planning import CustomerPlan, Draws, plan_shard, shard_seed
 
 if TYPE_CHECKING:
-    from multiprocessing.queues import Queue
-
     from kit.sim.server import EmbeddedServer
 
 __all__ = ["BATCH", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
@@ -56,7 +54,7 @@ BATCH = 2_000
 
 _IDLE: list[EmbeddedServer] = []
 _IDLE_LOCK = threading.Lock()
-_PROGRESS: list[Queue[int]] = []
+_PROGRESS: list[Callable[[int], None]] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,16 +90,17 @@ def shard_file(out: str | Path, table: str, index: int) -> Path:
     return Path(out) / table / f"shard-{index:04d}.parquet"
 
 
-def init_worker(progress: Queue[int] | None) -> None:
-    """A local worker process's initializer: where to report customers done; Ctrl-C left to the
-    caller (a kernel's shutdown interrupts its whole process group: no traceback from here)."""
+def init_worker(progress: Callable[[int], None] | None) -> None:
+    """A local worker process's start (:mod:`kit.lab._worker`): how to report customers done;
+    Ctrl-C left to the caller (a kernel's shutdown interrupts its whole process group: no
+    traceback from here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _PROGRESS[:] = [progress] if progress is not None else []
 
 
 def _tick(customers: int) -> None:
-    for queue in _PROGRESS:
-        queue.put(customers)
+    for report in _PROGRESS:
+        report(customers)
 
 
 @contextlib.contextmanager
