@@ -1,10 +1,10 @@
-"""A local population worker process: ``python -m kit.lab._worker``, started by
-:mod:`kit.lab.pool`. Nothing imports it.
+"""A local population worker process: ``python -m kit.lab.populations._worker``, started by
+:mod:`kit.lab.populations.pool`. Nothing imports it.
 
 Its own interpreter, started by module name, so it never imports or re-runs the caller's main
 module — a script without an ``if __name__ == "__main__":`` guard, a script on standard input,
 ``python -c``, a notebook's kernel — as multiprocessing's start methods do. It reads pickled
-:class:`~kit.lab.shard.ShardSpec` objects on standard input and writes pickled messages on its
+:class:`~kit.lab.populations.shard.ShardSpec` objects on standard input and writes pickled messages on its
 standard output: ``("tick", customers)`` as batches finish, then ``("done", ShardResult)`` or
 ``("error", (exception, traceback text))``. Its own prints and logs go to standard error, which
 the parent forwards and keeps the last lines of (to say why, if this process dies). It ends at
@@ -45,8 +45,8 @@ def main() -> None:
             pickle.dump(message, wire, protocol=pickle.HIGHEST_PROTOCOL)
             wire.flush()
 
-    import kit.lab._warm  # noqa: F401  (the shard's imports, once, before the first shard)
-    from kit.lab.shard import init_worker, run_shard
+    import kit.lab.populations._warm  # noqa: F401  (the shard's imports, once, before the first shard)
+    from kit.lab.populations.shard import init_worker, run_shard
 
     init_worker(lambda customers: send(("tick", customers)))
     source = sys.stdin.buffer

@@ -1,9 +1,10 @@
 """Where a population's shards run: worker processes of this machine, or a Dask cluster.
 
-:func:`run_shards` sends every :class:`~kit.lab.shard.ShardSpec` to :func:`kit.lab.shard.run_shard`
-and returns the results in shard order, advancing a progress callback as customers finish.
+:func:`run_shards` sends every :class:`~kit.lab.populations.shard.ShardSpec` to
+:func:`kit.lab.populations.shard.run_shard` and returns the results in shard order, advancing a
+progress callback as customers finish.
 
-- **Local processes** (the default; nothing to install or start): a :class:`~kit.lab.pool.Pool`
+- **Local processes** (the default; nothing to install or start): a :class:`~kit.lab.populations.pool.Pool`
   of ``workers`` processes, each started by module name (so never re-running the caller's main
   module: scripts without a main guard, standard input, ``python -c`` and notebooks alike), kept
   for the next run — its simulators too; :func:`shutdown` ends it (it also ends with the
@@ -33,8 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kit.errors import KitError
-from kit.lab.pool import Pool, WorkerDied
-from kit.lab.shard import ShardResult, ShardSpec, run_shard
+from kit.lab.populations.pool import Pool, WorkerDied
+from kit.lab.populations.shard import ShardResult, ShardSpec, run_shard
 
 __all__ = ["default_workers", "run_shards", "shutdown"]
 
@@ -102,7 +103,9 @@ def _dask(specs: Sequence[ShardSpec], cluster: Any, advance: Callable[[int], Non
     own = not isinstance(cluster, distributed.Client)
     client = distributed.Client(str(cluster), timeout="10s", set_as_default=False) if own else cluster
     try:
-        client.run(importlib.import_module, "kit.lab._warm")  # every worker at once, before any shard
+        client.run(
+            importlib.import_module, "kit.lab.populations._warm"
+        )  # every worker at once, before any shard
         futures = client.map(run_shard, list(specs), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         for future in distributed.as_completed(futures, loop=client.loop):

@@ -1,5 +1,5 @@
 """Local worker processes for a population's shards, each its own interpreter started by module
-name (``python -m kit.lab._worker``).
+name (``python -m kit.lab.populations._worker``).
 
 Why not :mod:`multiprocessing`: each of its start methods prepares a worker by importing the
 caller's main module again — a script without an ``if __name__ == "__main__":`` guard runs
@@ -10,7 +10,7 @@ by module name never sees the caller's main module, from a script, standard inpu
 which keeps the last lines of it, so a worker that dies is reported with its exit code or
 signal and what it last wrote.
 
-A :class:`Pool` is kept between runs by :mod:`kit.lab.engine` (each worker keeps its
+A :class:`Pool` is kept between runs by :mod:`kit.lab.populations.engine` (each worker keeps its
 simulator); a worker runs one shard at a time, the next as soon as it is free.
 
 Example::
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kit.errors import KitError
-from kit.lab.shard import ShardResult, ShardSpec
+from kit.lab.populations.shard import ShardResult, ShardSpec
 
 __all__ = ["Pool", "WorkerDied"]
 
@@ -59,7 +59,7 @@ def _environment() -> dict[str, str]:
     """This process's environment, with the folder this ``kit`` comes from first on the path
     (unless it is an installed package's folder, which the worker finds by itself)."""
     environ = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     if Path(root).name not in {"site-packages", "dist-packages"}:
         environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, environ.get("PYTHONPATH")) if p)
     return environ
@@ -70,7 +70,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kit.lab._worker"],
+            [sys.executable, "-m", "kit.lab.populations._worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -21,7 +21,7 @@ import pytest
 
 from kit.errors import KitError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MARK = "caller-main-ran"
 JOB = f"""\
 import json
@@ -106,9 +106,9 @@ def test_a_script_on_standard_input_with_a_cluster(tmp_path: Path, scheduler: st
 
 @pytest.mark.parametrize(("sig", "said"), [(signal.SIGSEGV, "most recent call first"), (signal.SIGKILL, "")])
 def test_a_worker_that_dies_says_why(sig: signal.Signals, said: str) -> None:
-    from kit.lab import engine
-    from kit.lab.planning import Draws
-    from kit.lab.shard import ShardSpec
+    from kit.lab.populations import engine
+    from kit.lab.populations.planning import Draws
+    from kit.lab.populations.shard import ShardSpec
 
     specs = [ShardSpec(index=0, first=0, end=4, draws=Draws(seed=7), batch=1)]
     killed: list[int] = []
