@@ -14,8 +14,9 @@ progress callback as customers finish.
   task (``pure=False``), so shards spread over the cluster's workers. Progress moves a shard at
   a time. Needs ``dask[distributed]`` (``pip install 'partner-api-kit[dask]'``), imported only
   then. The workers need the kit installed (the same version). Dask's own worker processes are
-  Dask's: a ``LocalCluster`` made in a script needs that script's main guard (or a cluster
-  started elsewhere, given by address).
+  Dask's: a ``LocalCluster`` made in a script needs that script's main guard; without one, a
+  ``distributed.deploy.subprocess.SubprocessCluster`` (workers started as commands) or a
+  cluster started elsewhere, given by address.
 
 Example::
 

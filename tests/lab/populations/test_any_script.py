@@ -1,7 +1,9 @@
 """A population from any script: ``kit.simulate.run`` from a script file without a main guard,
 from standard input (``python - < job.py``), from ``python -c``, from an executed notebook and
-with ``cluster=`` a real 2-worker ``LocalCluster`` — each a real subprocess, 3 customers in 2
-shards — and a worker that dies is reported with its signal and the last of its stderr.
+with ``cluster=`` a real 2-worker ``LocalCluster`` (started here: made in a script, it needs
+Dask's main guard) or a ``SubprocessCluster`` the guardless script makes itself — each a real
+subprocess, 3 customers in 2 shards — and a worker that dies is reported with its signal and
+the last of its stderr.
 
 The caller's main module prints a marker: it must appear exactly once (a start method that
 re-runs the caller's main would print it again from every worker, or fail on ``<stdin>``).
@@ -102,6 +104,27 @@ def scheduler() -> Iterator[str]:
 def test_a_script_on_standard_input_with_a_cluster(tmp_path: Path, scheduler: str) -> None:
     out = _run([sys.executable, "-"], tmp_path, stdin=_job(scheduler))
     _check(out)
+
+
+SUBPROCESS_CLUSTER = f"""\
+import json
+import distributed
+from distributed.deploy.subprocess import SubprocessCluster
+print({MARK!r}, flush=True)
+import kit.simulate
+with SubprocessCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \\
+        distributed.Client(cluster) as client:
+    r = kit.simulate.run(customers=3, seed=7, shards=2, progress=False, cluster=client)
+print(json.dumps({{"customers": r.partial.customers, "money": r.money_conserved, "rows": len(r.steps)}}))
+"""
+
+
+@pytest.mark.slow  # a cluster's start: ≈10 s
+def test_a_script_without_a_guard_making_its_own_cluster(tmp_path: Path) -> None:
+    """Dask's ``LocalCluster`` starts its workers by re-running the caller's main (Dask asks for
+    a main guard); its ``SubprocessCluster`` does not, and a population runs on it."""
+    pytest.importorskip("distributed.deploy.subprocess")
+    _check(_run([sys.executable, "-"], tmp_path, stdin=SUBPROCESS_CLUSTER))
 
 
 @pytest.mark.parametrize(("sig", "said"), [(signal.SIGSEGV, "most recent call first"), (signal.SIGKILL, "")])
