@@ -127,7 +127,8 @@ def test_a_script_without_a_guard_making_its_own_cluster(tmp_path: Path) -> None
     _check(_run([sys.executable, "-"], tmp_path, stdin=SUBPROCESS_CLUSTER))
 
 
-@pytest.mark.parametrize(("sig", "said"), [(signal.SIGSEGV, "most recent call first"), (signal.SIGKILL, "")])
+# SIGSEGV: faulthandler's frames (its header line may fall out of the kept tail on a deep stack)
+@pytest.mark.parametrize(("sig", "said"), [(signal.SIGSEGV, 'File "'), (signal.SIGKILL, "")])
 def test_a_worker_that_dies_says_why(sig: signal.Signals, said: str) -> None:
     from kit.lab.populations import engine
     from kit.lab.populations.planning import Draws
