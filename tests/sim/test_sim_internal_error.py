@@ -30,3 +30,4 @@ def test_an_unexpected_failure_is_a_problem_with_the_service_headers() -> None:
     assert resp.headers["svc-api-version"] == "1.2.0-20221215"
     assert resp.headers["svc-request-id"].startswith("req_")
     assert "000-00-0001" not in resp.text and "RuntimeError" not in resp.text
+    assert "A21" in resp.headers["svc-assumptions"].split(","), "the 500's shape is A21's choice"
