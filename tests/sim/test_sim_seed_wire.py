@@ -25,7 +25,9 @@ def names(resp: httpx.Response) -> set[str]:
 
 
 @pytest.mark.parametrize("method", ALL_METHODS)
-def test_a_removed_endpoint_is_removed_for_every_method_and_names_none(http: httpx.Client, method: str) -> None:
+def test_a_removed_endpoint_is_removed_for_every_method_and_names_none(
+    http: httpx.Client, method: str
+) -> None:
     before = snapshot(http)
     resp = http.request(method, SAVINGS, headers={"Authorization": "Bearer nonsense"})
     assert resp.status_code == 404, resp.text
