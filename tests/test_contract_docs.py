@@ -154,3 +154,36 @@ def test_nothing_cites_files_outside_the_repository(folder: str) -> None:
             if _OUTSIDE.search(line) and path != Path(__file__):
                 hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
     assert not hits, "cite the register or docs/contract.md instead:\n" + "\n".join(hits)
+
+
+# --- the seed's section holds the seed, and only the seed -----------------------------------------
+
+
+def _seed_section() -> str:
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    return text[text.index("\n## The seed\n") :]
+
+
+def test_the_seed_section_holds_every_statement_with_its_id() -> None:
+    section = _seed_section()
+    for statement in register.statements():
+        assert f"**{statement['id']}**" in section, statement["id"]
+        words = statement.get("text") or " | ".join(statement["row"])
+        assert f"> {words}\n> — the seed ({statement['id']})" in section, statement["id"]
+
+
+@pytest.mark.parametrize(
+    "choice",
+    ["svc-p2p-role", "410", "30 days", "event-renamed", "endpoint-removed", "successor", "Image\" = "],
+)
+def test_the_seed_section_presents_no_choice_as_the_seeds(choice: str) -> None:
+    """The simulator's choices the issue found presented as the seed's words are not in it."""
+    assert choice not in _seed_section()
+
+
+def test_the_categories_are_said_as_the_seed_says() -> None:
+    section = _seed_section()
+    assert "Two renames (Top Up → External Card Transfers; Tokens → Digital Wallet Tokens)" in section
+    assert "one merge (Image into Payback Rewards)" in section
+    assert "Document Request webhooks (the seed names no category they were in before)" in section
+    assert "Document Request webhooks →" not in section and "Image → Payback" not in section

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from kit import register
 
 _A = register.value
+#: The bounds of request fields (A47): the register's values, never literals here.
+_SIZE = _A("A47")
 MONEY_PATTERN = _A("A19")["pattern"]
 if TYPE_CHECKING:
     TokenType = str
@@ -77,10 +79,10 @@ class SessionCreate(Strict):
 
 
 class Device(Lenient):
-    device_id: str = Field(min_length=1, max_length=200)
+    device_id: str = Field(min_length=1, max_length=_SIZE["device_id_max_chars"])
     platform: str = _enum(_A("A05")["platforms"])
-    model: str = Field(max_length=200)
-    os_version: str = Field(max_length=100)
+    model: str = Field(max_length=_SIZE["device_model_max_chars"])
+    os_version: str = Field(max_length=_SIZE["os_version_max_chars"])
 
 
 class SessionPlaintext(Lenient):
@@ -118,10 +120,10 @@ class PersonCreate(Strict):
 
 
 class PiiPlaintext(Lenient):
-    first_name: str = Field(min_length=1, max_length=200)
-    last_name: str = Field(min_length=1, max_length=200)
+    first_name: str = Field(min_length=1, max_length=_SIZE["name_max_chars"])
+    last_name: str = Field(min_length=1, max_length=_SIZE["name_max_chars"])
     date_of_birth: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
-    national_id: str = Field(min_length=1, max_length=64)
+    national_id: str = Field(min_length=1, max_length=_SIZE["national_id_max_chars"])
 
 
 class PersonOut(BaseModel):
@@ -193,7 +195,7 @@ class TransferCreate(Strict):
     from_account_id: str
     to_person_id: str
     amount: dict[str, Any] = Field(description='{"value": "12.50", "currency": "USD"}')
-    memo: str | None = Field(default=None, max_length=140)
+    memo: str | None = Field(default=None, max_length=_SIZE["memo_max_chars"])
 
 
 class TransferOut(BaseModel):
@@ -209,10 +211,10 @@ class TransferOut(BaseModel):
 
 # --- webhooks and document requests -------------------------------------------------------
 class SubscriptionCreate(Strict):
-    url: str = Field(max_length=2000)
+    url: str = Field(max_length=_SIZE["webhook_url_max_chars"])
     events: list[str] = Field(
         min_length=1,
-        max_length=20,
+        max_length=_SIZE["events_per_subscription_max"],
         json_schema_extra={"items": {"enum": list(register.spec()["webhook_events"])}},
     )
 
@@ -251,7 +253,7 @@ class ResetIn(Strict):
 
 
 class AdvanceIn(Strict):
-    seconds: int = Field(ge=0, le=10 * 366 * 86400)
+    seconds: int = Field(ge=0, le=_SIZE["clock_advance_max_seconds"])
 
 
 class FundIn(Strict):
@@ -261,9 +263,9 @@ class FundIn(Strict):
 class FaultIn(Strict):
     method: str
     path: str
-    status: int | None = Field(default=503, ge=400, le=599)
+    status: int | None = Field(default=503, ge=_SIZE["fault_status_min"], le=_SIZE["fault_status_max"])
     rate: float = Field(default=1.0, ge=0, le=1)
     times: int | None = Field(default=None, ge=1)
     when: Literal["before_commit", "after_commit"] = "before_commit"
-    retry_after: int | None = Field(default=None, ge=0, le=3600)
-    latency_ms: int | None = Field(default=None, ge=0, le=10_000)
+    retry_after: int | None = Field(default=None, ge=0, le=_SIZE["fault_retry_after_max_seconds"])
+    latency_ms: int | None = Field(default=None, ge=0, le=_SIZE["fault_latency_max_ms"])

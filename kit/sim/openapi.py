@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from kit import register
-from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID
+from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
 from kit.sim.models import OAuthErrorBody, Problem
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
@@ -133,7 +133,7 @@ def install(app: FastAPI) -> None:
 _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 # The token endpoint and the deprecated one (whose DELETE takes the bearer token it revokes).
 _LEGACY_PATH = register.spec()["deprecated_endpoints"][0]["path"]
-_TOKEN_PATHS = (register.value("A03")["successor"], _LEGACY_PATH)
+_TOKEN_PATHS = (TOKEN_PATH, _LEGACY_PATH)
 
 
 def _header(name: str, description: str, *, required: bool = False, **schema: Any) -> dict[str, Any]:
@@ -186,6 +186,6 @@ def _finish(schema: dict[str, Any]) -> None:
                         "Makes the POST safe to retry (register A20)",
                         required=path == "/p2p/transfers",
                         minLength=1,
-                        maxLength=255,
+                        maxLength=register.value("A47")["idempotency_key_max_chars"],
                     )
                 )
