@@ -2,18 +2,36 @@
 
 Enumerated fields are plain strings here and checked against the register by the routes,
 so that each has its own problem code and an ``allowed`` list (``unknown-close-reason``…).
+
+A record the simulator keeps (``kit.sim.state``) is shown by one :class:`Representation`:
+its fields are the OpenAPI schema and, read from the record, the answer's body.
+
+    >>> from datetime import UTC, datetime
+    >>> from kit.sim.state import Account
+    >>> at = datetime(2025, 1, 6, 9, tzinfo=UTC)
+    >>> AccountOut.wire(Account("acc_1", "p", "spending", Decimal("12.5"), at, ("d", "t")))
+    {'account_id': 'acc_1', 'product': 'spending', 'status': 'open', \
+'balance': {'value': '12.50', 'currency': 'USD'}, 'created_at': '2025-01-06T09:00:00Z'}
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from decimal import Decimal
+from operator import attrgetter
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kit import register
+from kit.sim.clock import format_time
+from kit.sim.state import Account, Card, DocumentRequest, InboundEvent, Person, Subscription, Transfer
 
 _A = register.value
 MONEY_PATTERN = _A("A19")["pattern"]
+CURRENCY: str = _A("A10")["currency"]
 if TYPE_CHECKING:
     TokenType = str
 else:  # the one token type the register names (A01), a constant of the schema
@@ -32,6 +50,79 @@ class Lenient(BaseModel):
     """Plaintexts: unknown fields inside a decrypted payload are ignored (the wire contract)."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def money(amount: Decimal, currency: str = CURRENCY) -> dict[str, str]:
+    """Money on output: always two decimals (A19).
+
+    >>> money(Decimal("12.5"))
+    {'value': '12.50', 'currency': 'USD'}
+    """
+    return {"value": f"{amount.quantize(Decimal('0.01'))}", "currency": currency}
+
+
+def _maybe_time(value: datetime | None) -> str | None:
+    return None if value is None else format_time(value)
+
+
+@dataclass(frozen=True)
+class From:
+    """How a field's wire value comes from the record's attribute of the same name:
+    ``convert(value, *(the record's attributes named in also))``. Without it, as it is."""
+
+    convert: Callable[..., Any]
+    also: tuple[str, ...] = ()
+
+
+#: A time on the wire (RFC 3339, UTC, ``Z``) from the record's ``datetime``.
+Time = Annotated[str, From(format_time)]
+MaybeTime = Annotated[str | None, From(_maybe_time)]
+
+
+class Representation(BaseModel):
+    """How a kept record is shown, declared once: the fields (in their wire order) are the
+    OpenAPI schema, and :meth:`wire` reads them from a record of ``record=`` (a class keyword).
+
+    Each required field is the record's attribute of the same name (a :class:`From` in its
+    annotation converts it); a field with a default is not the record's: the route adds it
+    where it applies (a transfer's ``viewer_role``). Checked when the class is declared.
+    """
+
+    _plans: ClassVar[dict[type, tuple[tuple[str, Callable[[Any], Any]], ...]]] = {}
+
+    def __init_subclass__(cls, *, record: type, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # ``record`` is for the hook below, once the fields are known
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        record = kwargs.pop("record")
+        super().__pydantic_init_subclass__(**kwargs)
+        kept = {f.name for f in fields(record)}
+        plan = []
+        for name, info in cls.model_fields.items():
+            if not info.is_required():
+                continue
+            frm = next((m for m in info.metadata if isinstance(m, From)), None)
+            missing = {name, *(frm.also if frm else ())} - kept
+            if missing:
+                raise TypeError(f"{cls.__name__}: {record.__name__} has no {', '.join(sorted(missing))}")
+            plan.append((name, _reader(name, frm)))
+        Representation._plans[cls] = tuple(plan)
+
+    @classmethod
+    def wire(cls, record: Any) -> dict[str, Any]:
+        """``record`` as sent: this model's fields, in order, as JSON-ready values."""
+        return {name: read(record) for name, read in Representation._plans[cls]}
+
+
+def _reader(name: str, frm: From | None) -> Callable[[Any], Any]:
+    get = attrgetter(name)
+    if frm is None:
+        return get
+    convert, also = frm.convert, [attrgetter(other) for other in frm.also]
+    if not also:
+        return lambda record: convert(get(record))
+    return lambda record: convert(get(record), *(other(record) for other in also))
 
 
 class Problem(BaseModel):
@@ -105,12 +196,12 @@ class AccountCreate(Strict):
     product: str = _enum(_A("A10")["products"])
 
 
-class AccountOut(BaseModel):
+class AccountOut(Representation, record=Account):
     account_id: str
     product: str
     status: str
-    balance: Money
-    created_at: str
+    balance: Annotated[Money, From(money)]
+    created_at: Time
 
 
 class PersonCreate(Strict):
@@ -124,7 +215,7 @@ class PiiPlaintext(Lenient):
     national_id: str = Field(min_length=1, max_length=64)
 
 
-class PersonOut(BaseModel):
+class PersonOut(Representation, record=Person):
     person_id: str
     account_id: str
     status: str
@@ -162,7 +253,7 @@ class CardClose(Strict):
     reason: str | None = Field(default=None, json_schema_extra={"enum": [*_A("A15")["reasons"], None]})
 
 
-class CardOut(BaseModel):
+class CardOut(Representation, record=Card):
     card_id: str
     account_id: str
     type: str
@@ -170,7 +261,7 @@ class CardOut(BaseModel):
     last4: str
     expires_on: str
     close_reason: str | None
-    created_at: str
+    created_at: Time
 
 
 # --- inbound events ------------------------------------------------------------------------
@@ -180,12 +271,12 @@ class EventCreate(Strict):
     details: dict[str, Any] | None = None
 
 
-class EventOut(BaseModel):
+class EventOut(Representation, record=InboundEvent):
     event_id: str
     event_type: str
     account_id: str
     occurred_at: str | None
-    received_at: str
+    received_at: Time
 
 
 # --- P2P -----------------------------------------------------------------------------------
@@ -196,15 +287,15 @@ class TransferCreate(Strict):
     memo: str | None = Field(default=None, max_length=140)
 
 
-class TransferOut(BaseModel):
+class TransferOut(Representation, record=Transfer):
     transfer_id: str
     status: str
     from_account_id: str
     to_person_id: str
-    amount: Money
+    amount: Annotated[Money, From(money, also=("currency",))]
     memo: str | None
-    created_at: str
-    viewer_role: str | None = None
+    created_at: Time
+    viewer_role: str | None = None  # added by a read (the role header's value, A18)
 
 
 # --- webhooks and document requests -------------------------------------------------------
@@ -217,7 +308,7 @@ class SubscriptionCreate(Strict):
     )
 
 
-class SubscriptionOut(BaseModel):
+class SubscriptionOut(Representation, record=Subscription):
     subscription_id: str
     url: str
     events: list[str]
@@ -227,14 +318,14 @@ class Jwks(BaseModel):
     keys: list[dict[str, Any]]
 
 
-class DocumentRequestOut(BaseModel):
+class DocumentRequestOut(Representation, record=DocumentRequest):
     document_request_id: str
     person_id: str
     account_id: str
     status: str
     document_type: str
-    created_at: str
-    completed_at: str | None
+    created_at: Time
+    completed_at: MaybeTime
 
 
 class DocumentRequestList(BaseModel):

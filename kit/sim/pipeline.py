@@ -36,7 +36,7 @@ A21 (``kit.sim.middleware``). An idempotent replay repeats the stored answer's l
     ...         card = call.find_card(card_id)  # 7
     ...         call.require_bound_to_account(call.find_account(card.account_id))  # 8
     ...         call.uses("A35")
-    ...         return Reply(200, card_out(card))
+    ...         return Reply(200, CardOut.wire(card))
     ...     return await run(request, handle)
 """
 

@@ -18,7 +18,6 @@ from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem
-from kit.sim.routes.common import card_out
 from kit.sim.runtime import Sim
 from kit.sim.state import Card
 
@@ -46,7 +45,7 @@ def expiry_instant(expires_on_date: str) -> datetime:
 def _card(call: Call, card: Card, status: int = 200) -> Reply:
     """A card answer: its representation (A35) with its expiry (A14)."""
     call.uses("A14", "A35")
-    return Reply(status, card_out(card))
+    return Reply(status, CardOut.wire(card))
 
 
 @declare(
@@ -110,7 +109,7 @@ async def close_card(request: Request, card_id: str) -> Response:
                 assumptions=("A14", "A16"),
             )
         card.status, card.close_reason, card.closed_at = "closed", req.reason, call.now
-        call.emit("card.closed", card_out(card))
+        call.emit("card.closed", CardOut.wire(card))
         call.uses("A16")
         return _card(call, card)
 
@@ -124,4 +123,4 @@ def expire_cards(sim: Sim) -> None:
     for card in state.cards.values():
         if card.status == "active" and state.now >= card.expires_at:
             card.status = "expired"
-            sim.emit(card.partner, "card.expired", card_out(card))
+            sim.emit(card.partner, "card.expired", CardOut.wire(card))

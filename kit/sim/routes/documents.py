@@ -12,7 +12,6 @@ from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubm
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, not_found
-from kit.sim.routes.common import document_request_out
 
 router = APIRouter(tags=["document requests"], route_class=PlainRoute)
 
@@ -31,7 +30,7 @@ async def list_document_requests(request: Request, person_id: str) -> Response:
         call.bound_account(call.find_person(person_id).account_id)
         docs = [d for d in call.state.document_requests.values() if d.person_id == person_id]
         call.uses("A26")
-        return Reply(200, {"document_requests": [document_request_out(d) for d in docs]})
+        return Reply(200, {"document_requests": [DocumentRequestOut.wire(d) for d in docs]})
 
     return await run(request, handle)
 
@@ -62,7 +61,7 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
                 assumptions=("A26",),
             )
         doc.status, doc.completed_at = "completed", call.now
-        call.emit("document_request.completed", document_request_out(doc))
-        return Reply(200, document_request_out(doc))
+        call.emit("document_request.completed", DocumentRequestOut.wire(doc))
+        return Reply(200, DocumentRequestOut.wire(doc))
 
     return await run(request, handle)

@@ -48,15 +48,6 @@ async def send_event(request: Request, account_id: str) -> Response:
             call.now,
         )
         call.state.inbound_events[event.event_id] = event
-        return Reply(
-            202,
-            {
-                "event_id": event.event_id,
-                "event_type": event.event_type,
-                "account_id": event.account_id,
-                "occurred_at": occurred_at,
-                "received_at": format_time(event.received_at),
-            },
-        )
+        return Reply(202, EventOut.wire(event))
 
     return await run(request, handle)

@@ -30,7 +30,6 @@ from kit.sim.models import (
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.routes.common import account_out
 from kit.sim.state import Account, Person, Session
 
 router = APIRouter(tags=["onboarding and KYC"], route_class=PlainRoute)
@@ -68,7 +67,7 @@ async def create_account(request: Request) -> Response:
         account.device_keys[session.device] = session.device_key
         call.state.accounts[account.account_id] = account
         call.uses("A09", "A19")  # the device is bound to it; the balance is money
-        return Reply(201, account_out(account))
+        return Reply(201, AccountOut.wire(account))
 
     return await run(request, handle)
 
@@ -151,10 +150,9 @@ async def create_person(request: Request, account_id: str) -> Response:
         person_id = call.state.ids.next("per")
         questions, answers = _questions(call.state.ids, person_id, born, pii.national_id)
         # Only the derived questions and answers are kept, never the PII itself.
-        call.state.persons[person_id] = Person(
-            person_id, call.partner, account.account_id, call.now, questions, answers
-        )
-        return Reply(201, {"person_id": person_id, "account_id": account.account_id, "status": "kyc_pending"})
+        person = Person(person_id, call.partner, account.account_id, call.now, questions, answers)
+        call.state.persons[person_id] = person
+        return Reply(201, PersonOut.wire(person))
 
     return await run(request, handle)
 

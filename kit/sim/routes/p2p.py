@@ -18,7 +18,6 @@ from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, Reply, run
 from kit.sim.problems import Problem, not_found
-from kit.sim.routes.common import transfer_out
 from kit.sim.schema import parse_model
 from kit.sim.state import Transfer
 
@@ -102,7 +101,7 @@ async def create_transfer(request: Request) -> Response:
             created_at=call.now,
         )
         call.state.transfers[transfer.transfer_id] = transfer
-        return _transfer(call, 201, transfer_out(transfer), "sender")
+        return _transfer(call, 201, TransferOut.wire(transfer), "sender")
 
     return await run(request, handle, idempotency="required")
 
@@ -133,6 +132,6 @@ async def get_transfer(request: Request, transfer_id: str) -> Response:
                 role = "receiver"
         if transfer is None or role is None:
             raise not_found("transfer", "A18", "A30")
-        return _transfer(call, 200, {**transfer_out(transfer), "viewer_role": role}, role)
+        return _transfer(call, 200, {**TransferOut.wire(transfer), "viewer_role": role}, role)
 
     return await run(request, handle)

@@ -74,7 +74,7 @@ async def subscribe(request: Request) -> Response:
             call.state.ids.next("sub"), call.partner, req.url, list(dict.fromkeys(req.events)), call.now
         )
         call.state.subscriptions[sub.subscription_id] = sub
-        return Reply(201, {"subscription_id": sub.subscription_id, "url": sub.url, "events": sub.events})
+        return Reply(201, SubscriptionOut.wire(sub))
 
     return await run(request, handle)
 
