@@ -17,8 +17,8 @@ import pytest
 import kit
 from kit import checks
 from kit.checks import NEEDS, check
-from kit.sim.launcher import serve_process
 from tests.sandbox.conftest import point_at
+from tests.support.launcher import serve_process
 
 
 def _closed_card(api: kit.Client) -> str:
