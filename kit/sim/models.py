@@ -125,7 +125,11 @@ def _reader(name: str, frm: From | None) -> Callable[[Any], Any]:
     return lambda record: convert(get(record), *(other(record) for other in also))
 
 
-class Problem(BaseModel):
+# The body of a problem answer (RFC 9457), which ``kit.sim.problems.Problem`` raises: the
+# ``Problem`` schema of the OpenAPI document (a docstring would become its description).
+class ProblemBody(BaseModel):
+    model_config = ConfigDict(title="Problem")
+
     type: str
     title: str
     status: int
