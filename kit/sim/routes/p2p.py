@@ -16,7 +16,7 @@ from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
 from kit.sim.schema import parse_model
 from kit.sim.state import Transfer
@@ -67,7 +67,7 @@ def _unprocessable(code: str, detail: str) -> Problem:
     summary="Send money to another person (person session of the sender; Idempotency-Key)",
 )
 async def create_transfer(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("person")
         source_id = call.body.get("from_account_id") if isinstance(call.body, dict) else None
         if isinstance(source_id, str):
@@ -106,10 +106,10 @@ async def create_transfer(request: Request) -> Response:
     return await run(request, handle, idempotency="required")
 
 
-def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Reply:
+def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> RouteReply:
     """A transfer answer (A36), its money (A19) and the role header (A18)."""
     call.uses("A18", "A19", "A36")
-    return Reply(status, body, {ROLE_HEADER: role})
+    return RouteReply(status, body, {ROLE_HEADER: role})
 
 
 @declare(
@@ -121,7 +121,7 @@ def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Re
     summary="Read a transfer as its sender or its receiver",
 )
 async def get_transfer(request: Request, transfer_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("person")
         transfer = call.state.transfers.get(transfer_id)
         role = None

@@ -16,7 +16,7 @@ from kit.sim.fastpath import PlainRoute
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, load_session, run, session_expires_at
+from kit.sim.pipeline import Call, RouteReply, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import DeviceId, Nonce, Session
 
@@ -41,12 +41,12 @@ _NEXT_TYPE = {"anonymous": "account", "account": "person"}
     summary="Key information for the client SDK (call before POST /sessions)",
 )
 async def init_data(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.uses("A04")
         nonce = secrets.token_urlsafe(24)
         expires = call.state.clock.after(int(_INIT["nonce_lifetime_seconds"]))
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
-        return Reply(
+        return RouteReply(
             200,
             {
                 "jwks": call.state.keys.encryption_jwks(),
@@ -83,7 +83,7 @@ class _Owner(NamedTuple):
     direct: bool = False
 
 
-def _create(call: Call) -> Reply:
+def _create(call: Call) -> RouteReply:
     """``POST /sessions``, step by step in the order of its checks (``kit.sim.pipeline``): the
     body (10), its decrypted plaintext (11) with the nonce, spent as soon as it decrypts, and
     the device key, the plaintext's schema (12), then the state (13): the device's rate, and the
@@ -223,7 +223,7 @@ def _bound_device(call: Call, kind: str, wanted_id: str, device: DeviceId) -> _O
     return _Owner(account_id=holder.account_id, person_id=wanted_id, direct=True)
 
 
-def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, owner: _Owner) -> Reply:
+def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, owner: _Owner) -> RouteReply:
     """All checks passed: the new session, in force for this answer; the current one superseded,
     and a person it was promoted to bound to the device. A session opened directly for a bound
     device has its token encrypted to the device key (proof of possession)."""
@@ -260,7 +260,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         answer["encrypted_session_token"] = encrypt_to_device(key, {"session_token": token})
     else:
         answer["session_token"] = token
-    return Reply(201, answer)
+    return RouteReply(201, answer)
 
 
 @declare(
@@ -280,7 +280,7 @@ async def create_session(request: Request) -> Response:
 
 @declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
 async def end_session(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.uses("A34")
         token = call.request.headers.get(SESSION_ID)
         if token is None:
@@ -291,6 +291,6 @@ async def end_session(request: Request) -> Response:
             load_session(call.state, call.partner, token)
         assert session is not None
         session.ended = True
-        return Reply(204)
+        return RouteReply(204)
 
     return await run(request, handle, check_session=False)
