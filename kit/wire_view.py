@@ -26,7 +26,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import harfile
 
@@ -184,6 +184,12 @@ def _entry_comment(exchange: Exchange, number: int) -> str:
     return "; ".join(parts)
 
 
+def _har_url(url: str) -> str:
+    """A recorded URL as a valid URI: the normalised port (``:<port>``) left out, any other
+    marker percent-encoded."""
+    return quote(url.replace(":<port>", ""), safe=":/?#[]@!$&'()*+,;=%")
+
+
 def _version() -> str:
     """The kit's version: the installed distribution's, else the one its user agent names."""
     try:
@@ -203,7 +209,8 @@ def write_har(
 ) -> int:
     """Write ``exchanges`` as a HAR 1.2 file at ``path`` (one entry per attempt: its start,
     time, redacted headers and bodies, status, timings; its comment the call, the attempt and
-    the notebook cell or flow step where known). Returns the number of entries.
+    the notebook cell or flow step where known). Returns the number of entries. URLs leave out
+    a loopback port (it changes every run; the ``Host`` header shows ``<port>``).
 
     Raises:
         OSError: the file cannot be written.
@@ -219,7 +226,7 @@ def write_har(
             query = [harfile.Record(name=k, value=v) for k, v in parse_qsl(urlsplit(attempt.url).query)]
             request = harfile.Request(
                 method=attempt.method,
-                url=attempt.url,
+                url=_har_url(attempt.url),
                 httpVersion="HTTP/1.1",
                 headers=_records(sent.headers),
                 queryString=query,

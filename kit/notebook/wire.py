@@ -36,8 +36,8 @@ def cell() -> str | None:
     """The notebook cell running now (``notebook cell In [5]``), or ``None`` outside IPython."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
-    count = getattr(shell, "execution_count", None)
-    return f"notebook cell In [{count}]" if isinstance(count, int) and count > 0 else None
+    count = getattr(shell, "execution_count", None)  # already the next cell's while one runs
+    return f"notebook cell In [{count - 1}]" if isinstance(count, int) and count > 1 else None
 
 
 class Sink:
