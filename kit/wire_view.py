@@ -142,6 +142,13 @@ class WireView:
             shown = render(limit)
         return shown
 
+    def _text_fitted(self, render: Callable[[int], str]) -> str:
+        shown = self._fitted(render)
+        if len(shown) <= VIEW_LIMIT - 100:
+            return shown
+        # many attempts: headers alone are too long; the exchange (``.exchange``) keeps them all
+        return shown[: VIEW_LIMIT - 200] + "\n… (the rest of this call is folded: see .exchange)"
+
     def text(self) -> str:
         """The view as text (bodies folded to fit :data:`VIEW_LIMIT`)."""
 
@@ -152,7 +159,7 @@ class WireView:
                 blocks += [request, "", response]
             return "\n".join(blocks)
 
-        return self._fitted(render)
+        return self._text_fitted(render)
 
     def _repr_html_(self) -> str:
         def render(limit: int) -> str:
@@ -165,7 +172,13 @@ class WireView:
                 out.append(f'<pre style="{pre};border-left:3px solid #8c959f">{html.escape(response)}</pre>')
             return "".join(out) + "</div>"
 
-        return self._fitted(render)
+        page = self._fitted(render)
+        if len(page) <= VIEW_LIMIT - 100:
+            return page
+        plain = self.text()  # many attempts: the folded text instead, cut to fit once escaped
+        while len(html.escape(plain)) > VIEW_LIMIT - 150:
+            plain = plain[: len(plain) * 9 // 10]
+        return f"<pre>{html.escape(plain)}</pre>"
 
 
 # -- HAR 1.2 -------------------------------------------------------------------------------------

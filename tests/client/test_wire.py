@@ -219,3 +219,15 @@ def test_exchanges_round_trip_through_json(make_client: Callable[..., kit.Client
     assert api.wire_log is not None
     for exchange in api.wire_log.exchanges():
         assert from_dict(json.loads(json.dumps(as_dict(exchange)))) == exchange
+
+
+def test_a_call_with_many_attempts_still_fits() -> None:
+    headers = tuple((f"x-header-{i}", "<value>" * 4) for i in range(20))
+    message = kit.wire.Message(headers, None, "", 0)
+    attempt = kit.wire.Attempt(
+        datetime.now(UTC), "GET", "http://h/x", message, 503, "Service Unavailable", message, 1.0
+    )
+    view = WireView(kit.wire.Exchange(1, "call", "GET", "/x", [attempt] * 10))
+    text, page = view.text(), view._repr_html_()
+    assert len(text) < 4000 and len(page) < 4000
+    assert text.endswith("see .exchange)") and page.startswith("<pre>")
