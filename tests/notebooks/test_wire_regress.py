@@ -5,6 +5,7 @@ short answer only where it could be the secret, and a used token whatever its fo
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def test_the_companion_records_and_writes_no_token_in_the_clear(
     mine = companion.Companion()
     api = mine.connect("sim", seed=7)
     try:
-        assert WIRE_ENV not in __import__("os").environ  # a process the notebook starts does not inherit it
+        assert WIRE_ENV not in os.environ  # a process the notebook starts does not inherit it
         api.sessions.create("anonymous", expiration="sliding")
         api.accounts.create()
         assert api.wire_log is not None and len(api.wire_log) >= 4
