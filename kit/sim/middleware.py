@@ -5,7 +5,8 @@ It gives each request its ``svc-request-id`` and an empty set of assumptions in
 ``request.state``; whatever the request's checks add to that set is named in
 ``svc-assumptions`` on the way out, with A21 for every problem+json answer (its shape), A45
 for every answer of the control plane (``/_sim``, the simulator's own) and A46 for every answer
-of a simulator on the wall clock (its times are the machine's, not seeded).
+of a simulator on the wall clock (its times are the machine's, not seeded). A durable simulator
+(``kit serve --state``) writes the request's changes before its answer starts to leave.
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
@@ -48,8 +49,15 @@ class ServiceHeaders:
         if (path[len(root) :] if root and path.startswith(root) else path).startswith(CONTROL_PREFIX):
             assumptions.add("A45")
 
+        journal = self.state.journal
+        committed = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal committed
             if message["type"] == "http.response.start":
+                if journal is not None and not committed:
+                    self.state.commit()  # durable before the answer leaves (kit --state)
+                    committed = True
                 headers = MutableHeaders(scope=message)
                 if REQUEST_ID not in headers:
                     headers[REQUEST_ID] = request_id
@@ -60,4 +68,12 @@ class ServiceHeaders:
                     headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        if journal is None:
+            await self.app(scope, receive, send_with_headers)
+            return
+        try:
+            with journal.unit():
+                await self.app(scope, receive, send_with_headers)
+        finally:
+            if not committed:  # no answer sent (a disconnect, an error): written all the same
+                self.state.commit()

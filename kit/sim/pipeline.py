@@ -362,6 +362,7 @@ def draw_fault(state: State, request: Request) -> Fault | None:
             continue
         if state.random.random() < fault.rate:
             fault.fired += 1
+            faults.touch(fault.fault_id)  # changed in place: a durable simulator writes it
             return fault
     return None
 

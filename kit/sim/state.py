@@ -25,6 +25,7 @@ from typing import Any
 from kit.sim.clock import Clock
 from kit.sim.crypto import ECKey, ServerKeys
 from kit.sim.ids import Ids
+from kit.sim.journal import Journal, tracked, tracked_dict
 from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
 
 DeviceId = tuple[str, str]  # (device_id, RFC 7638 thumbprint of its key)
@@ -225,6 +226,19 @@ def keys_for(seed: int) -> ServerKeys:
 
 #: The stores a partner can still see through the API: never bounded.
 _KEPT = ("accounts", "persons", "cards", "transfers", "document_requests")
+#: Every home of records, bounded or kept, in the order a state file lists them.
+HOMES = (
+    "partner_tokens",
+    "nonces",
+    "sessions",
+    "session_starts",
+    "inbound_events",
+    "subscriptions",
+    "deliveries",
+    "idempotency",
+    "faults",
+    *_KEPT,
+)
 
 
 class State:
@@ -239,7 +253,21 @@ class State:
     ) -> None:
         self.clock = Clock(clock_start, wall=wall_clock)
         self.bounds = bounds or Bounds.from_register()
+        #: Set by a durable simulator (``kit.sim.statefile``): what changed, and how to write it.
+        self.journal: Journal | None = None
+        self.saver: Callable[[State], None] | None = None
         self.reset(seed)
+
+    def attach(self, journal: Journal, saver: Callable[[State], None]) -> None:
+        """Make the state durable: its homes tell ``journal`` what they touch, and
+        :meth:`commit` calls ``saver``. Starts afresh (a reset to the same seed)."""
+        self.journal, self.saver = journal, saver
+        self.reset(self.seed)
+
+    def commit(self) -> None:
+        """Write what changed (a durable simulator; in memory, nothing to do)."""
+        if self.saver is not None:
+            self.saver(self)
 
     def reset(self, seed: int) -> None:
         self.seed = seed
@@ -265,6 +293,14 @@ class State:
         self.cards: dict[str, Card] = {}
         self.transfers: dict[str, Transfer] = {}
         self.document_requests: dict[str, DocumentRequest] = {}
+        journal = self.journal
+        if journal is not None:  # a durable simulator: the same homes, tracked
+            journal.everything = True
+            for name in HOMES:
+                home = getattr(self, name)
+                setattr(
+                    self, name, tracked_dict(journal, name) if name in _KEPT else tracked(journal, name, home)
+                )
 
     @property
     def now(self) -> datetime:

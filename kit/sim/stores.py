@@ -186,6 +186,10 @@ class Store(Generic[K, V]):
         self._data.clear()
         self._order.clear()
 
+    def touch(self, key: K) -> None:
+        """Say a record was changed in place outside a lookup (a durable simulator writes it;
+        in memory there is nothing to do, ``kit.sim.journal``)."""
+
     def sweep(self, stale: Callable[[V], bool], *, in_order: bool = False) -> int:
         """Forget every record ``stale`` says is stale; how many.
 
