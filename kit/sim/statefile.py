@@ -294,14 +294,15 @@ class StateFile:
             ) from None
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            new = not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if not new:
+                _check(conn, path)  # before anything is written, even the journal mode
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if tables == 0:
+            if new:
                 conn.execute("BEGIN")
                 _schema(conn)
                 conn.execute("COMMIT")
-            _check(conn, path)
         except sqlite3.DatabaseError as exc:
             os.close(lock_fd)
             raise StateFileError(f"{path} is not a kit state file ({exc}): give another path") from None
