@@ -41,7 +41,7 @@ class Journal:
 
     def __init__(self) -> None:
         self._dirty: dict[Key, None] = {}
-        self._open: list[dict[Key, None]] = []
+        self._open: dict[int, dict[Key, None]] = {}  # by id: two units may hold equal keys
         #: Everything must be written again (after a reset or a restore): the next write
         #: replaces the whole file.
         self.everything = True
@@ -56,7 +56,7 @@ class Journal:
     def changed(self) -> list[Key]:
         """What the next write must cover (and forget, for the keys of no open request)."""
         out = dict(self._dirty)
-        for unit in self._open:
+        for unit in self._open.values():
             out.update(unit)
         return list(out)
 
@@ -69,13 +69,13 @@ class Journal:
     def unit(self) -> Iterator[None]:
         """One request: the keys it touches stay in every write until it ends."""
         keys: dict[Key, None] = {}
-        self._open.append(keys)
+        self._open[id(keys)] = keys
         token = _UNIT.set(keys)
         try:
             yield
         finally:
             _UNIT.reset(token)
-            self._open.remove(keys)
+            del self._open[id(keys)]
             self._dirty.update(keys)  # its last changes: the next write covers them
 
 

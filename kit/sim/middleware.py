@@ -56,7 +56,7 @@ class ServiceHeaders:
             nonlocal committed
             if message["type"] == "http.response.start":
                 if journal is not None and not committed:
-                    self.state.commit()  # durable before the answer leaves (kit --state)
+                    await self.state.flush()  # durable before the answer leaves (kit --state)
                     committed = True
                 headers = MutableHeaders(scope=message)
                 if REQUEST_ID not in headers:

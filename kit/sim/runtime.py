@@ -36,11 +36,12 @@ class Sim:
 
     def _open_state_file(self) -> Any:
         from kit.sim import statefile  # sqlite3 only for a durable simulator
+        from kit.sim.durable import StateFile
 
         settings = self.settings
         assert settings.state_file is not None
         data = statefile.read_snapshot(settings.restore) if settings.restore else None
-        state_file = statefile.StateFile.open(settings.state_file)
+        state_file = StateFile.open(settings.state_file)
         try:
             if data is not None and state_file.holds_state() and not settings.replace:
                 raise statefile.StateFileError(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from kit.sim.clock import Clock
 from kit.sim.crypto import ECKey, ServerKeys
@@ -210,6 +210,14 @@ class Fault:
     fired: int = 0
 
 
+class Durable(Protocol):
+    """Where a durable simulator writes its state (``kit.sim.durable.StateFile``)."""
+
+    def save(self, state: State) -> None: ...
+
+    async def flush(self, state: State) -> None: ...
+
+
 #: A32 counts the sessions a device created in the last minute of simulator time.
 RATE_WINDOW = timedelta(minutes=1)
 
@@ -253,21 +261,27 @@ class State:
     ) -> None:
         self.clock = Clock(clock_start, wall=wall_clock)
         self.bounds = bounds or Bounds.from_register()
-        #: Set by a durable simulator (``kit.sim.statefile``): what changed, and how to write it.
+        #: Set by a durable simulator (``kit.sim.durable``): what changed, and where it goes.
         self.journal: Journal | None = None
-        self.saver: Callable[[State], None] | None = None
+        self.file: Durable | None = None
         self.reset(seed)
 
-    def attach(self, journal: Journal, saver: Callable[[State], None]) -> None:
+    def attach(self, journal: Journal, file: Durable) -> None:
         """Make the state durable: its homes tell ``journal`` what they touch, and
-        :meth:`commit` calls ``saver``. Starts afresh (a reset to the same seed)."""
-        self.journal, self.saver = journal, saver
+        :meth:`commit` and :meth:`flush` write to ``file``. Starts afresh (a reset)."""
+        self.journal, self.file = journal, file
         self.reset(self.seed)
 
     def commit(self) -> None:
-        """Write what changed (a durable simulator; in memory, nothing to do)."""
-        if self.saver is not None:
-            self.saver(self)
+        """Write what changed, now (a durable simulator; in memory, nothing to do)."""
+        if self.file is not None:
+            self.file.save(self)
+
+    async def flush(self) -> None:
+        """Write what changed, sharing the transaction of the requests finishing now; return
+        once it is on disk (a durable simulator; in memory, nothing to do)."""
+        if self.file is not None:
+            await self.file.flush(self)
 
     def reset(self, seed: int) -> None:
         self.seed = seed

@@ -23,7 +23,6 @@ elsewhere cannot run code.
 from __future__ import annotations
 
 import copyreg
-import fcntl
 import io
 import json
 import os
@@ -31,25 +30,26 @@ import pickle
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from joserfc.jwk import ECKey
 
 from kit.sim import state as records
-from kit.sim.journal import Journal
-from kit.sim.state import HOMES, State
+from kit.sim.state import _KEPT, HOMES, State
 from kit.sim.stores import Store
 
 FORMAT = "kit-sim-state"
 #: The version of the file's format; a file of another version is refused.
 VERSION = 1
 MEDIA_TYPE = "application/vnd.sqlite3"
-_MAGIC = b"SQLite format 3\x00"
+MAGIC = b"SQLite format 3\x00"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS kit_state (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS records (home TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL,"
     " value BLOB NOT NULL, PRIMARY KEY (home, key)) WITHOUT ROWID",
 )
+_KEPT_HOMES = frozenset(_KEPT)
 _UPSERT = (
     "INSERT INTO records (home, key, seq, value) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (home, key) DO UPDATE SET value = excluded.value"
@@ -123,11 +123,11 @@ def _meta(state: State) -> dict[str, Any]:
         "now": clock._now,
         "offset": clock._offset,
         "counters": dict(state.ids._counters),
-        "random": state.random.getstate(),
     }
 
 
-def _schema(conn: sqlite3.Connection) -> None:
+def schema(conn: sqlite3.Connection) -> None:
+    """Create the tables of a new state (in the caller's transaction)."""
     for statement in _SCHEMA:
         conn.execute(statement)
     conn.executemany(
@@ -136,17 +136,64 @@ def _schema(conn: sqlite3.Connection) -> None:
     )
 
 
-def _write_all(conn: sqlite3.Connection, state: State) -> int:
-    conn.execute("DELETE FROM records")
-    seq = 0
-    rows = []
+@dataclass
+class Batch:
+    """What one transaction writes, collected on the event loop (a state the simulator was in)
+    and written by the writer thread. ``everything``: the records replace the file's."""
+
+    everything: bool
+    upserts: list[tuple[str, str, int, bytes]]
+    gone: list[tuple[str, str]]
+    settings: list[tuple[str, bytes]]
+
+
+def _settings(state: State, with_random: bool) -> list[tuple[str, bytes]]:
+    """The clock and id counters; the random state too when it may have moved (it moves only
+    when a fault is drawn, and a draw touches the faults: ``pipeline.draw_fault``)."""
+    rows = [("meta", encode(_meta(state)))]
+    if with_random:
+        rows.append(("random", encode(state.random.getstate())))
+    return rows
+
+
+def everything(state: State) -> Batch:
+    """The whole state, in the order the bounds forget records (``seq``)."""
+    rows: list[tuple[str, str, int, bytes]] = []
     for home in HOMES:
-        for key, value in getattr(state, home).items() if home != "deliveries" else _deliveries(state):
+        items = _deliveries(state) if home == "deliveries" else getattr(state, home).items()
+        for key, value in items:
+            rows.append((home, _key_text(key), len(rows) + 1, encode(value)))
+    return Batch(True, rows, [], _settings(state, with_random=True))
+
+
+def changes(state: State, keys: list[tuple[str, Any]], seq: int) -> Batch:
+    """The records under ``keys`` as they are now (gone when no longer there), numbered from
+    ``seq`` + 1 (a new record goes last; an existing one keeps its place)."""
+    ups, gone = [], []
+    faults = False
+    for home, key in keys:
+        where = getattr(state, home)
+        value = dict.get(where if home in _KEPT_HOMES else where._data, key)
+        faults = faults or home == "faults"
+        if value is None:
+            gone.append((home, _key_text(key)))
+        else:
             seq += 1
-            rows.append((home, _key_text(key), seq, encode(value)))
-    conn.executemany("INSERT INTO records (home, key, seq, value) VALUES (?, ?, ?, ?)", rows)
-    conn.execute("INSERT OR REPLACE INTO kit_state (name, value) VALUES ('meta', ?)", (encode(_meta(state)),))
-    return seq
+            ups.append((home, _key_text(key), seq, encode(value)))
+    return Batch(False, ups, gone, _settings(state, with_random=faults))
+
+
+def write(conn: sqlite3.Connection, batch: Batch) -> None:
+    """Write ``batch`` in the transaction the caller opened."""
+    if batch.everything:
+        conn.execute("DELETE FROM records")
+        conn.executemany("INSERT INTO records (home, key, seq, value) VALUES (?, ?, ?, ?)", batch.upserts)
+    else:
+        if batch.gone:
+            conn.executemany("DELETE FROM records WHERE home = ? AND key = ?", batch.gone)
+        if batch.upserts:
+            conn.executemany(_UPSERT, batch.upserts)
+    conn.executemany("INSERT OR REPLACE INTO kit_state (name, value) VALUES (?, ?)", batch.settings)
 
 
 def _deliveries(state: State) -> list[tuple[str, Any]]:
@@ -156,7 +203,7 @@ def _deliveries(state: State) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in dict.items(log._data) if k not in pending] + list(pending.items())
 
 
-def _check(conn: sqlite3.Connection, where: str) -> None:
+def check(conn: sqlite3.Connection, where: str) -> None:
     """Refuse a database that is not a kit state of this version."""
     try:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -174,11 +221,13 @@ def _check(conn: sqlite3.Connection, where: str) -> None:
         )
 
 
-def _load(conn: sqlite3.Connection, state: State, where: str) -> None:
+def load(conn: sqlite3.Connection, state: State, where: str) -> None:
     """Replace ``state`` with what ``conn`` holds (checked first: nothing changes if refused)."""
-    _check(conn, where)
+    check(conn, where)
     try:
         meta_row = conn.execute("SELECT value FROM kit_state WHERE name = 'meta'").fetchone()
+        random_row = conn.execute("SELECT value FROM kit_state WHERE name = 'random'").fetchone()
+        random_state = decode(random_row[0]) if random_row else None
         rows = conn.execute("SELECT home, key, value FROM records ORDER BY seq").fetchall()
         meta = decode(meta_row[0]) if meta_row else None
         homes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
@@ -192,7 +241,8 @@ def _load(conn: sqlite3.Connection, state: State, where: str) -> None:
     state.reset(int(meta["seed"]))
     state.clock._now, state.clock._offset = meta["now"], meta["offset"]
     state.ids._counters.update(meta["counters"])
-    state.random.setstate(meta["random"])
+    if random_state is not None:
+        state.random.setstate(random_state)
     for home, items in homes.items():
         target = getattr(state, home)
         for key, value in items:
@@ -217,8 +267,8 @@ def snapshot(state: State) -> bytes:
     conn = sqlite3.connect(":memory:")
     try:
         with conn:
-            _schema(conn)
-            _write_all(conn, state)
+            schema(conn)
+            write(conn, everything(state))
         return bytes(conn.serialize())
     finally:
         conn.close()
@@ -227,7 +277,7 @@ def snapshot(state: State) -> bytes:
 def restore(state: State, data: bytes, before: Callable[[], None] | None = None) -> None:
     """Replace ``state`` with a snapshot's; StateFileError (and ``state`` unchanged) if it is not one.
     ``before`` runs once the snapshot has been read whole, just before ``state`` changes."""
-    if not data.startswith(_MAGIC):
+    if not data.startswith(MAGIC):
         raise StateFileError("the snapshot is not a kit state (not a SQLite database)")
     conn = sqlite3.connect(":memory:")
     try:
@@ -236,129 +286,12 @@ def restore(state: State, data: bytes, before: Callable[[], None] | None = None)
         except sqlite3.DatabaseError as exc:
             raise StateFileError(f"the snapshot is not a kit state ({exc})") from None
         probe = State(7, "2025-01-06T09:00:00Z", state.bounds)
-        _load(conn, probe, "the snapshot")  # refused before anything of ``state`` changes
+        load(conn, probe, "the snapshot")  # refused before anything of ``state`` changes
         if before is not None:
             before()
-        _load(conn, state, "the snapshot")
+        load(conn, state, "the snapshot")
     finally:
         conn.close()
-
-
-# --- the file of a running server ---------------------------------------------------------------
-
-
-class StateFile:
-    """A kit state file held by this process (an exclusive lock: one server per file)."""
-
-    def __init__(self, path: str, conn: sqlite3.Connection, lock_fd: int) -> None:
-        self.path = path
-        self._conn = conn
-        self._lock_fd = lock_fd
-        self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
-        self.journal = Journal()
-
-    @classmethod
-    def open(cls, path: str) -> StateFile:
-        """Open (or create, owner-only) the state file at ``path``; StateFileError naming the
-        file and what to do when it is not a kit state, of another version, in use by another
-        server or not writable. A refused file is left as it was."""
-        path = os.path.abspath(path)
-        if os.path.isdir(path):
-            raise StateFileError(f"{path} is a directory: give a file path for --state")
-        folder = os.path.dirname(path)
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise StateFileError(
-                f"cannot write beside {path} (the folder is not writable): choose another place"
-            )
-        if os.path.exists(path):
-            if not os.access(path, os.R_OK | os.W_OK):
-                raise StateFileError(
-                    f"cannot read and write {path}: fix its permissions or give another path"
-                )
-            with open(path, "rb") as f:
-                head = f.read(len(_MAGIC))
-            if head and head != _MAGIC:
-                raise StateFileError(
-                    f"{path} is not a kit state file: give another path (nothing was changed)"
-                )
-        try:
-            lock_fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise StateFileError(f"cannot open {path}: {exc.strerror}") from None
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(lock_fd)
-            raise StateFileError(
-                f"{path} is in use by another running kit serve: stop it first, or give another path"
-            ) from None
-        try:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            new = not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if not new:
-                _check(conn, path)  # before anything is written, even the journal mode
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            if new:
-                conn.execute("BEGIN")
-                _schema(conn)
-                conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            os.close(lock_fd)
-            raise StateFileError(f"{path} is not a kit state file ({exc}): give another path") from None
-        except StateFileError:
-            conn.close()
-            os.close(lock_fd)
-            raise
-        return cls(path, conn, lock_fd)
-
-    def holds_state(self) -> bool:
-        return self._conn.execute("SELECT 1 FROM kit_state WHERE name = 'meta'").fetchone() is not None
-
-    def load(self, state: State) -> None:
-        """Make ``state`` durable here, starting from what the file holds."""
-        state.attach(self.journal, self.save)
-        _load(self._conn, state, self.path)
-        self.save(state)  # dropped in-flight keys go from the file too
-
-    def save(self, state: State) -> None:
-        """Write what changed since the last save, in one transaction."""
-        journal = self.journal
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            if journal.everything:
-                self._seq = _write_all(conn, state)
-            else:
-                ups, gone = [], []
-                for home, key in journal.changed():
-                    where = getattr(state, home)
-                    value = dict.get(where if home in _KEPT_HOMES else where._data, key)
-                    if value is None:
-                        gone.append((home, _key_text(key)))
-                    else:
-                        self._seq += 1
-                        ups.append((home, _key_text(key), self._seq, encode(value)))
-                if gone:
-                    conn.executemany("DELETE FROM records WHERE home = ? AND key = ?", gone)
-                if ups:
-                    conn.executemany(_UPSERT, ups)
-                conn.execute(
-                    "INSERT OR REPLACE INTO kit_state (name, value) VALUES ('meta', ?)",
-                    (encode(_meta(state)),),
-                )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        journal.written()
-
-    def close(self) -> None:
-        self._conn.close()
-        os.close(self._lock_fd)  # after the connection: closing it drops SQLite's own locks
-
-
-_KEPT_HOMES = frozenset(records._KEPT)
 
 
 def backup(path: str, out: str) -> None:
@@ -370,7 +303,7 @@ def backup(path: str, out: str) -> None:
         raise StateFileError(f"{path} does not exist: give the --state file of a kit serve")
     source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        _check(source, path)
+        check(source, path)
         os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         target = sqlite3.connect(out)
         try:

@@ -134,6 +134,11 @@ class Store(Generic[K, V]):
     def __getitem__(self, key: K) -> V:
         return self._data[key]
 
+    def peek(self, key: K) -> V | None:
+        """``get`` for a reader that changes nothing: a durable simulator need not write the
+        record again (``kit.sim.journal``)."""
+        return self._data.get(key)
+
     def __contains__(self, key: object) -> bool:
         return key in self._data
 

@@ -17,7 +17,6 @@ import threading
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest

@@ -23,9 +23,10 @@ import pytest
 from kit.cli import main as kit_main
 from kit.env import SIM_PARTNER_CLIENTS
 from kit.sim import Settings
+from kit.sim.durable import StateFile
 from kit.sim.server import start_embedded
 from kit.sim.state import IdempotencyRecord, Nonce, State
-from kit.sim.statefile import VERSION, StateFile, StateFileError, backup
+from kit.sim.statefile import VERSION, StateFileError, backup
 from kit.sim.stores import Bounds
 from tests.sim.helpers.journeys import journey, p2p_transfer
 from tests.sim.helpers.resources import create_card
