@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks.bench_client import _recipient, kit_journey
 from benchmarks.bench_sessions import ALG, _sessions
 from benchmarks.bench_support import median, new_loop, partner_token
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 TARGET = 1.25
 

@@ -21,11 +21,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kit.sim.launcher import serve_process
 from tests.sim.helpers.journeys import Journey, journey, p2p_transfer
 from tests.sim.helpers.resources import create_card
 from tests.sim.helpers.webhooks import Receiver, subscribe
 from tests.sim.helpers.wire import call, wait_until
+from tests.support.launcher import serve_process
 
 CUSTOMERS = 3
 OPERATIONS = 400  # per customer, at most: the kill comes long before

@@ -193,7 +193,14 @@ async def deliveries(request: Request) -> dict[str, Any]:
     }
 
 
-@router.get("/snapshot")
+_SNAPSHOT = "application/vnd.sqlite3"  # kit.sim.statefile.MEDIA_TYPE (imported lazily: sqlite3)
+
+
+@router.get(
+    "/snapshot",
+    response_class=Response,
+    responses={200: {"description": "A kit state snapshot (SQLite)", "content": {_SNAPSHOT: {}}}},
+)
 async def snapshot(request: Request) -> Response:
     """The whole state as a snapshot: a SQLite database (``kit.sim.statefile``), no secrets."""
     from kit.sim.statefile import MEDIA_TYPE, VERSION
@@ -205,7 +212,11 @@ async def snapshot(request: Request) -> Response:
     )
 
 
-@router.post("/restore")
+@router.post(
+    "/restore",
+    openapi_extra={"requestBody": {"required": True, "content": {_SNAPSHOT: {}}}},
+    responses={400: {"description": "snapshot-invalid: not a kit state snapshot of this version"}},
+)
 async def restore(request: Request) -> dict[str, Any]:
     """Replace the whole state with a snapshot's; 400 ``snapshot-invalid`` (nothing changed)
     for a body that is not a kit state snapshot of this version."""
