@@ -112,8 +112,7 @@ class SimControl(Resource):
         tokens and sessions work again. Raises SnapshotInvalid (nothing changed) for a file that
         is not a snapshot of this kit's format."""
         data = snapshot.data if isinstance(snapshot, Snapshot) else bytes(snapshot)
-        self._raw("POST", "/_sim/restore", data)
-        self._requestor.reset()
+        self._raw("POST", "/_sim/restore", data)  # this client's session stays: the snapshot's may hold it
 
     def _personas_raw(self) -> list[dict[str, Any]]:
         return list((self._call("GET", "/_sim/personas") or {}).get("personas") or [])
