@@ -107,10 +107,13 @@ class SimControl(Resource):
         response = self._raw("GET", "/_sim/snapshot")
         return Snapshot(response.content, response.headers.get("svc-state-version"))
 
-    def restore(self, snapshot: Snapshot | bytes) -> None:
-        """Replace the simulator's whole state with a snapshot's (``POST /_sim/restore``): its
-        tokens and sessions work again. Raises SnapshotInvalid (nothing changed) for a file that
-        is not a snapshot of this kit's format."""
+    def restore(self, snapshot: Snapshot | bytes | str | os.PathLike[str]) -> None:
+        """Replace the simulator's whole state with a snapshot's (``POST /_sim/restore``): a
+        :class:`Snapshot`, its bytes, or the path of a saved one. Its tokens and sessions work
+        again. Raises SnapshotInvalid (nothing changed) for what is not a snapshot of this kit's
+        format."""
+        if isinstance(snapshot, str | os.PathLike):
+            snapshot = Snapshot.load(snapshot)
         data = snapshot.data if isinstance(snapshot, Snapshot) else bytes(snapshot)
         self._raw("POST", "/_sim/restore", data)  # this client's session stays: the snapshot's may hold it
 

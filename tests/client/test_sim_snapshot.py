@@ -24,10 +24,11 @@ def test_a_snapshot_brings_the_state_back(api: kit.Client, tmp_path: Path) -> No
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     with pytest.raises(FileExistsError):
         snap.save(path)
+    assert Snapshot.load(path).data == snap.data
     api.sim.fund(alice.account_id, "25.00")
     assert not api.sim.ledger().equals(before)
     history = len(api.history)
-    api.sim.restore(Snapshot.load(path))
+    api.sim.restore(path)
     assert api.sim.ledger().equals(before)
     card = api.cards.create(alice.account_id, type="virtual")  # its session, in the snapshot, works
     assert card.status == "active"
