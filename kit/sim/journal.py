@@ -65,6 +65,13 @@ class Journal:
         self._dirty.clear()
         self.everything = False
 
+    def flushed(self) -> None:
+        """The current request's keys are on disk (its write covered them, and it changes
+        nothing while it waits): later writes need not cover them again."""
+        unit = _UNIT.get()
+        if unit is not None:
+            unit.clear()
+
     @contextmanager
     def unit(self) -> Iterator[None]:
         """One request: the keys it touches stay in every write until it ends."""
@@ -76,7 +83,7 @@ class Journal:
         finally:
             _UNIT.reset(token)
             del self._open[id(keys)]
-            self._dirty.update(keys)  # its last changes: the next write covers them
+            self._dirty.update(keys)  # changes after its write, if any: the next write covers them
 
 
 class _Tracking:

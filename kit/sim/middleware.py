@@ -57,6 +57,7 @@ class ServiceHeaders:
             if message["type"] == "http.response.start":
                 if journal is not None and not committed:
                     await self.state.flush()  # durable before the answer leaves (kit --state)
+                    journal.flushed()
                     committed = True
                 headers = MutableHeaders(scope=message)
                 if REQUEST_ID not in headers:
