@@ -27,7 +27,6 @@ import fcntl
 import os
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from kit.sim.journal import Journal
 from kit.sim.state import State
@@ -46,7 +45,6 @@ class StateFile:
         self._conn = conn
         self._lock_fd = lock_fd
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kit-state-writer")
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         conn.execute("PRAGMA wal_autocheckpoint=0")
         self._stop = threading.Event()
@@ -140,8 +138,8 @@ class StateFile:
             raise
 
     def save(self, state: State) -> None:
-        """Write what changed now, after every write already under way."""
-        self._writer.submit(self._write, self._collect(state)).result()
+        """Write what changed, now."""
+        self._write(self._collect(state))
 
     async def flush(self, state: State) -> None:
         """Write what changed, in a transaction the requests finishing now share; return
@@ -155,19 +153,11 @@ class StateFile:
         waiting, self._next = self._next, None
         assert waiting is not None
         try:
-            written = asyncio.wrap_future(self._writer.submit(self._write, self._collect(state)))
-        except BaseException as exc:
+            self.save(state)
+        except Exception as exc:
             waiting.set_exception(exc)
-            return
-
-        def done(future: asyncio.Future[None]) -> None:
-            error = None if future.cancelled() else future.exception()
-            if error is not None:
-                waiting.set_exception(error)
-            else:
-                waiting.set_result(None)
-
-        written.add_done_callback(done)
+        else:
+            waiting.set_result(None)
 
     # -- checkpoints and closing ---------------------------------------------------------------
 
@@ -182,7 +172,6 @@ class StateFile:
             conn.close()
 
     def close(self) -> None:
-        self._writer.shutdown(wait=True)
         self._stop.set()
         self._checkpoints.join(timeout=10)
         with contextlib.suppress(sqlite3.Error):
