@@ -4,12 +4,15 @@
 file are refused, not corrupted), loads it at start and writes what changed:
 
 - before an answer leaves, :meth:`StateFile.flush` (the ``ServiceHeaders`` middleware): the
-  changes are collected on the event loop, between two awaits, so what is written is always
-  a state the simulator was in; one transaction writes them, in a writer thread, and the
-  answer waits for it. Requests that finish together share one transaction (a group commit):
-  under load the file costs little more than one commit per loop turn;
+  requests that reach that point in one turn of the event loop share one transaction (a group
+  commit), written at the next turn, between two awaits, so what is written is always a state
+  the simulator was in; their answers wait for it. Under load the file costs about one commit
+  per turn of the loop, not one per request;
 - outside a request (a webhook attempt, the wall clock's rounds, start and stop),
-  :meth:`StateFile.save`, in order with the rest.
+  :meth:`StateFile.save`, at once.
+
+A commit runs on the event loop: handing it to a thread cost more in hand-offs of the GIL than
+the write itself (SQLite releases the GIL while it writes).
 
 The file is in WAL mode with ``synchronous=NORMAL``: a commit survives a crash of the process;
 a power loss may lose the last commits, never corrupt the file. Checkpoints (moving the WAL
