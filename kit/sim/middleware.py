@@ -49,16 +49,8 @@ class ServiceHeaders:
         if (path[len(root) :] if root and path.startswith(root) else path).startswith(CONTROL_PREFIX):
             assumptions.add("A45")
 
-        journal = self.state.journal
-        committed = False
-
         async def send_with_headers(message: Message) -> None:
-            nonlocal committed
             if message["type"] == "http.response.start":
-                if journal is not None and not committed:
-                    await self.state.flush()  # durable before the answer leaves (kit --state)
-                    journal.flushed()
-                    committed = True
                 headers = MutableHeaders(scope=message)
                 if REQUEST_ID not in headers:
                     headers[REQUEST_ID] = request_id
@@ -69,12 +61,29 @@ class ServiceHeaders:
                     headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
             await send(message)
 
-        if journal is None:
+        if self.state.journal is None:  # in memory: nothing more to do
             await self.app(scope, receive, send_with_headers)
-            return
+        else:
+            await self._durably(scope, receive, send_with_headers)
+
+    async def _durably(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the request as one unit of the journal; its changes are written before its
+        answer starts to leave (``kit serve --state``), or when it ends without one."""
+        journal = self.state.journal
+        assert journal is not None
+        written = False
+
+        async def send_once_written(message: Message) -> None:
+            nonlocal written
+            if message["type"] == "http.response.start" and not written:
+                await self.state.flush()
+                journal.flushed()
+                written = True
+            await send(message)
+
         try:
             with journal.unit():
-                await self.app(scope, receive, send_with_headers)
+                await self.app(scope, receive, send_once_written)
         finally:
-            if not committed:  # no answer sent (a disconnect, an error): written all the same
+            if not written:  # no answer sent (a disconnect, an error): written all the same
                 self.state.commit()
