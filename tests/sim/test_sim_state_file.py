@@ -83,6 +83,23 @@ def test_the_state_survives_a_restart(tmp_path: Path) -> None:
         assert other.status_code == 201 and other.json()["transfer_id"] != sent.json()["transfer_id"]
 
 
+def test_a_restore_or_a_reset_on_a_durable_server_is_what_the_file_holds(tmp_path: Path) -> None:
+    path = tmp_path / "team.kitstate"
+    with served(path) as http:
+        a = journey(http, persona_index=0)
+        snap = http.get("/_sim/snapshot").content
+        ledger = http.get("/_sim/ledger").json()
+        journey(http, persona_index=1, token=a.token)
+        assert http.post("/_sim/restore", content=snap).status_code == 200
+    with served(path) as http:
+        assert http.get("/_sim/ledger").json() == ledger
+        create_card(http, a.token, a.account_id, session=a.person_session)
+        assert http.post("/_sim/reset", json={"seed": 11}).status_code == 200
+    with served(path) as http:
+        assert http.get("/_sim/ledger").json() == {"accounts": [], "transfers": []}
+        assert call(http, "GET", "/cards/nope", token=a.token).status_code == 401  # tokens revoked
+
+
 def test_the_same_seed_and_calls_give_the_same_ids_with_or_without_a_file(tmp_path: Path) -> None:
     def run(**settings: Any) -> list[str]:
         server = start_embedded(Settings(seed=7, **settings))
