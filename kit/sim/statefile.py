@@ -31,6 +31,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from joserfc.jwk import ECKey
@@ -301,16 +302,22 @@ def backup(path: str, out: str) -> None:
         raise StateFileError(f"{out} exists: give a new path for the snapshot")
     if not os.path.exists(path):
         raise StateFileError(f"{path} does not exist: give the --state file of a kit serve")
-    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    source = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
     try:
         check(source, path)
-        os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as exc:
+            raise StateFileError(f"cannot write {out}: {exc.strerror}") from None
         target = sqlite3.connect(out)
         try:
             source.backup(target)
             target.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-        finally:
+        except sqlite3.Error as exc:
             target.close()
+            os.unlink(out)
+            raise StateFileError(f"no copy of {path}: {exc}") from None
+        target.close()
     finally:
         source.close()
 

@@ -310,3 +310,10 @@ def test_kit_state_snapshot_refuses_what_is_not_a_state_file(tmp_path: Path) -> 
     with pytest.raises(StateFileError):
         backup(str(path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_kit_state_snapshot_refuses_an_unwritable_target(tmp_path: Path) -> None:
+    path = tmp_path / "s.kitstate"
+    StateFile.open(str(path)).close()
+    with pytest.raises(StateFileError, match="cannot write"):
+        backup(str(path), str(tmp_path / "no" / "such" / "folder" / "out"))
