@@ -7,7 +7,8 @@ accounts are there, every key answered before the crash replays the same transfe
 every key gives exactly one transfer per key, money is conserved to the cent, and the webhook
 deliveries still pending are delivered after the restart (at least once, one event id each).
 
-Bounded: three customers, at most 400 operations each, a kill after a second or so;
+Bounded: three customers, at most 3,000 operations each, a kill as soon as 45 are answered and
+the clock has moved;
 loopback only.
 """
 
@@ -28,7 +29,8 @@ from tests.sim.helpers.wire import call, wait_until
 from tests.support.launcher import serve_process
 
 CUSTOMERS = 3
-OPERATIONS = 400  # per customer, at most: the kill comes long before
+OPERATIONS = 3000  # per customer, at most: the kill comes long before
+AMOUNT = "0.05"  # small: no sender runs dry before the kill, however the threads are scheduled
 CARDS = 4  # per customer, closed one by one during the traffic
 CLOCK_STEPS = 5  # one second each: retries fall due, none runs out before the restart (A25)
 RETRY_OFFSETS_TOTAL = 1 + 2 + 4 + 8 + 16
@@ -60,7 +62,7 @@ class Traffic:
                     else:
                         with self.lock:
                             self.transfers[key] = (sender, str(to.person_id))
-                        resp = p2p_transfer(http, sender, str(to.person_id), "1.25", idem=key)
+                        resp = p2p_transfer(http, sender, str(to.person_id), AMOUNT, idem=key)
                 except httpx.HTTPError:
                     return  # the server died under this request: unanswered
                 with self.lock:
@@ -77,6 +79,14 @@ def close_with_key(http: httpx.Client, owner: Journey, card_id: str, key: str) -
         idem=key,
         json_body={"reason": "lost"},
     )
+
+
+def _move_clock(base_url: str) -> None:
+    """One second at a time, during the traffic: the failed first attempts' retries fall due."""
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        for _ in range(CLOCK_STEPS):
+            time.sleep(0.05)
+            assert http.post("/_sim/clock/advance", json={"seconds": 1}).status_code == 200
 
 
 @pytest.mark.slow
@@ -117,10 +127,11 @@ def test_sigkill_during_traffic_loses_nothing_acknowledged(tmp_path: Path) -> No
                 ]
                 for worker in workers:
                     worker.start()
-                for _ in range(CLOCK_STEPS):
-                    time.sleep(0.1)
-                    http.post("/_sim/clock/advance", json={"seconds": 1})
-                wait_until(lambda: len(traffic.answers) >= CUSTOMERS * 15, timeout=60)
+                clock = threading.Thread(target=_move_clock, args=(first.base_url,))
+                clock.start()
+                wait_until(
+                    lambda: len(traffic.answers) >= CUSTOMERS * 15 and not clock.is_alive(), timeout=120
+                )
                 first.process.kill()  # SIGKILL, in the middle of the traffic
                 first.process.wait(timeout=10)
             for worker in workers:
@@ -144,13 +155,13 @@ def test_sigkill_during_traffic_loses_nothing_acknowledged(tmp_path: Path) -> No
                 for key, resp in answered.items():
                     if key in traffic.transfers and resp.status_code == 201:
                         sender, to = traffic.transfers[key]
-                        again = p2p_transfer(http, sender, to, "1.25", idem=key)
+                        again = p2p_transfer(http, sender, to, AMOUNT, idem=key)
                         assert again.headers.get("idempotent-replayed") == "true", again.text
                         assert again.json()["transfer_id"] == resp.json()["transfer_id"]
                 # retrying every key gives exactly one transfer per key
                 ids = {}
                 for key, (sender, to) in traffic.transfers.items():
-                    again = p2p_transfer(http, sender, to, "1.25", idem=key)
+                    again = p2p_transfer(http, sender, to, AMOUNT, idem=key)
                     assert again.status_code == 201, again.text
                     ids[key] = again.json()["transfer_id"]
                 ledger = http.get("/_sim/ledger").json()
