@@ -286,7 +286,8 @@ def run(
     - ``progress``: a progress bar; default on when a person watches (a terminal, JupyterLab)
       and off in a regression run (``KIT_REGRESS=1``).
     - ``client_options``: extra ``kit.connect`` options for the customers' clients (the
-      default shortens retry backoff: the simulator needs no long waits).
+      default shortens retry backoff: the simulator needs no long waits; against another
+      profile's server the client's own backoff stands).
     - ``profile``: ``"sim"`` (each shard its own simulator), or another profile (a name, class
       or object): the shards are clients of its server (settings from the environment),
       ``customers`` capped at ``server_cap``, the server's published personas, no faults, the
