@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.bench_client import _recipient, bare_journey
 from benchmarks.bench_support import PY, ROOT, median
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 TARGET = 0.9
 CLUSTER_TARGET = 0.9
@@ -36,13 +36,13 @@ SHARD_SIZE = 25_000
 
 
 def _cores() -> int:
-    from kit.lab.engine import default_workers
+    from kit.lab.populations.engine import default_workers
 
     return default_workers()
 
 
 def _population(customers: int, shards: int, cluster: Any = None) -> dict[str, Any]:
-    import kit.lab.simulate as sim
+    import kit.lab.populations.simulate as sim
 
     result = sim.run(customers=customers, seed=7, shards=shards, cluster=cluster, progress=False)
     assert result.money_conserved
@@ -149,7 +149,7 @@ def measure_cluster(*, customers: int = 1200, shards: int = 4, rounds: int = 3) 
 
 _SHARD = r"""
 import json, sys, resource
-from kit.lab.shard import ShardSpec, run_shard
+from kit.lab.populations.shard import ShardSpec, run_shard
 n = int(sys.argv[1])
 result = run_shard(ShardSpec(index=0, first=0, end=n, out=sys.argv[2]))
 print(json.dumps({"peak_rss_mb": result.peak_rss_mb, "customers": n}))
@@ -157,7 +157,7 @@ print(json.dumps({"peak_rss_mb": result.peak_rss_mb, "customers": n}))
 
 _CALLER = r"""
 import json, sys, resource
-import kit.lab.simulate as sim
+import kit.lab.populations.simulate as sim
 result = sim.run(customers=int(sys.argv[1]), seed=7, shards=int(sys.argv[2]), out=sys.argv[3], progress=False)
 result.summary()
 print(json.dumps({"caller_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

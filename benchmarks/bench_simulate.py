@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import kit.lab.simulate as sim
+import kit.lab.populations.simulate as sim
 
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.json"
 

@@ -9,12 +9,23 @@ here so that the register and the behaviour cannot drift apart.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["assumption", "assumptions", "data_dir", "personas", "spec", "value"]
+__all__ = [
+    "assumption",
+    "assumptions",
+    "data_dir",
+    "personas",
+    "seed_text",
+    "spec",
+    "statement",
+    "statements",
+    "value",
+]
 
 
 def data_dir() -> Path:
@@ -48,10 +59,104 @@ def value(assumption_id: str) -> dict[str, Any]:
 
 
 @cache
-def spec() -> dict[str, Any]:
-    """Facts the spec states (version, event names, the 1.2.0 change list…)."""
+def _statements() -> tuple[dict[str, Any], ...]:
     with open(data_dir() / "spec.toml", "rb") as f:
-        return tomllib.load(f)
+        return tuple(tomllib.load(f)["statement"])
+
+
+def statements() -> list[dict[str, Any]]:
+    """Every statement of the seed, in its order: ``id`` (``"rule.3"``, ``"change.7"``),
+    ``section``, ``text`` (or ``row``, a table row's cells), ``chosen_by`` where it leaves
+    something open, and the facts code reads (``types``, ``version``…)."""
+    return [json.loads(json.dumps(s)) for s in _statements()]
+
+
+def statement(statement_id: str) -> dict[str, Any]:
+    """One statement of the seed by id (``"auth.4"``); KeyError when there is none."""
+    for entry in _statements():
+        if entry["id"] == statement_id:
+            return json.loads(json.dumps(entry))
+    raise KeyError(f"no statement {statement_id!r} in the seed")
+
+
+def seed_text() -> str:
+    """The seed itself, verbatim (``data/seed.txt``): what every quote of it is checked against."""
+    return (data_dir() / "seed.txt").read_text(encoding="utf-8")
+
+
+def _derived(items: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The seed's facts as code reads them, each derived from the statements that state it."""
+    by_id = {s["id"]: s for s in items}
+
+    def section(prefix: str) -> list[dict[str, Any]]:
+        return [s for s in items if s["id"].split(".")[0] == prefix]
+
+    endpoints = [
+        {"id": s["id"], **dict(zip(("method", "path", "sent", "returned", "notes"), s["row"], strict=True))}
+        for s in section("endpoint")
+        if "row" in s
+    ]
+    by_row = {e["id"]: e for e in endpoints}
+    webhooks = [s for s in section("webhook") if "row" in s]
+    removed = [
+        {**by_row[s["id"]], "removed_in": s["removed_in"], "note": by_row[s["id"]]["notes"]}
+        if s["id"] in by_row
+        else {"id": s["id"], "method": "", "path": "", "removed_in": s["removed_in"], "note": s["text"]}
+        for s in items
+        if "removed_in" in s
+    ]
+    deprecated = [
+        {
+            **by_row[s["id"]],
+            "deprecated_in": s["deprecated_in"],
+            "note": by_row[s["id"]]["notes"],
+            **({"replaced_by": s["replaced_by"]} if "replaced_by" in s else {}),
+        }
+        for s in items
+        if "deprecated_in" in s
+    ]
+    categories = by_id["category.1"]
+    return {
+        "version": by_id["version.1"]["version"],
+        "date": by_id["version.1"]["date"],
+        "session_header": by_id["session.4"]["header"],
+        "rules": [s["text"] for s in section("rule")],
+        "inbound_event_types": list(by_id["event.1"]["types"]),
+        "webhook_events": {s["row"][0]: s["row"][1] for s in webhooks},
+        "deprecated_webhook_events": [s["row"][0] for s in webhooks if s["row"][1].startswith("Deprecated")],
+        "renamed_webhook_events": {s["previously"]: s["row"][0] for s in webhooks if "previously" in s},
+        "card_types_added": list(by_id["card.1"]["card_types"]),
+        "categories": {
+            "renamed": dict(categories["renamed"]),
+            "merged": dict(categories["merged"]),
+            "own_category": list(categories["own_category"]),
+        },
+        "removed_endpoints": removed,
+        "deprecated_endpoints": deprecated,
+        "endpoint": endpoints,
+        "change": [
+            {
+                "id": s["id"],
+                "number": int(s["id"].split(".")[1]),
+                "spec": s["text"],
+                "chosen_by": s.get("chosen_by", []),
+            }
+            for s in section("change")
+        ],
+    }
+
+
+@cache
+def _spec() -> dict[str, Any]:
+    items = _statements()
+    return {**_derived(items), "statements": [dict(s) for s in items]}
+
+
+def spec() -> dict[str, Any]:
+    """What the seed states: ``statements`` (see :func:`statements`) and the facts code reads,
+    derived from them (``version``, ``inbound_event_types``, ``webhook_events``, ``endpoint``
+    rows, ``removed_endpoints``, ``deprecated_endpoints``, ``categories``, the nine ``change``s…)."""
+    return json.loads(json.dumps(_spec()))
 
 
 @cache
@@ -63,3 +168,80 @@ def _personas() -> tuple[dict[str, Any], ...]:
 def personas() -> list[dict[str, Any]]:
     """Synthetic people (obviously fake numbers) for onboarding flows."""
     return [json.loads(json.dumps(p)) for p in _personas()]
+
+
+# --- quotes of the seed ----------------------------------------------------------------------------
+#
+# A quote of the seed is verbatim: fragments joined by "…" (an elision), each a run of the seed's
+# words that starts where a sentence, list item or table cell starts and ends where one ends,
+# except where an "…" marks the cut. ``quote_faults`` says what is wrong with one; ``cite`` names
+# the statements a quote comes from.
+
+_ITEM = re.compile(r"^(#+ |- |\d+\. )")
+_ELISION = "…"
+
+
+@cache
+def _units() -> tuple[tuple[str, ...], frozenset[int], frozenset[int], str]:
+    """The seed's lines joined by newlines, with the offsets where its units start and end."""
+    text = seed_text()
+    starts: set[int] = set()
+    ends: set[int] = set()
+    offset = 0
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            cells = [(m.start(1), m.end(1)) for m in re.finditer(r"\| ([^|]*?) (?=\|)", line)]
+        else:
+            prefix = _ITEM.match(line)
+            cells = [(prefix.end() if prefix else 0, len(line.rstrip()))] if line.strip() else []
+        for start, end in cells:
+            starts.add(offset + start)
+            ends.add(offset + end)
+            for stop in re.finditer(r"[.:] (?=\S)", line[start:end]):
+                ends.add(offset + start + stop.start() + 1)
+                starts.add(offset + start + stop.end())
+        offset += len(line) + 1
+    return tuple(text.split("\n")), frozenset(starts), frozenset(ends), text
+
+
+def _fragments(quote: str) -> tuple[list[str], bool, bool]:
+    flat = " ".join(quote.split())
+    return (
+        [part.strip() for part in flat.split(_ELISION) if part.strip()],
+        flat.startswith(_ELISION),
+        flat.endswith(_ELISION),
+    )
+
+
+def quote_faults(quote: str) -> list[str]:
+    """What makes ``quote`` not the seed's words (empty when it is): a fragment not in the seed,
+    or cut inside a sentence, item or cell without an "…" there."""
+    _, starts, ends, text = _units()
+    parts, open_start, open_end = _fragments(quote)
+    if not parts:
+        return ["the quote is empty"]
+    faults = []
+    for index, part in enumerate(parts):
+        may_start_inside = index > 0 or open_start
+        may_end_inside = index < len(parts) - 1 or open_end
+        found = [m.start() for m in re.finditer(re.escape(part), text)]
+        if not found:
+            faults.append(f"not in the seed: {part!r}")
+        elif not any(
+            (may_start_inside or at in starts) and (may_end_inside or at + len(part) in ends) for at in found
+        ):
+            faults.append(f"cut inside a sentence without '…': {part!r}")
+    return faults
+
+
+def cite(quote: str) -> list[str]:
+    """The ids of the statements ``quote``'s fragments come from, in the seed's order."""
+    parts, _, _ = _fragments(quote)
+    found: list[str] = []
+    for entry in _statements():
+        words = entry["text"] if "text" in entry else " | ".join(entry["row"])
+        if "types" in entry:
+            words += "\n" + "\n".join(entry["types"])
+        if any(part in words for part in parts) and entry["id"] not in found:
+            found.append(entry["id"])
+    return found

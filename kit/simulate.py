@@ -1,7 +1,57 @@
-"""The public alias of :mod:`kit.lab.simulate` (``import kit.simulate`` is that module)."""
+"""Population simulation, the public name: what :mod:`kit.lab.populations.simulate` offers.
 
-import sys
+Example::
 
-from kit.lab import simulate as _module
+    >>> import kit.simulate
+    >>> result = kit.simulate.run(customers=200, seed=7, progress=False)   # doctest: +SKIP
+    >>> result.money_conserved                                             # doctest: +SKIP
+    True
+"""
 
-sys.modules[__name__] = _module
+from kit.lab.populations.simulate import (
+    CLOSE_REASONS,
+    DEFAULT_CLIENT_OPTIONS,
+    DEFAULT_SHARDS,
+    FAULT_PROFILES,
+    FUNNEL_STAGES,
+    JOURNEYS,
+    OUTCOMES,
+    STEP_COLUMNS,
+    STEPS,
+    CustomerPlan,
+    Draws,
+    SimulationResult,
+    Summary,
+    compare,
+    plan,
+    plan_shard,
+    plans_table,
+    plot_compare,
+    run,
+    shard_bounds,
+    shutdown,
+)
+
+__all__ = [
+    "CLOSE_REASONS",
+    "DEFAULT_CLIENT_OPTIONS",
+    "DEFAULT_SHARDS",
+    "FAULT_PROFILES",
+    "FUNNEL_STAGES",
+    "JOURNEYS",
+    "OUTCOMES",
+    "STEPS",
+    "STEP_COLUMNS",
+    "CustomerPlan",
+    "Draws",
+    "SimulationResult",
+    "Summary",
+    "compare",
+    "plan",
+    "plan_shard",
+    "plans_table",
+    "plot_compare",
+    "run",
+    "shard_bounds",
+    "shutdown",
+]

@@ -83,7 +83,7 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 def shared_ssl_context() -> ssl.SSLContext:
     """The TLS context every kit ``httpx.Client`` in this process shares (httpx's default one).
 
-    Building one loads the CA bundle (~24 ms); ``kit.lab.simulate`` builds a client per
+    Building one loads the CA bundle (~24 ms); ``kit.simulate`` builds a client per
     customer, and a profile showed a third of a population run's CPU spent there. An
     ``SSLContext`` is safe to share between clients and threads.
     """

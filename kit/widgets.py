@@ -1,7 +1,33 @@
-"""The public alias of :mod:`kit.lab.widgets` (``import kit.widgets`` is that module)."""
+"""The explorer, the public name: what :mod:`kit.lab.explorer.widgets` offers.
 
-import sys
+Example::
 
-from kit.lab import widgets as _module
+    >>> import kit, kit.widgets
+    >>> explorer = kit.widgets.explorer(kit.connect("sim"))   # doctest: +SKIP
+"""
 
-sys.modules[__name__] = _module
+from kit.lab.explorer.widgets import (
+    ACTIONS,
+    CLOSED_MESSAGE,
+    HISTORY_COLUMNS,
+    STATES,
+    WEBHOOK_COLUMNS,
+    Explorer,
+    error_message,
+    explorer,
+    history_table,
+    webhooks_table,
+)
+
+__all__ = [
+    "ACTIONS",
+    "CLOSED_MESSAGE",
+    "HISTORY_COLUMNS",
+    "STATES",
+    "WEBHOOK_COLUMNS",
+    "Explorer",
+    "error_message",
+    "explorer",
+    "history_table",
+    "webhooks_table",
+]

@@ -21,7 +21,9 @@ KIT = ROOT / "kit"
 #: The rooms, in the order of the layers (a room may import the rooms before it, see ROOM_MAY_IMPORT).
 BASE = {"kit.env", "kit.register", "kit.choices"}
 ENTRY = {"kit.cli", "kit.__main__"}
-ALIASES = {"kit.simulate": "kit.lab.simulate", "kit.widgets": "kit.lab.widgets"}
+#: The lab's two rooms (never importing each other) and their public names, ordinary modules.
+LAB_ROOMS = {"populations": "kit.lab.populations", "explorer": "kit.lab.explorer"}
+PUBLIC_NAMES = {"kit.simulate": "kit.lab.populations.simulate", "kit.widgets": "kit.lab.explorer.widgets"}
 #: The one place the client reaches the simulator: starting the embedded server for ``sim``.
 EMBEDDED_BRIDGE = ("kit._embedded", "kit.sim.server")
 
@@ -30,10 +32,11 @@ ROOM_MAY_IMPORT = {
     "core": {"base", "core"},
     "notebook": {"base", "core", "notebook"},
     "sim": {"base", "sim"},
-    "lab": {"base", "core", "notebook", "sim", "lab"},
+    "lab": {"base", "core", "notebook", "sim", "lab"},  # what both lab rooms use: journeys, display, walk
+    "populations": {"base", "core", "notebook", "sim", "lab", "populations"},
+    "explorer": {"base", "core", "notebook", "sim", "lab", "explorer"},
     "regress": {"base", "core", "notebook", "regress"},
-    "entry": {"base", "core", "notebook", "sim", "lab", "regress", "entry", "alias"},
-    "alias": {"lab"},
+    "entry": {"base", "core", "notebook", "sim", "lab", "populations", "explorer", "regress", "entry"},
 }
 #: Modules allowed past the size bound: the routes, the error catalogue, the order of checks.
 SIZE_EXEMPT = ("kit.sim.routes.", "kit.errors", "kit.sim.pipeline")
@@ -56,8 +59,13 @@ def room(name: str) -> str:
         return "base"
     if name in ENTRY:
         return "entry"
-    if name in ALIASES:
-        return "alias"
+    for lab_room, package in LAB_ROOMS.items():
+        if (
+            name == package
+            or name.startswith(f"{package}.")
+            or PUBLIC_NAMES.get(name, "").startswith(package)
+        ):
+            return lab_room
     for wing in ("notebook", "sim", "lab", "regress"):
         if name == f"kit.{wing}" or name.startswith(f"kit.{wing}."):
             return wing
@@ -165,15 +173,35 @@ def test_the_core_never_imports_a_wing_even_through_others() -> None:
             if (name, target) != EMBEDDED_BRIDGE and target not in reached:
                 reached.add(target)
                 todo.append(target)
-    assert not {n for n in reached if room(n) in {"notebook", "lab", "regress", "entry"}}
+    wings = {"notebook", "lab", "populations", "explorer", "regress", "entry"}
+    assert not {n for n in reached if room(n) in wings}
 
 
-@pytest.mark.parametrize("alias", sorted(ALIASES))
-def test_public_aliases_are_the_wing_modules(alias: str) -> None:
+def test_the_lab_rooms_never_import_each_other_even_through_others() -> None:
+    edges = graph()
+    for here, there in (("populations", "explorer"), ("explorer", "populations")):
+        reached: set[str] = set()
+        todo = [n for n in edges if room(n) == here]
+        while todo:
+            for target in edges.get(todo.pop(), ()):
+                if target not in reached:
+                    reached.add(target)
+                    todo.append(target)
+        assert not {n for n in reached if room(n) == there}, f"{here} reaches {there}"
+    assert room("kit.simulate") == "populations" and room("kit.lab.explorer.flow") == "explorer"
+    assert room("kit.lab.journeys") == "lab"
+
+
+@pytest.mark.parametrize("public", sorted(PUBLIC_NAMES))
+def test_public_names_are_ordinary_modules_re_exporting_their_room(public: str) -> None:
+    """``kit.simulate`` and ``kit.widgets`` are modules of their own (no ``sys.modules`` alias),
+    with an explicit ``__all__``, each name the room module's own object."""
     code = (
-        f"import importlib, {alias}, {ALIASES[alias]}; "
-        f"assert {alias} is {ALIASES[alias]}, {alias}; "
-        f"assert importlib.import_module('{alias}') is {ALIASES[alias]}"
+        f"import importlib, {public}, {PUBLIC_NAMES[public]} as room; "
+        f"module = importlib.import_module({public!r}); "
+        f"assert module is not room and module.__name__ == {public!r}, module; "
+        "assert module.__all__ == room.__all__, (module.__all__, room.__all__); "
+        "assert all(getattr(module, n) is getattr(room, n) for n in module.__all__)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

@@ -97,6 +97,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
         routes = [route for router in routers for route in router.routes]
         app.add_middleware(PlainRoutes, routes=routes, handlers=app.exception_handlers)
-    app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)
+    documents = frozenset(
+        url
+        for url in (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
+        if url
+    )
+    app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version, documents=documents)
     openapi.install(app)
     return app

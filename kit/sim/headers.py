@@ -29,3 +29,35 @@ ASSUMPTIONS: str = _SERVICE["assumptions"]
 API_VERSION: str = register.value("A27")["header"]
 #: Makes a POST safe to retry.
 IDEMPOTENCY_KEY: str = register.value("A20")["header"]
+
+_SPEC = register.spec()
+_LEGACY = register.value("A03")
+#: The token endpoint: the seed's replacement for the deprecated POST ("Replaced by POST
+#: /oauth/accesstoken", endpoint.2).
+(TOKEN_PATH,) = {
+    e["replaced_by"].split(" ", 1)[1] for e in _SPEC["deprecated_endpoints"] if "replaced_by" in e
+}
+#: The deprecated endpoints' path(s) and the methods the seed lists for each (endpoint.2, endpoint.3).
+DEPRECATED: dict[str, list[str]] = {}
+for _endpoint in _SPEC["deprecated_endpoints"]:
+    DEPRECATED.setdefault(_endpoint["path"], []).append(_endpoint["method"])
+_REPLACED = {
+    (e["method"], e["path"]): e["replaced_by"] for e in _SPEC["deprecated_endpoints"] if "replaced_by" in e
+}
+
+
+def deprecation_headers(method: str, path: str) -> dict[str, str]:
+    """The headers of every answer from a deprecated endpoint's path, whatever the method (A03):
+    ``Deprecation``, and a ``Link`` to the replacement only where the seed names one (the POST's:
+    "Replaced by POST /oauth/accesstoken"; it names none for the DELETE). Empty for other paths.
+
+    >>> sorted(deprecation_headers("DELETE", "/authorization/server_api/access_tokens"))
+    ['Deprecation']
+    """
+    if path not in DEPRECATED:
+        return {}
+    headers = {"Deprecation": _LEGACY["deprecation"]}
+    replaced_by = _REPLACED.get((method, path))
+    if replaced_by:
+        headers["Link"] = f'<{replaced_by.split(" ", 1)[1]}>; rel="{_LEGACY["link_relation"]}"'
+    return headers

@@ -5,7 +5,10 @@ It gives each request its ``svc-request-id`` and an empty set of assumptions in
 ``request.state``; whatever the request's checks add to that set is named in
 ``svc-assumptions`` on the way out, with A21 for every problem+json answer (its shape), A45
 for every answer of the control plane (``/_sim``, the simulator's own) and A46 for every answer
-of a simulator on the wall clock (its times are the machine's, not seeded).
+of a simulator on the wall clock (its times are the machine's, not seeded). The OpenAPI document
+and its pages (``/openapi.json``, ``/docs``, ``/redoc``) name A48: the document holds the
+simulator's choices. Every answer from a deprecated endpoint's path, whatever the method, gets
+its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included.
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
@@ -15,12 +18,14 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID
+from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 from kit.sim.state import State
 
 #: The control plane's paths (kit/sim/routes/control.py), the simulator's own (A45).
 CONTROL_PREFIX = "/_sim/"
+#: The register entry of the OpenAPI document and its pages (the simulator's choices, A48).
+DOCUMENT_ENTRY = "A48"
 
 
 class ServiceHeaders:
@@ -30,10 +35,13 @@ class ServiceHeaders:
     keeps it, and its assumptions with it.
     """
 
-    def __init__(self, app: ASGIApp, state: State, version: str) -> None:
+    def __init__(
+        self, app: ASGIApp, state: State, version: str, documents: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
         self.state = state
         self.version = version
+        self.documents = documents  # the OpenAPI document's path and its pages' (A48)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -45,8 +53,14 @@ class ServiceHeaders:
         assumptions: set[str] = {"A46"} if self.state.clock.wall else set()
         request_state["assumptions"] = assumptions
         path, root = scope["path"], scope.get("root_path", "")
-        if (path[len(root) :] if root and path.startswith(root) else path).startswith(CONTROL_PREFIX):
+        path = path[len(root) :] if root and path.startswith(root) else path
+        if path.startswith(CONTROL_PREFIX):
             assumptions.add("A45")
+        elif path in self.documents:
+            assumptions.add(DOCUMENT_ENTRY)
+        deprecation = deprecation_headers(scope["method"], path)
+        if deprecation:
+            assumptions.add("A03")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -54,6 +68,8 @@ class ServiceHeaders:
                 if REQUEST_ID not in headers:
                     headers[REQUEST_ID] = request_id
                 headers[API_VERSION] = self.version
+                for name, value in deprecation.items():
+                    headers[name] = value
                 if headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE):
                     assumptions.add("A21")
                 if assumptions and ASSUMPTIONS not in headers:

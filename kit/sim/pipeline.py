@@ -32,11 +32,11 @@ handler names what shapes its answer with :meth:`Call.uses`; every problem+json 
 A21 (``kit.sim.middleware``). An idempotent replay repeats the stored answer's list.
 
     >>> async def get_card(request: Request, card_id: str) -> Response:  # doctest: +SKIP
-    ...     def handle(call: Call) -> Reply:
+    ...     def handle(call: Call) -> RouteReply:
     ...         card = call.find_card(card_id)  # 7
     ...         call.require_bound_to_account(call.find_account(card.account_id))  # 8
     ...         call.uses("A35")
-    ...         return Reply(200, card_out(card))
+    ...         return RouteReply(200, CardOut.wire(card))
     ...     return await run(request, handle)
 """
 
@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
+from urllib.parse import parse_qsl
 
 from fastapi import Request, Response
 
@@ -62,9 +63,10 @@ from kit.sim.headers import (
     REQUEST_ID,
     SESSION_EXPIRES_AT,
     SESSION_ID,
+    TOKEN_PATH,
     TOKEN_SCHEME,
 )
-from kit.sim.pii import pii_path
+from kit.sim.pii import pii_parameter, pii_path
 from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
@@ -74,7 +76,7 @@ _A = register.value
 MAX_BODY = int(_A("A22")["max_body_bytes"])
 MAX_JWE = int(_A("A33")["max_jwe_bytes"])
 IDEMPOTENCY_RETENTION = int(_A("A20")["retention_seconds"])
-TOKEN_PATH: str = _A("A03")["successor"]
+MAX_IDEMPOTENCY_KEY = int(_A("A47")["idempotency_key_max_chars"])
 _LIFETIMES = _A("A06")
 FIXED_LIFETIME = timedelta(seconds=int(_LIFETIMES["fixed_seconds"]))
 SLIDING_IDLE = timedelta(seconds=int(_LIFETIMES["sliding_idle_seconds"]))
@@ -90,7 +92,7 @@ Idempotency = Literal["optional", "required", "none"]
 
 
 @dataclass
-class Reply:
+class RouteReply:
     """What a handler answers: status, JSON body and extra headers."""
 
     status: int
@@ -103,7 +105,7 @@ class Reply:
 
 async def run(
     request: Request,
-    handler: Callable[[Call], Reply],
+    handler: Callable[[Call], RouteReply],
     *,
     idempotency: Idempotency = "optional",
     check_session: bool = True,
@@ -126,6 +128,7 @@ async def run(
         if check_session and token is not None:
             call.session = call.session_in_force = load_session(sim.state, partner, token)  # 5
             call.uses("A06")  # its lifetime: it is valid, and svc-session-expires-at says until when
+        reject_clear_pii_parameters(request.query_params.multi_items(), "query")  # 9, for the query
         reply = handler(call)  # 6-14
     except Problem as problem:
         release(call, record)
@@ -190,6 +193,8 @@ async def read_json(request: Request) -> Any:
         return None
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        if media == FORM_MEDIA_TYPE:  # a form is checked for clear PII as a JSON body is (A11)
+            reject_clear_pii_parameters(form_items(raw), "form")
         raise Problem(
             415,
             "unsupported-media-type",
@@ -287,8 +292,10 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
                 "operation, the same on its retries).",
             )
         return None
-    if not key or len(key) > 255:
-        raise Problem(400, "idempotency-key-invalid", "An Idempotency-Key has 1 to 255 characters.")
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise Problem(
+            400, "idempotency-key-invalid", f"An Idempotency-Key has 1 to {MAX_IDEMPOTENCY_KEY} characters."
+        )
     state = call.state
     record = state.idempotency.get((call.partner, key))
     if record is not None and (state.now - record.created_at).total_seconds() >= IDEMPOTENCY_RETENTION:
@@ -606,7 +613,32 @@ class Call:
 # --- the answer: a JSON body, and when the session in force expires ---------------------------
 
 
-def _json_response(reply: Reply) -> Response:
+FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
+
+
+def form_items(raw: bytes) -> list[tuple[str, str]]:
+    """The fields of a form body, as sent (an undecodable form has none)."""
+    try:
+        return parse_qsl(raw.decode("utf-8"), keep_blank_values=True)
+    except (UnicodeDecodeError, ValueError):
+        return []
+
+
+def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) -> None:
+    """422 ``pii-must-be-encrypted`` for a query parameter or form field that is personal data
+    (A11, the rule of ``kit.sim.pii``), named by its parameter's name, never its value."""
+    name = pii_parameter(items)
+    if name is not None:
+        raise Problem(
+            422,
+            "pii-must-be-encrypted",
+            "Personal data is accepted only encrypted; send it inside an encrypted_* field.",
+            errors=[{"field": f"{where}:{name}", "message": "personal data must be encrypted"}],
+            assumptions=("A11",),
+        )
+
+
+def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
     content = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kit import register
-from kit.sim.headers import API_VERSION, REQUEST_ID
+from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 
 TYPE_PREFIX: str = register.value("A21")["type_prefix"]
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -162,6 +162,9 @@ def install(app: FastAPI) -> None:
         request_id = getattr(request.state, "request_id", None)
         if request_id:
             headers[REQUEST_ID] = request_id
+        named = set(getattr(request.state, "assumptions", None) or ()) | {"A21"}  # the 500's shape
+        headers[ASSUMPTIONS] = ",".join(sorted(named))
+        headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
         return Problem(
             500, "internal-error", "The simulator failed unexpectedly.", headers=headers
         ).response()

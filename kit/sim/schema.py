@@ -19,6 +19,13 @@ from kit.sim.problems import Problem, pointer, validation_problem
 M = TypeVar("M", bound=BaseModel)
 #: Enumerated fields: dotted field name → (problem code, allowed values).
 Enums = dict[str, tuple[str, list[str]]]
+#: Pydantic's errors for a value past a bound: the bounds are the register's (A47).
+_PAST_A_BOUND = frozenset({"string_too_long", "too_long", "less_than_equal", "greater_than_equal"})
+
+
+def _limits(exc: ValidationError) -> tuple[str, ...]:
+    """A47 when a field is refused for passing one of its bounds (named in svc-assumptions)."""
+    return ("A47",) if any(e["type"] in _PAST_A_BOUND for e in exc.errors(include_input=False)) else ()
 
 
 def parse_model(body: Any, model: type[M], enums: Enums | None = None) -> M:
@@ -39,7 +46,7 @@ def parse_model(body: Any, model: type[M], enums: Enums | None = None) -> M:
     try:
         parsed = model.model_validate(body, strict=True)
     except ValidationError as exc:
-        raise validation_problem(field_errors(exc)) from None
+        raise validation_problem(field_errors(exc), assumptions=_limits(exc)) from None
     check_enums(parsed, enums or {})
     return parsed
 
@@ -53,7 +60,8 @@ def parse_plaintext(name: str, model: type[M], data: dict[str, Any], enums: Enum
             [
                 {"field": pointer([name]), "message": f"{e['field'] or '/'}: {e['message']}"}
                 for e in field_errors(exc)
-            ]
+            ],
+            assumptions=_limits(exc),
         ) from None
     check_enums(parsed, enums or {}, inside=pointer([name]))
     return parsed

@@ -186,8 +186,14 @@ def test_token_of_one_partner_is_not_valid_after_reset(http: httpx.Client) -> No
 
 
 def assert_deprecated_headers(resp: httpx.Response) -> None:
+    """Every answer of the legacy path: Deprecation (A03); the Link only on the POST's, whose
+    replacement the seed names (endpoint.2); none on the DELETE's (endpoint.3 names none)."""
     assert resp.headers.get("deprecation") == DEPRECATION, dict(resp.headers)
-    assert resp.headers.get("link") == SUCCESSOR_LINK, resp.headers.get("link")
+    assert "A03" in resp.headers["svc-assumptions"].split(","), resp.headers["svc-assumptions"]
+    if resp.request.method == "POST":
+        assert resp.headers.get("link") == SUCCESSOR_LINK, resp.headers.get("link")
+    else:
+        assert "link" not in resp.headers, resp.headers.get("link")
 
 
 def test_legacy_post_answers_like_the_oauth_endpoint(http: httpx.Client) -> None:
@@ -257,6 +263,38 @@ def test_strict_mode_answers_410_endpoint_deprecated(strict_http: httpx.Client) 
         assert_problem(resp, 410, "endpoint-deprecated")
         assert_deprecated_headers(resp)
     assert bearer_ok(strict_http, tok), "a refused DELETE must not revoke the token"
+    other = strict_http.get(LEGACY)  # another method: 405 before strict mode, still deprecated
+    assert_problem(other, 405, "method-not-allowed")
+    assert_deprecated_headers(other)
+
+
+def test_the_legacy_delete_carries_no_successor_link(http: httpx.Client) -> None:
+    """endpoint.3: the seed names no replacement for the DELETE (a token issuer is no successor of
+    a revocation), whatever it answers; the POST keeps its Link (endpoint.2)."""
+    tok = partner_token(http)
+    for resp in (
+        http.delete(LEGACY, headers={"Authorization": f"Bearer {tok}"}),  # 204
+        http.delete(LEGACY),  # 401
+    ):
+        assert resp.headers.get("deprecation") == DEPRECATION
+        assert "link" not in resp.headers, resp.headers.get("link")
+    post = http.post(LEGACY, auth=PARTNER_A, data={"grant_type": "client_credentials"})
+    assert post.headers.get("link") == SUCCESSOR_LINK
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH", "OPTIONS", "HEAD"])
+def test_another_method_on_the_legacy_path_is_405_naming_both_methods_and_deprecated(
+    http: httpx.Client, method: str
+) -> None:
+    resp = http.request(method, LEGACY)
+    assert resp.status_code == 405, resp.text
+    assert resp.headers["allow"] == "DELETE, POST"
+    assert resp.headers.get("deprecation") == DEPRECATION
+    assert "link" not in resp.headers
+    names = resp.headers["svc-assumptions"].split(",")
+    assert {"A03", "A44"} <= set(names), names
+    if method != "HEAD":
+        assert_problem(resp, 405, "method-not-allowed")
 
 
 def test_strict_mode_keeps_the_oauth_endpoint(strict_http: httpx.Client) -> None:

@@ -1,10 +1,13 @@
-"""Clear-text PII judged by meaning (A11): any spelling of the register's names, at any depth.
+"""Clear-text PII judged by meaning (A11; the seed's rule.3 and auth.4), at any depth.
 
-The spec accepts personal data only encrypted. A field named as personal data in any spelling
-— case, separators, camelCase, a prefix — in an object or an array at any depth of a partner
-request body is 422 ``pii-must-be-encrypted``: nothing submitted comes back and nothing changes.
-Field names that only look alike (``internationalId``, ``adobe``, ``last4``…) and PII words
-used as values still pass, so real requests of the contract are never refused.
+The seed accepts personal data only encrypted. A field named as personal data in any spelling
+— case, separators, camelCase, abbreviations, a prefix — in an object or an array at any depth
+of a partner request body, a query string or a form, and a value shaped like a national
+identification number under any name or inside free text, is 422 ``pii-must-be-encrypted``:
+nothing submitted comes back and nothing changes. Names that only look alike
+(``internationalId``, ``adobe``, ``last4``…), names where the concept only qualifies something
+else (``birthday_reminder_enabled``, ``dob_verified``), boolean values and PII words used as
+values still pass, so real requests of the contract are never refused.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ SPELLINGS = [
     "DOB",
     "dob",
     "customer_dob",
-    "dob_verified",
+    "dob_year",
     "placeOfBirth",
     "social_security_number",
     "SocialSecurityNumber",
@@ -75,6 +78,14 @@ SPELLINGS = [
     "drivers_license_number",
     "customer_date_of_birth",
     "ＦｉｒｓｔＮａｍｅ",  # full-width letters, the same name after NFKC
+    # abbreviations and synonyms the issue named: all are the same concepts
+    "socialSecurityNo",
+    "nationalIdentifier",
+    "national_identification_no",
+    "social_insurance_number",
+    "birth_dt",
+    "nat_id_num",
+    "TaxIdentifier",
 ]
 
 
@@ -140,6 +151,11 @@ HARMLESS: list[dict[str, Any]] = [
     {"filename": "a.pdf", "namespace": "n", "surnames_count": 2},
     {"field": "ssn", "fields": ["date_of_birth", "first_name"], "note": "dob is asked later"},
     {"items": [{"label": "first name"}, {"label": "national id"}], "ip_address": "127.0.0.1"},
+    # the concept only qualifies something else, or the value is a flag
+    {"birthday_reminder_enabled": True, "dob_verified": "yes", "date_of_birth_required": "no"},
+    {"ssn": True, "has_national_id": False, "date_of_birth": None, "description": "x"},
+    {"nationality_note": "n", "start_date": "2025-01-06", "end_dt": "2025-02-01", "dt_created": "x"},
+    {"when": "1990-01-01", "at": "2025-01-06T09:00:00Z", "phone": "+1 555-123-4567", "ref": "12-345-6789"},
 ]
 
 
@@ -202,3 +218,212 @@ def test_every_register_name_is_refused_written_as_snake_and_camel_case() -> Non
         parts = words.split()
         assert pii.is_pii_name("_".join(parts)), words
         assert pii.is_pii_name(parts[0] + "".join(p.title() for p in parts[1:])), words
+
+
+# --- values, queries, forms, free text ------------------------------------------------------------
+
+NIN = "000-12-3456"  # the personas' format, NNN-NN-NNNN
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"note": NIN},
+        {"reference": f"customer says {NIN} is theirs"},
+        {"items": ["ok", f"x{NIN.replace('-', ' ')}y"]},
+        {NIN: "a key shaped like one"},
+    ],
+    ids=["value", "inside-text", "with-spaces-in-a-list", "as-a-key"],
+)
+def test_a_value_shaped_like_a_national_id_is_refused_under_any_name(
+    http: httpx.Client, customer: Journey, details: dict[str, Any]
+) -> None:
+    before = snapshot(http)
+    body = {"event_type": "password.changed", "details": details}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(NIN, NIN.replace("-", " "), "customer says"))
+    assert snapshot(http) == before
+
+
+def test_a_p2p_memo_holding_a_national_id_is_refused_and_not_echoed(http: httpx.Client, pair: Any) -> None:
+    from tests.sim.helpers.journeys import p2p_transfer
+
+    a, b = pair
+    before = snapshot(http)
+    resp = p2p_transfer(http, a, b.person_id, "1.00", idem="pii-memo", memo=f"rent, my ssn {NIN}")
+    problem = assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(NIN, "rent"))
+    assert problem["errors"][0]["field"] == "/memo"
+    assert snapshot(http) == before
+    ok = p2p_transfer(http, a, b.person_id, "1.00", idem="pii-memo-2", memo="rent for 2025-01")
+    assert ok.status_code == 201, ok.text
+    assert ok.json()["memo"] == "rent for 2025-01"  # a memo that passes is kept and echoed
+
+
+@pytest.mark.parametrize(
+    "query", [{"dob": "1990-01-01"}, {"socialSecurityNo": "x"}, {"q": NIN}], ids=["name", "abbrev", "value"]
+)
+def test_a_query_string_is_checked_as_a_body_is(http: httpx.Client, customer: Journey, query: dict) -> None:
+    init = "/sessions/user_session_initialization_data"
+    auth = {"Authorization": f"Bearer {customer.token}"}
+    before = snapshot(http)
+    resp = http.get(init, headers=auth, params=query)
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=("1990-01-01", NIN))
+    assert "A11" in resp.headers["svc-assumptions"].split(",")
+    assert snapshot(http) == before
+    ok = http.get(init, headers=auth, params={"dob_verified": "true", "start_date": "2025-01-06"})
+    assert ok.status_code == 200, ok.text
+
+
+def test_a_form_body_is_checked_as_a_json_body_is(http: httpx.Client, customer: Journey) -> None:
+    before = snapshot(http)
+    resp = http.post(
+        f"/accounts/{customer.account_id}/events",
+        headers={"Authorization": f"Bearer {customer.token}"},
+        data={"event_type": "password.changed", "birth_dt": "1990-01-01"},
+    )
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=("1990-01-01",))
+    plain = http.post(
+        f"/accounts/{customer.account_id}/events",
+        headers={"Authorization": f"Bearer {customer.token}"},
+        data={"event_type": "password.changed"},
+    )
+    assert_problem(plain, 415, "unsupported-media-type")  # a form without PII: still not JSON
+    token_form = http.post(
+        "/oauth/accesstoken",
+        data={
+            "grant_type": "client_credentials",
+            "client_id": "sim-partner",
+            "client_secret": "sim-secret",
+            "national_identification_no": NIN,
+        },
+    )
+    assert_problem(token_form, 422, "pii-must-be-encrypted", not_echo=(NIN,))
+    assert snapshot(http) == before
+
+
+# --- the rule as a property (Hypothesis): spellings and nestings ----------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.sim.helpers.properties import PROPERTY  # noqa: E402
+
+#: Concepts in words, with the spellings of their words a reader meets.
+CONCEPTS: list[list[list[str]]] = [
+    [["date"], ["of"], ["birth"]],
+    [["dob"]],
+    [["birth"], ["date", "dt"]],
+    [["national", "nat"], ["identification", "identifier", "identity", "id"], ["number", "no", "num", "nr"]],
+    [["national", "nat"], ["id", "identifier"]],
+    [["social"], ["security", "insurance"], ["number", "no", "num"]],
+    [["ssn"]],
+    [["tax", "taxpayer"], ["id", "identifier"]],
+    [["passport"], ["number", "no", "num"]],
+    [["first", "last", "given", "family", "middle", "full", "maiden"], ["name"]],
+    [["place"], ["of"], ["birth"]],
+]
+PREFIXES = ["", "customer", "user", "primary", "holder", "new"]
+PARTS = ["", "last4", "year", "digits", "value"]
+QUALIFIERS = ["verified", "enabled", "reminder", "required", "count", "status", "hint", "label", "format"]
+ORDINARY = [
+    "description",
+    "nationality note",
+    "start date",
+    "memo",
+    "reason",
+    "device id",
+    "last login",
+    "card type",
+    "business number",
+    "international id",
+    "passport country",
+    "username",
+    "adobe",
+]
+
+
+def styled(parts: list[str], style: str) -> str:
+    parts = [p for p in parts if p]
+    if style == "snake":
+        return "_".join(parts)
+    if style == "kebab":
+        return "-".join(parts)
+    if style == "upper":
+        return "_".join(parts).upper()
+    if style == "dotted":
+        return ".".join(parts)
+    if style == "pascal":
+        return "".join(p.title() for p in parts)
+    return parts[0] + "".join(p.title() for p in parts[1:])  # camel
+
+
+STYLES = st.sampled_from(["snake", "kebab", "upper", "dotted", "pascal", "camel"])
+
+
+@st.composite
+def pii_names(draw: st.DrawFn) -> str:
+    concept = draw(st.sampled_from(CONCEPTS))
+    words = [draw(st.sampled_from(choices)) for choices in concept]
+    prefix, part = draw(st.sampled_from(PREFIXES)), draw(st.sampled_from(PARTS))
+    return styled([*prefix.split(), *words, *part.split()], draw(STYLES))
+
+
+@st.composite
+def ordinary_names(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        return styled(draw(st.sampled_from(ORDINARY)).split(), draw(STYLES))
+    concept = draw(st.sampled_from(CONCEPTS))  # a concept that only qualifies something else
+    words = [draw(st.sampled_from(choices)) for choices in concept]
+    return styled([*words, draw(st.sampled_from(QUALIFIERS))], draw(STYLES))
+
+
+def nested(leaf: dict[str, Any], path: list[int]) -> Any:
+    """``leaf`` wrapped by ``path``: 0 an object, 1 an array next to a harmless item."""
+    for step in reversed(path):
+        leaf = {"context": leaf, "note": "x"} if step == 0 else [{"note": "x"}, leaf]  # type: ignore[assignment]
+    return leaf
+
+
+NESTINGS = st.lists(st.integers(0, 1), max_size=6)
+VALUES = st.one_of(st.text(min_size=1, max_size=12), st.integers(), st.just("1990-01-01"))
+
+
+@PROPERTY
+@given(name=pii_names(), path=NESTINGS, value=VALUES)
+def test_property_every_spelling_at_any_depth_is_refused(name: str, path: list[int], value: Any) -> None:
+    from kit.sim import pii
+
+    assert pii.is_pii_name(name), name
+    assert pii.pii_path({"details": nested({name: value}, path)}) is not None, name
+
+
+@PROPERTY
+@given(name=ordinary_names(), path=NESTINGS, flag=st.booleans())
+def test_property_ordinary_fields_and_flags_are_not_refused(name: str, path: list[int], flag: bool) -> None:
+    from kit.sim import pii
+
+    assert not pii.is_pii_name(name), name
+    assert pii.pii_path({"details": nested({name: "2025-01-06", "n": flag}, path)}) is None, name
+
+
+@PROPERTY
+@given(name=pii_names(), path=NESTINGS)
+def test_property_over_http_refused_and_nothing_changes(
+    http: httpx.Client, customer: Journey, name: str, path: list[int]
+) -> None:
+    before = snapshot(http)
+    body = {"event_type": "password.changed", "details": {"wrapped": nested({name: VALUE}, path)}}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(VALUE, ECHO))
+    assert snapshot(http) == before
+
+
+@PROPERTY
+@given(name=ordinary_names(), path=NESTINGS)
+def test_property_over_http_ordinary_fields_pass(
+    http: httpx.Client, customer: Journey, name: str, path: list[int]
+) -> None:
+    details = {"wrapped": nested({name: "2025-01-06", "flag": True}, path)}  # details is an object
+    body = {"event_type": "password.changed", "details": details}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    assert resp.status_code == 202, (name, resp.text)

@@ -1,5 +1,9 @@
 """Partner level: ``POST /oauth/accesstoken`` and the deprecated token endpoints (A01-A03).
 
+Every answer from the deprecated path, whatever the method, carries ``Deprecation``; only the
+POST's a ``Link`` to its replacement (the service headers add them: ``deprecation_headers`` of
+:mod:`kit.sim.headers`). Another method there is 405 naming both of its methods.
+
 The token endpoints answer errors as RFC 6749 §5.2 expects (``{"error", …}``), not as
 problems: OAuth clients read that shape.
 """
@@ -17,25 +21,21 @@ from fastapi.responses import JSONResponse
 
 from kit import register
 from kit.sim.fastpath import PlainRoute
-from kit.sim.headers import AUTHORIZATION
+from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
-from kit.sim.pipeline import authenticate, read_body
+from kit.sim.pipeline import authenticate, read_body, reject_clear_pii_parameters
 from kit.sim.problems import OAuthError, Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
 
 router = APIRouter(tags=["partner auth"], route_class=PlainRoute)
 _TOKEN = register.value("A01")
-_LEGACY = register.value("A03")
-#: The token endpoint, and the deprecated endpoints' one path (POST and DELETE; the spec's list).
-TOKEN_PATH: str = _LEGACY["successor"]
-(LEGACY_PATH,) = {endpoint["path"] for endpoint in register.spec()["deprecated_endpoints"]}
+#: The deprecated endpoints' one path, and the methods the seed lists for it (POST and DELETE).
+((LEGACY_PATH, LEGACY_METHODS),) = DEPRECATED.items()
+#: The methods of the legacy path's own 405 (any other than the seed's two).
+OTHER_METHODS = sorted({"GET", "HEAD", "PUT", "PATCH", "OPTIONS", "TRACE"} - set(LEGACY_METHODS))
 GRANT_TYPES: list[str] = _TOKEN["grant_types"]
-LEGACY_HEADERS = {
-    "Deprecation": _LEGACY["deprecation"],
-    "Link": f'<{_LEGACY["successor"]}>; rel="successor-version"',
-}
 
 
 def _invalid_request(description: str) -> OAuthError:
@@ -71,6 +71,7 @@ async def _issue(request: Request) -> JSONResponse:
         pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(raw))
     except (UnicodeDecodeError, ValueError):
         raise _invalid_request("The token request body is not a valid form.") from None
+    reject_clear_pii_parameters(pairs, "form")  # personal data only encrypted, even here (A11)
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in form:
@@ -124,19 +125,13 @@ async def access_token(request: Request) -> Response:
     return await _issue(request)
 
 
-def _legacy(response: Response) -> Response:
-    response.headers.update(LEGACY_HEADERS)
-    return response
-
-
 def _strict_refusal(sim: Sim) -> Problem | None:
     if not sim.settings.strict:
         return None
     return Problem(
         410,
         "endpoint-deprecated",
-        f"This endpoint is deprecated and must not be used; use POST {TOKEN_PATH}.",
-        headers=LEGACY_HEADERS,
+        "This endpoint is deprecated and must not be used.",
     )
 
 
@@ -154,10 +149,10 @@ async def legacy_access_token(request: Request) -> Response:
     if refusal:
         return refusal.response()
     try:
-        return _legacy(await _issue(request))
+        return await _issue(request)
     except OAuthError as exc:
         uses(request, "A21")  # the RFC 6749 error shape
-        return _legacy(exc.response())
+        return exc.response()
 
 
 @router.delete(
@@ -176,7 +171,19 @@ async def legacy_revoke(request: Request) -> Response:
     try:
         authenticate(sim.state, request)
     except Problem as problem:
-        return _legacy(problem.response())
+        return problem.response()
     token = request.headers[AUTHORIZATION].partition(" ")[2].strip()
     sim.state.partner_tokens[token].revoked = True
-    return _legacy(Response(status_code=204))
+    return Response(status_code=204)
+
+
+@router.api_route(LEGACY_PATH, methods=OTHER_METHODS, include_in_schema=False)
+async def legacy_other_method(request: Request) -> Response:
+    """405 naming both methods of the path (Starlette's own 405 would name only the first route's)."""
+    uses(request, "A03", "A44")
+    return Problem(
+        405,
+        "method-not-allowed",
+        "This path does not accept this method. See /openapi.json.",
+        headers={"Allow": ", ".join(sorted(LEGACY_METHODS))},
+    ).response()

@@ -55,12 +55,23 @@ PII_FIELDS = [
 #: one of them, in any spelling, is refused in clear text.
 PII_NAMES = [
     "first name", "last name", "given name", "family name", "middle name", "full name", "surname",
-    "maiden name", "date of birth", "birth date", "birthday", "dob", "place of birth",
-    "national id", "national identification number", "national identity number",
-    "national insurance number", "ssn", "social security number", "tax id",
-    "tax identification number", "taxpayer id", "tin", "passport number", "id number",
-    "identity number", "driver license number", "drivers license number",
+    "maiden name", "legal name", "date of birth", "birth date", "birthday", "year of birth", "birth year",
+    "place of birth", "birth place", "national id", "national id number", "national insurance number",
+    "social security number", "social insurance number", "tax id", "tax id number", "taxpayer id",
+    "taxpayer id number", "passport number", "passport id", "id number", "id card number",
+    "driver license number", "drivers license number", "driving license number",
 ]  # fmt: skip
+PII_PART_WORDS = [
+    "last", "first", "digits", "digit", "year", "month", "day", "value", "text", "string", "str", "raw",
+    "clear", "plain", "part", "prefix", "suffix", "full",
+]  # fmt: skip
+PII_ABBREVIATIONS = {
+    "dob": "date of birth", "bday": "birthday", "dt": "date", "ssn": "social security number",
+    "sin": "social insurance number", "tin": "tax id number", "no": "number", "num": "number",
+    "nr": "number", "nbr": "number", "nat": "national", "natl": "national", "identifier": "id",
+    "identification": "id", "identity": "id", "ident": "id", "fname": "first name", "lname": "last name",
+    "licence": "license", "dl": "driver license",
+}  # fmt: skip
 KYC_QUESTION_TEXTS = [
     "In which year were you born?",
     "In which month were you born?",

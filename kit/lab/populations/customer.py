@@ -24,7 +24,7 @@ import kit
 from kit import register
 from kit.errors import ApiError, KitError, TransportError
 from kit.lab import journeys
-from kit.lab.planning import CustomerPlan
+from kit.lab.populations.planning import CustomerPlan
 from kit.models import Persona
 
 __all__ = ["Crowd", "Customer", "Outcome"]

@@ -1,4 +1,4 @@
-"""Matplotlib figures for simulation results (used by :class:`kit.lab.results.SimulationResult`).
+"""Matplotlib figures for simulation results (used by :class:`kit.lab.populations.results.SimulationResult`).
 
 Each function returns a :class:`Plot`: a ``matplotlib.figure.Figure`` built with the
 object-oriented API (nothing registered with pyplot's global figure list) that knows how to show

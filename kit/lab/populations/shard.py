@@ -1,12 +1,12 @@
 """One shard of a population, run where it is sent: a worker process of this machine or a Dask
 worker. :func:`run_shard` is the whole job.
 
-A shard is a contiguous slice of the customers (:func:`kit.lab.planning.shard_bounds`) with its
+A shard is a contiguous slice of the customers (:func:`kit.lab.populations.planning.shard_bounds`) with its
 own simulator — embedded in the worker process, seeded with
-:func:`kit.lab.planning.shard_seed` — its own clients, and P2P only between its own customers.
-It plans its own customers (:func:`kit.lab.planning.plan_shard`), plays them in customer order
+:func:`kit.lab.populations.planning.shard_seed` — its own clients, and P2P only between its own customers.
+It plans its own customers (:func:`kit.lab.populations.planning.plan_shard`), plays them in customer order
 (``concurrency`` threads; 1 by default, which makes even injected faults repeatable), and
-reduces each batch of rows to a :class:`~kit.lab.aggregate.Partial`. With ``out`` the rows go to
+reduces each batch of rows to a :class:`~kit.lab.populations.aggregate.Partial`. With ``out`` the rows go to
 ``out/steps/shard-NNNN.parquet`` batch by batch and the ledger to ``out/ledger/``; without it
 they come back in the :class:`ShardResult`. The caller's own simulator is never touched: the
 shard's lives in another process.
@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
@@ -40,13 +40,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 import kit
-from kit.lab.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
-from kit.lab.customer import Crowd, Outcome
-from kit.lab.planning import CustomerPlan, Draws, plan_shard, shard_seed
+from kit.lab.populations.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
+from kit.lab.populations.customer import Crowd, Outcome
+from kit.lab.populations.planning import CustomerPlan, Draws, plan_shard, shard_seed
 
 if TYPE_CHECKING:
-    from multiprocessing.queues import Queue
-
     from kit.sim.server import EmbeddedServer
 
 __all__ = ["BATCH", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
@@ -56,7 +54,7 @@ BATCH = 2_000
 
 _IDLE: list[EmbeddedServer] = []
 _IDLE_LOCK = threading.Lock()
-_PROGRESS: list[Queue[int]] = []
+_PROGRESS: list[Callable[[int], None]] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,16 +90,17 @@ def shard_file(out: str | Path, table: str, index: int) -> Path:
     return Path(out) / table / f"shard-{index:04d}.parquet"
 
 
-def init_worker(progress: Queue[int] | None) -> None:
-    """A local worker process's initializer: where to report customers done; Ctrl-C left to the
-    caller (a kernel's shutdown interrupts its whole process group: no traceback from here)."""
+def init_worker(progress: Callable[[int], None] | None) -> None:
+    """A local worker process's start (:mod:`kit.lab.populations._worker`): how to report customers done;
+    Ctrl-C left to the caller (a kernel's shutdown interrupts its whole process group: no
+    traceback from here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _PROGRESS[:] = [progress] if progress is not None else []
 
 
 def _tick(customers: int) -> None:
-    for queue in _PROGRESS:
-        queue.put(customers)
+    for report in _PROGRESS:
+        report(customers)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-import kit.lab.simulate as sim
+import kit.lab.populations.simulate as sim
 from kit import register
 
 N = 200

@@ -24,9 +24,9 @@ Determinism: for a seed and a shard count, ``steps`` is the same from run to run
 shard plays its customers one after another (``concurrency=1``), so its simulator draws faults
 in the same order every time. Resource ids are kept out of ``steps``.
 
-The plans come from :mod:`kit.lab.planning`, each shard runs in :mod:`kit.lab.shard`, the
-engine is :mod:`kit.lab.engine`, the tables and figures are :mod:`kit.lab.results`' — all
-re-exported here.
+The plans come from :mod:`kit.lab.populations.planning`, each shard runs in
+:mod:`kit.lab.populations.shard`, the engine is :mod:`kit.lab.populations.engine`, the tables and
+figures are :mod:`kit.lab.populations.results`' — all re-exported here.
 
 No PII is printed or stored: customers are the simulator's personas, cycled with distinct
 device ids (the simulator does not mind repeated PII); only persona ids appear.
@@ -52,11 +52,19 @@ from typing import Any
 
 import pandas as pd
 
-from kit.lab.aggregate import Partial
 from kit.lab.display import person_watching
-from kit.lab.engine import default_workers, run_shards, shutdown
-from kit.lab.planning import CLOSE_REASONS, CustomerPlan, Draws, plan, plan_shard, plans_table, shard_bounds
-from kit.lab.results import (
+from kit.lab.populations.aggregate import Partial
+from kit.lab.populations.engine import default_workers, run_shards, shutdown
+from kit.lab.populations.planning import (
+    CLOSE_REASONS,
+    CustomerPlan,
+    Draws,
+    plan,
+    plan_shard,
+    plans_table,
+    shard_bounds,
+)
+from kit.lab.populations.results import (
     FUNNEL_STAGES,
     JOURNEYS,
     OUTCOMES,
@@ -68,7 +76,7 @@ from kit.lab.results import (
     plot_compare,
     steps_frame,
 )
-from kit.lab.shard import ShardResult, ShardSpec
+from kit.lab.populations.shard import ShardResult, ShardSpec
 
 __all__ = [
     "CLOSE_REASONS",

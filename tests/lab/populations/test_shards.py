@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 import kit
-import kit.lab.simulate as sim
-from kit.lab.aggregate import Partial
+import kit.lab.populations.simulate as sim
 from kit.lab.journeys import onboard
+from kit.lab.populations.aggregate import Partial
 
 N, SEED, SHARDS = 300, 7, 4
 

@@ -10,9 +10,9 @@ from matplotlib.figure import Figure
 
 from kit import env
 from kit.lab import display
-from kit.lab.aggregate import Partial, steps_frame
-from kit.lab.plots import Plot
-from kit.lab.results import SimulationResult
+from kit.lab.populations.aggregate import Partial, steps_frame
+from kit.lab.populations.plots import Plot
+from kit.lab.populations.results import SimulationResult
 
 ROWS = [
     (0, 0, "anonymous_session", "ok", 201, None, 3.5, 0),
@@ -90,7 +90,7 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
 def test_plots_without_errors_or_retries_say_so() -> None:
     steps = steps_frame([(0, 0, "anonymous_session", "ok", 201, None, 1.0, 0)])
     part = Partial.of(steps, customers=1)
-    from kit.lab.plots import errors_figure
+    from kit.lab.populations.plots import errors_figure
 
     fig = errors_figure(part.error_table(), part.retry_table())
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]

@@ -1,5 +1,5 @@
 """The explorer's state machine: where one client's session stands, which step may come next,
-and performing a step. No widgets here: :mod:`kit.lab.widgets` is the view.
+and performing a step. No widgets here: :mod:`kit.lab.explorer.widgets` is the view.
 
 Each step returns the message to show; errors raise (the view turns them into messages).
 Onboarding goes through :mod:`kit.lab.journeys`: the person half for the "Onboard persona"

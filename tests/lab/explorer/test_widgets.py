@@ -11,8 +11,7 @@ import pytest
 
 import kit
 from kit import errors, register
-from kit.lab.journeys import onboard
-from kit.lab.widgets import (
+from kit.lab.explorer.widgets import (
     ACTIONS,
     CLOSED_MESSAGE,
     HISTORY_COLUMNS,
@@ -22,8 +21,9 @@ from kit.lab.widgets import (
     history_table,
     webhooks_table,
 )
+from kit.lab.journeys import onboard
 
-from .conftest import SEED
+from ..conftest import SEED
 
 DEVICE = {"device_id": "dev-explorer-test", "platform": "ios", "model": "iPhone 15", "os_version": "17.2"}
 ONBOARDING = ("create_session", "create_account", "promote_account", "onboard", "promote_person")

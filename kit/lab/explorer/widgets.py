@@ -9,7 +9,7 @@ send one of the eight inbound events, and a P2P transfer to another customer (a 
 in, or one onboarded on demand). Errors show as readable messages — the error's class, status,
 problem code and hint — never a traceback.
 
-The state machine — what step may come next, performing a step — is :class:`kit.lab.flow.Flow`;
+The state machine — what step may come next, performing a step — is :class:`kit.lab.explorer.flow.Flow`;
 this module is its view.
 
 Every button is also reachable by name (:meth:`Explorer.click`), and :meth:`Explorer.text`
@@ -41,8 +41,8 @@ import kit
 from kit import register
 from kit.errors import KitError
 from kit.lab.display import regression_run
-from kit.lab.flow import ACTIONS, STATES, Context, Flow
-from kit.lab.views import (
+from kit.lab.explorer.flow import ACTIONS, STATES, Context, Flow
+from kit.lab.explorer.views import (
     HISTORY_COLUMNS,
     WEBHOOK_COLUMNS,
     error_message,
@@ -79,7 +79,7 @@ CLOSED_MESSAGE = (
 class Explorer:
     """An interactive explorer for one client (see the module docstring).
 
-    Attributes: ``flow`` (the state machine, :class:`kit.lab.flow.Flow`), ``widget`` (the
+    Attributes: ``flow`` (the state machine, :class:`kit.lab.explorer.flow.Flow`), ``widget`` (the
     ipywidgets ``VBox``), ``buttons`` (name → Button), the pickers ``persona``, ``card_type``,
     ``reason``, ``event_type``, ``amount``, and the displays ``state_view``, ``message``,
     ``context_view``, ``history_view``, ``webhooks_view`` (HTML widgets; ``.value`` holds what
@@ -190,7 +190,7 @@ class Explorer:
 
     @property
     def ctx(self) -> Context:
-        """What the explorer has created so far (:class:`kit.lab.flow.Context`)."""
+        """What the explorer has created so far (:class:`kit.lab.explorer.flow.Context`)."""
         return self.flow.ctx
 
     @property

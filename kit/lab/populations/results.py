@@ -2,7 +2,7 @@
 error mix, retries, latency percentiles, the ledger check — and comparisons of several runs.
 
 The funnel, the error mix, the retries and the ledger verdict come from the shards' combined
-:class:`~kit.lab.aggregate.Partial` figures, never from every row: a run streamed to Parquet
+:class:`~kit.lab.populations.aggregate.Partial` figures, never from every row: a run streamed to Parquet
 (``out=``) summarises without loading its steps. ``steps`` and ``ledger`` are in memory, or read
 from the Parquet files when first asked for.
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from kit.lab.aggregate import (
+from kit.lab.populations.aggregate import (
     FUNNEL_STAGES,
     JOURNEYS,
     OUTCOMES,
@@ -33,11 +33,11 @@ from kit.lab.aggregate import (
     Partial,
     steps_frame,
 )
-from kit.lab.planning import CustomerPlan, plan, plans_table
-from kit.lab.summary import Summary
+from kit.lab.populations.planning import CustomerPlan, plan, plans_table
+from kit.lab.populations.summary import Summary
 
 if TYPE_CHECKING:
-    from kit.lab.plots import Plot
+    from kit.lab.populations.plots import Plot
 
 __all__ = [
     "FUNNEL_STAGES",
@@ -214,19 +214,19 @@ class SimulationResult:
 
     def plot_funnel(self, *, title: str | None = None) -> Plot:
         """A horizontal bar chart of the funnel (share of customers per stage)."""
-        from kit.lab.plots import funnel_figure
+        from kit.lab.populations.plots import funnel_figure
 
         return funnel_figure({title or "customers": self.funnel})
 
     def plot_latency(self) -> Plot:
         """Latency per step: box plots on a log scale (wall clock; reads the steps)."""
-        from kit.lab.plots import latency_figure
+        from kit.lab.populations.plots import latency_figure
 
         return latency_figure(self.steps)
 
     def plot_errors(self) -> Plot:
         """Errors per step and code (stacked bars), with the retries that absorbed faults."""
-        from kit.lab.plots import errors_figure
+        from kit.lab.populations.plots import errors_figure
 
         return errors_figure(self.errors, self.retries)
 
@@ -251,6 +251,6 @@ def plot_compare(results: Mapping[str, SimulationResult]) -> Plot:
 
         >>> plot_compare({"no faults": calm, "degraded": stormy})   # doctest: +SKIP
     """
-    from kit.lab.plots import funnel_figure
+    from kit.lab.populations.plots import funnel_figure
 
     return funnel_figure({name: r.funnel for name, r in results.items()})

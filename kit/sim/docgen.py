@@ -6,8 +6,8 @@ their answers and codes, and for each behaviour whether the seed states it (its 
 ``data/spec.toml``) or the simulator chose it (the register entry of ``data/assumptions.toml``).
 Both are generated, never edited; ``tests/test_contract_docs.py`` fails when either is stale.
 
-    $ python -m kit.sim.contract           # writes both files
-    $ python -m kit.sim.contract --check   # exit status 1 when either is not current
+    $ python -m kit.sim.docgen           # writes both files
+    $ python -m kit.sim.docgen --check   # exit status 1 when either is not current
 
 Raises nothing itself; ``main`` returns the exit status.
 
@@ -98,8 +98,15 @@ def covered_codes() -> dict[tuple[int, str], list[str]]:
 # --- the markdown --------------------------------------------------------------------------------
 
 
-def _quote(text: str) -> str:
-    return "“" + text.replace(" … ", "” … “") + "”"
+def _quote(text: str, indent: str = "") -> list[str]:
+    """A quote of the seed, marked the one way: a blockquote ending "— the seed (ids)"."""
+    ids = ", ".join(register.cite(text))
+    return [f"{indent}> {text}", f"{indent}> — the seed ({ids})", ""]
+
+
+def _row_words(row: dict[str, str]) -> str:
+    """A row of the seed's endpoint table, its cells as the seed writes them."""
+    return " | ".join(row[key] for key in ("method", "path", "sent", "returned", "notes"))
 
 
 def _cell(text: str) -> str:
@@ -124,18 +131,17 @@ def _route_section(method: str, path: str, op: dict[str, Any]) -> list[str]:
     lines = [f"#### `{method} {path}`", ""]
     if op.get("summary"):
         lines += [f"{op['summary']}{' (deprecated)' if op.get('deprecated') else ''}.", ""]
-    lines.append(f"- Answers: {', '.join(f'`{s}`' for s in success)}; errors: {', '.join(errors) or 'none'}.")
+    lines += [
+        f"- Answers: {', '.join(f'`{s}`' for s in success)}; errors: {', '.join(errors) or 'none'}.",
+        "",
+    ]
     seed = _seed_row(method, path)
     if seed is None:
-        lines.append(
-            "- **Seed:** the endpoint is not in the seed's table (“All other endpoints of the service: "
-            "not shown.”): path, body and answers are the simulator's."
-        )
+        lines += ["The endpoint is not in the seed's table: path, body and answers are the simulator's.", ""]
+        lines += _quote("All other endpoints of the service: not shown.")
     else:
-        lines.append(
-            f"- **Seed:** sent {_quote(seed['sent'])}; returned {_quote(seed['returned'])}; "
-            f"notes {_quote(seed['notes'])}."
-        )
+        lines += [f"The seed's table ({seed['id']}: method, path, sent, returned, notes):", ""]
+        lines += _quote(_row_words(seed))
     for status in success:
         for entry in covering_entries(method, path, status):
             lines.append(f"- **Choice {entry['id']}** ({entry['topic']}), `{status}`: {entry['choice']}")
@@ -159,10 +165,10 @@ def _codes() -> list[str]:
     lines = [
         "## Problem and error codes",
         "",
-        "Every code is the simulator's choice: the seed says “Error status codes, error codes and error "
-        "body shape: not shown.” Problems are RFC 9457 (A21); the token endpoints answer RFC 6749 "
-        "errors (A01).",
+        "Every code is the simulator's choice. Problems are RFC 9457 (A21); the token endpoints answer "
+        "RFC 6749 errors (A01).",
         "",
+        *_quote(register.statement("error.1")["text"]),
         "| status | code | decided by |",
         "|---|---|---|",
     ]
@@ -180,7 +186,8 @@ def _register() -> list[str]:
     ]
     for entry in register.assumptions():
         lines += [f"### {entry['id']}", "", f"**{entry['topic']}**", ""]
-        lines += [f"- **Seed:** {_quote(entry['spec'])}", f"- **Choice:** {entry['choice']}"]
+        lines += _quote(entry["spec"])
+        lines.append(f"- **Choice:** {entry['choice']}")
         lines.append(f"- **Enforced in:** {', '.join(f'`{p}`' for p in entry['enforced_in'])}")
         if entry.get("value"):
             lines.append(f"- **Value:** `{json.dumps(entry['value'], ensure_ascii=False)}`")
@@ -192,26 +199,42 @@ def _register() -> list[str]:
     return lines
 
 
-def _seed_facts() -> list[str]:
+def _seed_statements() -> list[str]:
     spec = register.spec()
-    lines = ["## What the seed states", "", f"Version {spec['version']}, dated {spec['date']}.", ""]
-    lines += ["Rules that hold for the service as a whole:", ""]
-    lines += [f"{n}. {_quote(rule)}" for n, rule in enumerate(spec["rules"], 1)]
-    lines += ["", "| method | path | sent | returned | notes |", "|---|---|---|---|---|"]
-    for row in spec["endpoint"]:
-        cells = [row["method"], f"`{row['path']}`", row["sent"], row["returned"], row["notes"]]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    lines += ["", "Inbound event types: " + ", ".join(f"`{t}`" for t in spec["inbound_event_types"]) + "."]
-    lines += ["", "| webhook event | status in the seed |", "|---|---|"]
-    lines += [f"| `{name}` | {status} |" for name, status in spec["webhook_events"].items()]
-    lines += ["", "Category renames (“Category names do not change paths.”): "]
-    lines += [f"- {old} → {new}" for old, new in spec["category_renames"].items()]
-    lines += ["", "The changes of 1.2.0:", ""]
-    lines += [
-        f"{c['number']}. **{c['title']}.** {_quote(c['spec'])} Shown by: {c['shown_by']}"
-        for c in spec["change"]
+    lines = [
+        "## The seed",
+        "",
+        f"Every statement of the seed (the API's specification, version {spec['version']}), in its own "
+        "words and with its id (`data/spec.toml`; the whole text is `data/seed.txt`). Nothing here is "
+        "a choice: where a statement leaves something open, the register entries that choose are named.",
+        "",
     ]
-    return [*lines, ""]
+    section = None
+    for statement in register.statements():
+        if statement["section"] != section:
+            section = statement["section"]
+            lines += [f"### {section}", ""]
+        words = statement.get("text") or " | ".join(statement["row"])
+        lines += [f"**{statement['id']}**", ""]
+        lines += _quote(words)
+        if "types" in statement:
+            lines += [*(f"- `{t}`" for t in statement["types"]), ""]
+        if statement["id"] == "category.1":
+            categories = spec["categories"]
+            renamed = "; ".join(f"{old} → {new}" for new, old in categories["renamed"].items())
+            merged = "; ".join(f"{old} into {new}" for new, old in categories["merged"].items())
+            own = ", ".join(categories["own_category"])
+            lines += [
+                f"Two renames ({renamed}), one merge ({merged}) and a category of its own for {own} "
+                "webhooks (the seed names no category they were in before); paths unchanged.",
+                "",
+            ]
+        if statement.get("chosen_by"):
+            lines += [
+                "Chosen by: " + ", ".join(f"[{i}](#{i.lower()})" for i in statement["chosen_by"]) + ".",
+                "",
+            ]
+    return lines
 
 
 def contract_markdown(document: dict[str, Any]) -> str:
@@ -220,18 +243,20 @@ def contract_markdown(document: dict[str, Any]) -> str:
     head = [
         "# The simulator's contract",
         "",
-        "<!-- Generated by `python -m kit.sim.contract` from data/assumptions.toml, data/spec.toml and "
+        "<!-- Generated by `python -m kit.sim.docgen` from data/assumptions.toml, data/spec.toml and "
         "the simulator's OpenAPI document (data/openapi.json). Do not edit by hand. -->",
         "",
         f"Partner Financial Services API {spec['version']}, as the simulator serves it. For every "
         "behaviour this page says whether the seed (the API's specification) states it — its own words, "
-        "in quotes — or the simulator chose it where the seed says “not shown”: a **choice** with its "
-        "register entry (`Axx`, below). A partner sandbox may choose differently.",
+        "quoted as blockquotes that end by naming the seed and the statement's id — or the simulator "
+        "chose it where the seed says "
+        "“not shown”: a **choice** with its register entry (`Axx`, below). A partner sandbox may choose "
+        "differently.",
         "",
         "## Every answer",
         "",
-        f"- The session token travels in `{spec['session_header']}` (seed: “Token then goes in header "
-        "svc-session-id on later calls.”); the partner token in `Authorization: Bearer` (choice A02).",
+        f"- The session token travels in `{spec['session_header']}` (the seed, session.4, sequence.4); "
+        "the partner token in `Authorization: Bearer` (choice A02).",
         "- Every answer carries `svc-request-id`, `svc-api-version` and `svc-assumptions`, and "
         "`svc-session-expires-at` when a valid session was presented (choices A27, A28).",
         "- Errors, and which check answers first (the order of checks): choice A21. Conventions (ids, "
@@ -239,7 +264,7 @@ def contract_markdown(document: dict[str, Any]) -> str:
         f"- {NAMING_RULE}",
         "",
     ]
-    lines = head + _areas(document) + _codes() + _register() + _seed_facts()
+    lines = head + _areas(document) + _codes() + _register() + _seed_statements()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -257,7 +282,7 @@ def targets(root: Path) -> dict[Path, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the generated files, or with ``--check`` report the stale ones (exit status 1)."""
-    parser = argparse.ArgumentParser(prog="python -m kit.sim.contract", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kit.sim.docgen", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that the files are current")
     parser.add_argument("--root", type=Path, default=register.data_dir().parent, help="the repository")
     args = parser.parse_args(argv)
