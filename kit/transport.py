@@ -215,8 +215,9 @@ class Transport:
             self.drift.record(rows)
             for hook in self.config.hooks.drift:
                 hook(rows)
-            if mode == "raise":
-                raise ContractDrift(rows)
+            seed_drift = [row for row in rows if not row.differs]  # a difference is not drift
+            if mode == "raise" and seed_drift:
+                raise ContractDrift(seed_drift)
 
     # -- sending ----------------------------------------------------------------------------
 
