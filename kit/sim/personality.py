@@ -33,7 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from kit import register
-from kit.choices import EMPTY, ChoicesError, Overlay, Problem
+from kit.choices import EMPTY, ChoicesError, Overlay
+from kit.choices import Problem as Refusal
 from kit.sim.models import AccountOut, CardOut, DocumentRequestOut, EventOut, Representation, TransferOut
 
 __all__ = ["APPLIED", "DEFAULT", "Personality", "SessionLifetimes", "resolve"]
@@ -110,16 +111,16 @@ class Personality:
         return frozenset(item.split(".", 1)[1] for item in self.omitted if item.split(".", 1)[0] in names)
 
 
-def _problems(overlay: Overlay) -> list[Problem]:
+def _problems(overlay: Overlay) -> list[Refusal]:
     """What this simulator cannot serve of ``overlay`` (entry and key named)."""
-    found: list[Problem] = []
+    found: list[Refusal] = []
     for entry in overlay.entries():
         applied = APPLIED.get(entry, frozenset())
         for key in overlay.changes(entry):
             if applied is not None and key not in applied:
                 served = ", ".join(sorted(applied)) if applied else "none of its keys"
                 found.append(
-                    Problem(
+                    Refusal(
                         entry,
                         key,
                         "this simulator cannot serve another value of it (it is read where its code "
@@ -131,7 +132,7 @@ def _problems(overlay: Overlay) -> list[Problem]:
     def positive(entry: str, *keys: str) -> None:
         for key in keys:
             if key in overlay.changes(entry) and int(value(entry)[key]) <= 0:
-                found.append(Problem(entry, key, "must be a positive number"))
+                found.append(Refusal(entry, key, "must be a positive number"))
 
     positive("A01", "token_lifetime_seconds")
     positive("A04", "nonce_lifetime_seconds")
@@ -139,32 +140,32 @@ def _problems(overlay: Overlay) -> list[Problem]:
     positive("A14", "months", "temporary_days")
     positive("A32", "max_sessions_per_device_per_minute", "window_seconds")
     if "A06" in overlay and value("A06")["sliding_max_seconds"] < value("A06")["sliding_idle_seconds"]:
-        found.append(Problem("A06", "sliding_max_seconds", "must not be shorter than sliding_idle_seconds"))
+        found.append(Refusal("A06", "sliding_max_seconds", "must not be shorter than sliding_idle_seconds"))
     for entry, key in (("A13", "types"), ("A15", "reasons")):
         if key in overlay.changes(entry):
             items = value(entry)[key]
             if not items or len(set(items)) != len(items) or not all(_SLUG.match(i) for i in items):
-                found.append(Problem(entry, key, "must be a non-empty list of distinct lower-case names"))
+                found.append(Refusal(entry, key, "must be a non-empty list of distinct lower-case names"))
     if "starting_balance" in overlay.changes("A10"):
         text = value("A10")["starting_balance"]
         if not re.match(register.value("A19")["pattern"], text):
-            found.append(Problem("A10", "starting_balance", "must be a decimal string such as 500.00"))
+            found.append(Refusal("A10", "starting_balance", "must be a decimal string such as 500.00"))
     if value("A60")["id_format"] not in ID_FORMATS:
-        found.append(Problem("A60", "id_format", f"must be one of {', '.join(ID_FORMATS)}"))
+        found.append(Refusal("A60", "id_format", f"must be one of {', '.join(ID_FORMATS)}"))
     unknown = sorted(set(value("A62")["sent"]) - set(register.value("A62")["sent"]))
     if unknown:
         listed = ", ".join(register.value("A62")["sent"])
-        found.append(Problem("A62", "sent", f"not optional fields: {', '.join(unknown)} (listed: {listed})"))
+        found.append(Refusal("A62", "sent", f"not optional fields: {', '.join(unknown)} (listed: {listed})"))
     codes = value("A64")["codes"]
     bad = sorted(k for k, v in codes.items() if not _SLUG.match(v))
     if bad:
         found.append(
-            Problem("A64", "codes", f"not a code (lower-case letters, digits, -_.): {', '.join(bad)}")
+            Refusal("A64", "codes", f"not a code (lower-case letters, digits, -_.): {', '.join(bad)}")
         )
     sent = list(codes.values())
     clashes = sorted({c for c in sent if sent.count(c) > 1})
     if clashes:
-        found.append(Problem("A64", "codes", f"two codes would be sent as one: {', '.join(clashes)}"))
+        found.append(Refusal("A64", "codes", f"two codes would be sent as one: {', '.join(clashes)}"))
     return found
 
 
