@@ -79,7 +79,8 @@ class ServiceHeaders:
         if deprecation:
             assumptions.add("A03")
 
-        held: list[Message] = []  # a problem's start, held while its body's code is renamed (A64)
+        # a problem's start, held while its body's code is renamed (A64; only under an overlay)
+        held: list[Message] | None = [] if self.codes else None
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -97,7 +98,7 @@ class ServiceHeaders:
                         del headers[ASSUMPTIONS]
                 elif assumptions and ASSUMPTIONS not in headers:
                     headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
-                if problem and self.codes:
+                if problem and held is not None:
                     held.append(message)
                     return
             elif held and message["type"] == "http.response.body":
