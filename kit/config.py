@@ -80,6 +80,7 @@ _OPTIONS = {
     "token_refresh_margin",
     "drift",
     "hooks",
+    "choices",
     "record",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
@@ -95,8 +96,9 @@ def resolve(
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
     (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
     :class:`kit.hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
-(:mod:`kit.wire`; off by default). For ``sim`` the base URL may be
-    left out: the embedded simulator's is filled in by :func:`kit.connect`.
+    (:mod:`kit.wire`; off by default). For ``sim`` the base URL may be left out: the embedded
+    simulator's is filled in by :func:`kit.connect`; ``choices`` (a path, else
+    ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
 
     Raises:
         ConfigError: an unknown profile or option, or (sandbox) missing settings, named.
@@ -106,6 +108,8 @@ def resolve(
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
     opts = dict(overrides)
+    # A choice overlay for the simulator the profile starts (kit.choices; sim only).
+    chosen = chosen.with_choices(opts.pop("choices", None), environ, base_url=bool(opts.get("base_url")))
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):
         secret_in = secret_in.reveal()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from kit.choices import Overlay
 from kit.env import SIM_PARTNER_CLIENTS
 
 
@@ -25,6 +26,7 @@ class Settings:
     ``state_file`` keeps the whole state in a SQLite file, written before every answer
     (``kit.sim.statefile``); ``restore`` starts it from a snapshot, over a file that already
     holds state only with ``replace``.
+    ``choices`` re-chooses register values (``kit.sim.personality``: validated when the app is built).
 
         >>> Settings(seed=11, strict=True).partners["sim-partner"]
         'sim-secret'
@@ -45,6 +47,7 @@ class Settings:
     state_file: str | None = None  # the SQLite file keeping the state (kit serve --state); None: memory
     restore: str | None = None  # a snapshot to start from (with state_file)
     replace: bool = False  # restore over a state file that already holds state
+    choices: Overlay | None = None  # a choice overlay (kit.choices); None: the register's own values
 
     @property
     def follows_wall_clock(self) -> bool:
