@@ -80,6 +80,9 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A25", "retry_offsets_seconds", RETRY_OFFSETS),
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
+    ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),
+    ("A61", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
+    ("A61", "code_prefix", "raf_"),
     ("A28", "request_id", "svc-request-id"),
     ("A28", "session_expires_at", "svc-session-expires-at"),
     ("A28", "assumptions", "svc-assumptions"),
@@ -131,9 +134,10 @@ NO_VALUE = {
     *(f"A{n}" for n in range(34, 46)),
     "A48",
     "A59",
+    "A60",
 }
 #: The entries these tests know: A01-A48, then A50-A59 (the bounds of the simulator's stores).
-KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 60))]
+KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 62))]
 
 
 # --- the assumptions register ---------------------------------------------------------------
@@ -267,7 +271,7 @@ def test_spec_has_nine_changes_numbered_1_to_9() -> None:
     assert [c["number"] for c in changes] == list(range(1, 10))
     assert [c["id"] for c in changes] == [f"change.{n}" for n in range(1, 10)]
     for change in changes:
-        assert set(change) == {"id", "number", "spec", "chosen_by"}, change
+        assert {"id", "number", "spec", "chosen_by", "see", "operations", "previously"} <= set(change), change
         assert f"  {change['number']}. {change['spec']}\n" in register.seed_text()
 
 

@@ -264,7 +264,16 @@ def contract_markdown(document: dict[str, Any]) -> str:
         f"- {NAMING_RULE}",
         "",
     ]
-    lines = head + _areas(document) + _codes() + _register() + _seed_statements()
+    changes = [
+        "## The changes of 1.2.0",
+        "",
+        "The nine changes from the version before (1.1.0, the kit's name for it: A27), each as its record "
+        "in `data/spec.toml` states it: what it touches, what it did, what the seed says of the version "
+        "before, and the register entries that choose where the seed is silent.",
+        "",
+        register.changes_markdown(),
+    ]
+    lines = head + changes + _areas(document) + _codes() + _register() + _seed_statements()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
