@@ -20,7 +20,7 @@ import uuid
 from typing import Any
 
 from benchmarks.bench_support import CLIENT_ID, CLIENT_SECRET, median
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 TARGET = 1.10
 ENC = "A256GCM"

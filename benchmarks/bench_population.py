@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.bench_client import _recipient, bare_journey
 from benchmarks.bench_support import PY, ROOT, median
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 TARGET = 0.9
 CLUSTER_TARGET = 0.9

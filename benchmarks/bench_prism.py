@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_support import hammer, median, new_loop, partner_token, raw_request, wait_http
-from kit.sim.launcher import serve_process, stop
+from tests.support.launcher import serve_process, stop
 
 TARGET = 1.0
 PRISM_DIR = Path(__file__).resolve().parent / ".prism"

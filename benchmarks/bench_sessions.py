@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from benchmarks.bench_support import RawConnection, median, new_loop, partner_token, raw_request
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 TARGET = 0.6
 ENC = "A256GCM"

@@ -1,5 +1,5 @@
 """What the benchmarks share: the machine's description, a lean load generator, medians.
-``kit serve`` runs in a subprocess through the one launcher, :func:`kit.sim.launcher.serve_process`.
+``kit serve`` runs in a subprocess through the one launcher, :func:`tests.support.launcher.serve_process`.
 
 Not a benchmark itself. Every loop here is bounded both in count and in time, and every
 server is on loopback.

@@ -6,52 +6,92 @@ chosen in one function, :func:`error_from_response`, through :data:`by_code` —
 from the classes: each carries the problem ``code`` it stands for. Each class has a ``hint``
 (what to do next); messages say what was wrong and what to do.
 
-The tree::
+The tree, rendered from the classes by :func:`tree` (a test keeps this copy current): each
+class under its base, with the problem code it stands for::
 
     KitError
-    ├── ConfigError ─── NotAvailable (also AttributeError: api.sim outside the sim profile)
-    │               └── FixturesError   a sandbox fixtures file that cannot be used (the entry named)
-    ├── ContractDrift               an answer differs from data/openapi.json (connect(drift="raise"))
-    ├── DeprecatedEndpoint          client-side refusal; connect(..., allow_deprecated=True)
-    ├── TransportError              connection failures, time-outs (wraps httpx)
-    ├── CryptoError                 a server JWE failed the device's checks
-    ├── SensitiveDataError          (also TypeError) pickling a Sensitive value
-    ├── WebhookTimeout              (also TimeoutError) wait_for saw nothing in time
+    ├── ConfigError
+    │   ├── NotAvailable (also AttributeError)
+    │   ├── FixturesError
+    │   └── MissingExtra
+    ├── ContractDrift
+    ├── DeprecatedEndpoint
+    ├── TransportError
+    ├── CryptoError
+    ├── SensitiveDataError (also TypeError)
+    ├── WebhookTimeout (also TimeoutError)
     ├── WebhookVerificationError
-    │   ├── SignatureMissing  ├── SignatureMalformed  ├── SignatureInvalid ─── UnknownSigningKey
-    │   ├── EventMismatch     ├── SignatureExpired    └── DuplicateDelivery
-    └── ApiError(status, code, detail, request_id, problem)
-        ├── OAuthError (RFC 6749 bodies) ─── InvalidClient
-        ├── InvalidPartnerToken
+    │   ├── SignatureMissing
+    │   ├── SignatureMalformed
+    │   ├── SignatureInvalid
+    │   │   └── UnknownSigningKey
+    │   ├── EventMismatch
+    │   ├── SignatureExpired
+    │   └── DuplicateDelivery
+    └── ApiError
+        ├── OAuthError: invalid_request
+        │   └── InvalidClient: invalid_client
+        ├── InvalidPartnerToken: invalid-partner-token
         ├── SessionError
-        │   ├── SessionRequired  ├── InvalidSession  ├── SessionExpired
-        │   ├── SessionSuperseded  ├── SessionTypeNotAllowed  ├── SessionNotBound
-        │   ├── DeviceNotRecognized  ├── InvalidSessionTransition
-        │   └── NonceInvalid  └── InvalidDeviceKey
-        ├── InvalidEncryptedData
-        ├── PiiMustBeEncrypted
-        ├── BadRequestBody ─── MalformedJson, PayloadTooLarge, UnsupportedMediaType
-        ├── ValidationError
-        │   ├── UnknownField  ├── InvalidAmount  ├── UnsupportedCurrency
-        │   ├── WebhookUrlNotAllowed
-        │   └── UnknownValue (has .allowed)
-        │       ├── UnknownSessionType  ├── UnknownExpirationStrategy  ├── UnknownPlatform
-        │       ├── UnknownProduct  ├── UnknownCardType  ├── UnknownCloseReason
-        │       └── UnknownEventType ─── EventRenamed (has .renamed)
-        ├── TransferRejected ─── SelfTransfer, RecipientNotEligible, InsufficientFunds
-        ├── Conflict ─── CardAlreadyClosed, CardNotActive, KycLocked, DocumentRequestNotOpen
+        │   ├── SessionRequired: session-required
+        │   ├── InvalidSession: invalid-session
+        │   ├── SessionExpired: session-expired
+        │   ├── SessionSuperseded: session-superseded
+        │   ├── SessionTypeNotAllowed: session-type-not-allowed
+        │   ├── SessionNotBound: session-not-bound
+        │   ├── DeviceNotRecognized: device-not-recognized
+        │   ├── InvalidSessionTransition: invalid-session-transition
+        │   ├── NonceInvalid: nonce-invalid
+        │   └── InvalidDeviceKey: invalid-device-key
+        ├── InvalidEncryptedData: invalid-encrypted-data
+        ├── PiiMustBeEncrypted: pii-must-be-encrypted
+        ├── BadRequestBody
+        │   ├── MalformedJson: malformed-json
+        │   ├── PayloadTooLarge: payload-too-large
+        │   └── UnsupportedMediaType: unsupported-media-type
+        ├── ValidationError: validation-error
+        │   ├── UnknownField: unknown-field
+        │   ├── InvalidAmount: invalid-amount
+        │   ├── UnsupportedCurrency: unsupported-currency
+        │   ├── WebhookUrlNotAllowed: webhook-url-not-allowed
+        │   └── UnknownValue
+        │       ├── UnknownSessionType: unknown-session-type
+        │       ├── UnknownExpirationStrategy: unknown-expiration-strategy
+        │       ├── UnknownPlatform: unknown-platform
+        │       ├── UnknownProduct: unknown-product
+        │       ├── UnknownCardType: unknown-card-type
+        │       ├── UnknownCloseReason: unknown-close-reason
+        │       └── UnknownEventType: unknown-event-type
+        │           └── EventRenamed: event-renamed
+        ├── TransferRejected
+        │   ├── SelfTransfer: self-transfer
+        │   ├── RecipientNotEligible: recipient-not-eligible
+        │   └── InsufficientFunds: insufficient-funds
+        ├── Conflict
+        │   ├── CardAlreadyClosed: card-already-closed
+        │   ├── CardNotActive: card-not-active
+        │   ├── KycLocked: kyc-locked
+        │   └── DocumentRequestNotOpen: document-request-not-open
         ├── IdempotencyError
-        │   └── IdempotencyKeyRequired, IdempotencyKeyReused, IdempotencyKeyInUse,
-        │       IdempotencyKeyInvalid
-        ├── NotFound ─── AccountNotFound, PersonNotFound, CardNotFound, TransferNotFound,
-        │                DocumentRequestNotFound, SubscriptionNotFound
-        ├── InvalidControlToken         the simulator's control plane (/_sim)
-        ├── MethodNotAllowed
-        ├── EndpointRemoved
-        ├── EndpointDeprecated
-        ├── RateLimited
-        ├── ServiceUnavailable ─── InjectedFault
-        └── ServerError
+        │   ├── IdempotencyKeyRequired: idempotency-key-required
+        │   ├── IdempotencyKeyReused: idempotency-key-reused
+        │   ├── IdempotencyKeyInvalid: idempotency-key-invalid
+        │   └── IdempotencyKeyInUse: idempotency-key-in-use
+        ├── NotFound: not-found
+        │   ├── AccountNotFound: account-not-found
+        │   ├── PersonNotFound: person-not-found
+        │   ├── CardNotFound: card-not-found
+        │   ├── TransferNotFound: transfer-not-found
+        │   ├── DocumentRequestNotFound: document-request-not-found
+        │   └── SubscriptionNotFound: subscription-not-found
+        ├── InvalidControlToken: invalid-control-token
+        ├── MethodNotAllowed: method-not-allowed
+        ├── EndpointRemoved: endpoint-removed
+        ├── EndpointDeprecated: endpoint-deprecated
+        ├── RateLimited: rate-limited
+        ├── ServiceUnavailable: service-unavailable
+        │   └── InjectedFault: injected-fault
+        └── ServerError: internal-error
 
 Example::
 
@@ -708,6 +748,33 @@ class InjectedFault(ServiceUnavailable):
 class ServerError(ApiError):
     code = "internal-error"
     hint = "the server failed; report the request id"
+
+
+def tree(root: type[KitError] = KitError) -> str:
+    """The classes under ``root``, rendered: each under its first base, in the order defined,
+    with its other bases (``also``) and the problem code it stands for. The module docstring
+    holds a copy (a test keeps it current).
+
+        >>> print(tree(SessionError).splitlines()[1])
+        ├── SessionRequired: session-required
+    """
+    lines = [_label(root)]
+
+    def walk(cls: type[KitError], prefix: str) -> None:
+        children = [c for c in cls.__subclasses__() if c.__bases__[0] is cls and c.__module__ == __name__]
+        for i, child in enumerate(children):
+            last = i == len(children) - 1
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{_label(child)}")
+            walk(child, prefix + ("    " if last else "│   "))
+
+    walk(root, "")
+    return "\n".join(lines)
+
+
+def _label(cls: type[KitError]) -> str:
+    also = [base.__name__ for base in cls.__bases__[1:]]
+    code = vars(cls).get("code")
+    return cls.__name__ + (f" (also {', '.join(also)})" if also else "") + (f": {code}" if code else "")
 
 
 def _by_code() -> dict[str, type[ApiError]]:

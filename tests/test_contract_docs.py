@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from kit import register
-from kit.sim import contract
+from kit.sim import docgen
 from tests.client.sim_codes import sim_problem_codes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ NOT_A_CONTRACT_CODE = {"http-error"}
 
 @pytest.fixture(scope="module")
 def document() -> dict:
-    return contract.openapi_document()
+    return docgen.openapi_document()
 
 
 # --- the files are current ------------------------------------------------------------------------
@@ -38,7 +38,7 @@ def document() -> dict:
 
 def test_data_openapi_json_is_the_document_the_simulator_serves(document: dict) -> None:
     stored = (ROOT / "data" / "openapi.json").read_text(encoding="utf-8")
-    assert stored == contract.openapi_text(document), "stale: run python -m kit.sim.contract"
+    assert stored == docgen.openapi_text(document), "stale: run python -m kit.sim.docgen"
 
 
 def test_the_served_document_is_the_stored_one(http: httpx.Client) -> None:
@@ -48,14 +48,14 @@ def test_the_served_document_is_the_stored_one(http: httpx.Client) -> None:
 
 def test_docs_contract_md_is_current(document: dict) -> None:
     stored = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
-    assert stored == contract.contract_markdown(document), "stale: run python -m kit.sim.contract"
+    assert stored == docgen.contract_markdown(document), "stale: run python -m kit.sim.docgen"
 
 
 def test_the_check_command_finds_a_stale_file(tmp_path: Path) -> None:
-    assert contract.main(["--root", str(tmp_path)]) == 0  # writes both
-    assert contract.main(["--check", "--root", str(tmp_path)]) == 0
+    assert docgen.main(["--root", str(tmp_path)]) == 0  # writes both
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 0
     (tmp_path / "docs" / "contract.md").write_text("edited by hand\n", encoding="utf-8")
-    assert contract.main(["--check", "--root", str(tmp_path)]) == 1
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 1
 
 
 # --- coverage: routes, statuses, codes ----------------------------------------------------------
@@ -64,30 +64,30 @@ def test_the_check_command_finds_a_stale_file(tmp_path: Path) -> None:
 def test_every_route_and_success_is_covered_by_a_register_entry(document: dict) -> None:
     missing = [
         f"{method} {path} {status}"
-        for method, path, op in contract.operations(document)
+        for method, path, op in docgen.operations(document)
         for status in op["responses"]
-        if status.startswith("2") and not contract.covering_entries(method, path, status)
+        if status.startswith("2") and not docgen.covering_entries(method, path, status)
     ]
     assert not missing, f"no register entry covers: {missing}"
 
 
 def test_every_covered_route_exists(document: dict) -> None:
-    served = {(m, p, s) for m, p, op in contract.operations(document) for s in op["responses"]}
+    served = {(m, p, s) for m, p, op in docgen.operations(document) for s in op["responses"]}
     for entry in register.assumptions():
         for route in entry.get("covers", {}).get("routes", []):
-            assert any(contract.route_matches(route, *r) for r in served), (entry["id"], route)
+            assert any(docgen.route_matches(route, *r) for r in served), (entry["id"], route)
 
 
 def test_every_error_status_has_a_covered_code(document: dict) -> None:
-    statuses = {status for status, _ in contract.covered_codes()}
-    for method, path, op in contract.operations(document):
+    statuses = {status for status, _ in docgen.covered_codes()}
+    for method, path, op in docgen.operations(document):
         for status in op["responses"]:
             if not status.startswith("2"):
                 assert int(status) in statuses, f"{method} {path} {status}: no code of that status"
 
 
 def test_the_seeds_endpoints_are_served_or_removed(document: dict) -> None:
-    served = {(m, p) for m, p, _ in contract.operations(document)}
+    served = {(m, p) for m, p, _ in docgen.operations(document)}
     removed = {(e["method"], e["path"]) for e in register.spec()["removed_endpoints"]}
     for row in register.spec()["endpoint"]:
         key = (row["method"], row["path"])
@@ -102,18 +102,18 @@ def answerable_codes() -> set[str]:
 def test_every_code_the_simulator_can_answer_is_covered() -> None:
     answerable = answerable_codes()
     assert len(answerable) > 40  # the scan finds them (it is not vacuous)
-    missing = sorted(answerable - {code for _, code in contract.covered_codes()})
+    missing = sorted(answerable - {code for _, code in docgen.covered_codes()})
     assert not missing, f"codes without a register entry's covers.codes: {missing}"
 
 
 def test_every_covered_code_is_one_the_simulator_can_answer() -> None:
-    stale = sorted({code for _, code in contract.covered_codes()} - answerable_codes())
+    stale = sorted({code for _, code in docgen.covered_codes()} - answerable_codes())
     assert not stale, f"covers.codes the simulator never answers: {stale}"
 
 
 def test_the_named_issue_items_are_registered() -> None:
     """The inventions issue 13 listed, each decided by an entry (by what it covers or says)."""
-    codes = contract.covered_codes()
+    codes = docgen.covered_codes()
     for code in [
         (400, "invalid_scope"),
         (400, "idempotency-key-invalid"),
@@ -123,9 +123,9 @@ def test_the_named_issue_items_are_registered() -> None:
         (422, "insufficient-funds"),
     ]:
         assert code in codes, code
-    assert contract.covering_entries("DELETE", "/sessions", "204")
-    assert contract.covering_entries("GET", "/cards/{card_id}", "200")
-    assert contract.covering_entries("POST", "/p2p/transfers", "201")
+    assert docgen.covering_entries("DELETE", "/sessions", "204")
+    assert docgen.covering_entries("GET", "/cards/{card_id}", "200")
+    assert docgen.covering_entries("POST", "/p2p/transfers", "201")
     texts = {e["id"]: e["choice"] for e in register.assumptions()}
     assert any("card.expired" in t and "Deprecation" in t for t in texts.values())
     assert any("Other webhook events" in e["spec"] for e in register.assumptions())

@@ -2,20 +2,37 @@
 
 Enumerated fields are plain strings here and checked against the register by the routes,
 so that each has its own problem code and an ``allowed`` list (``unknown-close-reason``…).
+
+A record the simulator keeps (``kit.sim.state``) is shown by one :class:`Representation`:
+its fields are the OpenAPI schema and, read from the record, the answer's body.
+
+    >>> from datetime import UTC, datetime
+    >>> from kit.sim.state import Account
+    >>> at = datetime(2025, 1, 6, 9, tzinfo=UTC)
+    >>> AccountOut.wire(Account("acc_1", "p", "spending", Decimal("12.5"), at, ("d", "t")))
+    {'account_id': 'acc_1', 'product': 'spending', 'status': 'open', \
+'balance': {'value': '12.50', 'currency': 'USD'}, 'created_at': '2025-01-06T09:00:00Z'}
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kit import register
+from kit.sim.clock import format_time
+from kit.sim.state import Account, Card, DocumentRequest, InboundEvent, Person, Subscription, Transfer
 
 _A = register.value
 #: The bounds of request fields (A47): the register's values, never literals here.
 _SIZE = _A("A47")
 MONEY_PATTERN = _A("A19")["pattern"]
+CURRENCY: str = _A("A10")["currency"]
 if TYPE_CHECKING:
     TokenType = str
 else:  # the one token type the register names (A01), a constant of the schema
@@ -36,7 +53,88 @@ class Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class Problem(BaseModel):
+def money(amount: Decimal, currency: str = CURRENCY) -> dict[str, str]:
+    """Money on output: always two decimals (A19).
+
+    >>> money(Decimal("12.5"))
+    {'value': '12.50', 'currency': 'USD'}
+    """
+    return {"value": f"{amount.quantize(Decimal('0.01'))}", "currency": currency}
+
+
+def _maybe_time(value: datetime | None) -> str | None:
+    return None if value is None else format_time(value)
+
+
+@dataclass(frozen=True)
+class From:
+    """How a field's wire value comes from the record's attribute of the same name:
+    ``convert(value, *(the record's attributes named in also))``. Without it, as it is."""
+
+    convert: Callable[..., Any]
+    also: tuple[str, ...] = ()
+
+
+#: A time on the wire (RFC 3339, UTC, ``Z``) from the record's ``datetime``.
+Time = Annotated[str, From(format_time)]
+MaybeTime = Annotated[str | None, From(_maybe_time)]
+
+
+class Representation(BaseModel):
+    """How a kept record is shown, declared once: the fields (in their wire order) are the
+    OpenAPI schema, and :meth:`wire` reads them from a record of ``record=`` (a class keyword).
+
+    Each required field is the record's attribute of the same name (a :class:`From` in its
+    annotation converts it); a field with a default is not the record's: the route adds it
+    where it applies (a transfer's ``viewer_role``). Checked when the class is declared.
+    """
+
+    def __init_subclass__(cls, *, record: type, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # ``record`` is for the hook below, once the fields are known
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        record = kwargs.pop("record")
+        super().__pydantic_init_subclass__(**kwargs)
+        kept = {f.name for f in fields(record)}
+        plan: list[tuple[str, From | None]] = []
+        for name, info in cls.model_fields.items():
+            if not info.is_required():
+                continue
+            frm = next((m for m in info.metadata if isinstance(m, From)), None)
+            missing = {name, *(frm.also if frm else ())} - kept
+            if missing:
+                raise TypeError(f"{cls.__name__}: {record.__name__} has no {', '.join(sorted(missing))}")
+            plan.append((name, frm))
+        cls.wire = staticmethod(_written_out(plan))  # type: ignore[method-assign,assignment]
+
+    @classmethod
+    def wire(cls, record: Any) -> dict[str, Any]:
+        """``record`` as sent: this model's fields, in order, as JSON-ready values."""
+        raise TypeError(f"{cls.__name__} is not declared with a record")
+
+
+def _written_out(plan: list[tuple[str, From | None]]) -> Callable[[Any], dict[str, Any]]:
+    """The wire form as one dict display, written out as :mod:`dataclasses` writes ``__init__``:
+    as fast as a function written by hand (card reads and webhooks build one per answer)."""
+    scope: dict[str, Any] = {}
+    items = []
+    for i, (name, frm) in enumerate(plan):
+        value = f"record.{name}"
+        if frm is not None:
+            scope[f"convert{i}"] = frm.convert
+            value = f"convert{i}({', '.join([value, *(f'record.{other}' for other in frm.also)])})"
+        items.append(f"{name!r}: {value}")
+    exec(f"def wire(record):\n    return {{{', '.join(items)}}}\n", scope)
+    wire: Callable[[Any], dict[str, Any]] = scope["wire"]
+    return wire
+
+
+# The body of a problem answer (RFC 9457), which ``kit.sim.problems.Problem`` raises: the
+# ``Problem`` schema of the OpenAPI document (a docstring would become its description).
+class ProblemBody(BaseModel):
+    model_config = ConfigDict(title="Problem")
+
     type: str
     title: str
     status: int
@@ -107,12 +205,12 @@ class AccountCreate(Strict):
     product: str = _enum(_A("A10")["products"])
 
 
-class AccountOut(BaseModel):
+class AccountOut(Representation, record=Account):
     account_id: str
     product: str
     status: str
-    balance: Money
-    created_at: str
+    balance: Annotated[Money, From(money)]
+    created_at: Time
 
 
 class PersonCreate(Strict):
@@ -126,7 +224,7 @@ class PiiPlaintext(Lenient):
     national_id: str = Field(min_length=1, max_length=_SIZE["national_id_max_chars"])
 
 
-class PersonOut(BaseModel):
+class PersonOut(Representation, record=Person):
     person_id: str
     account_id: str
     status: str
@@ -164,7 +262,7 @@ class CardClose(Strict):
     reason: str | None = Field(default=None, json_schema_extra={"enum": [*_A("A15")["reasons"], None]})
 
 
-class CardOut(BaseModel):
+class CardOut(Representation, record=Card):
     card_id: str
     account_id: str
     type: str
@@ -172,7 +270,7 @@ class CardOut(BaseModel):
     last4: str
     expires_on: str
     close_reason: str | None
-    created_at: str
+    created_at: Time
 
 
 # --- inbound events ------------------------------------------------------------------------
@@ -182,12 +280,12 @@ class EventCreate(Strict):
     details: dict[str, Any] | None = None
 
 
-class EventOut(BaseModel):
+class EventOut(Representation, record=InboundEvent):
     event_id: str
     event_type: str
     account_id: str
     occurred_at: str | None
-    received_at: str
+    received_at: Time
 
 
 # --- P2P -----------------------------------------------------------------------------------
@@ -198,15 +296,15 @@ class TransferCreate(Strict):
     memo: str | None = Field(default=None, max_length=_SIZE["memo_max_chars"])
 
 
-class TransferOut(BaseModel):
+class TransferOut(Representation, record=Transfer):
     transfer_id: str
     status: str
     from_account_id: str
     to_person_id: str
-    amount: Money
+    amount: Annotated[Money, From(money, also=("currency",))]
     memo: str | None
-    created_at: str
-    viewer_role: str | None = None
+    created_at: Time
+    viewer_role: str | None = None  # added by a read (the role header's value, A18)
 
 
 # --- webhooks and document requests -------------------------------------------------------
@@ -219,7 +317,7 @@ class SubscriptionCreate(Strict):
     )
 
 
-class SubscriptionOut(BaseModel):
+class SubscriptionOut(Representation, record=Subscription):
     subscription_id: str
     url: str
     events: list[str]
@@ -229,14 +327,14 @@ class Jwks(BaseModel):
     keys: list[dict[str, Any]]
 
 
-class DocumentRequestOut(BaseModel):
+class DocumentRequestOut(Representation, record=DocumentRequest):
     document_request_id: str
     person_id: str
     account_id: str
     status: str
     document_type: str
-    created_at: str
-    completed_at: str | None
+    created_at: Time
+    completed_at: MaybeTime
 
 
 class DocumentRequestList(BaseModel):

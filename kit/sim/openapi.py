@@ -22,7 +22,7 @@ from pydantic.json_schema import models_json_schema
 
 from kit import register
 from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
-from kit.sim.models import OAuthErrorBody, Problem
+from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
@@ -96,7 +96,7 @@ def form_body() -> dict[str, Any]:
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """``responses`` entries for problem+json errors (the content type is fixed in :func:`install`)."""
-    return {status: {"model": Problem, "description": "Problem (RFC 9457)"} for status in statuses}
+    return {status: {"model": ProblemBody, "description": "Problem (RFC 9457)"} for status in statuses}
 
 
 def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -130,7 +130,9 @@ def install(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-_PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+#: The problem schema's name in the document (the wire contract's, whatever the model's).
+_PROBLEM = "Problem"
+_PROBLEM_REF = {"$ref": f"#/components/schemas/{_PROBLEM}"}
 # The token endpoint and the deprecated one (whose DELETE takes the bearer token it revokes).
 _LEGACY_PATH = register.spec()["deprecated_endpoints"][0]["path"]
 _TOKEN_PATHS = (TOKEN_PATH, _LEGACY_PATH)
@@ -155,9 +157,11 @@ def _refs(response: dict[str, Any]) -> list[str]:
 
 def _finish(schema: dict[str, Any]) -> None:
     """Problems as application/problem+json, security and the svc-* request headers."""
-    components = schema["components"]["schemas"]
-    for name in ("HTTPValidationError", "ValidationError"):
-        components.pop(name, None)
+    schema["components"]["schemas"] = {
+        _PROBLEM if name == ProblemBody.__name__ else name: component
+        for name, component in schema["components"]["schemas"].items()
+        if name not in ("HTTPValidationError", "ValidationError")
+    }
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             responses = operation.get("responses", {})
@@ -167,7 +171,7 @@ def _finish(schema: dict[str, Any]) -> None:
             for status, response in responses.items():
                 refs = _refs(response)
                 if status.startswith(("4", "5")) and any(
-                    r.endswith(("/Problem", "/HTTPValidationError")) for r in refs
+                    r.endswith((f"/{ProblemBody.__name__}", "/HTTPValidationError")) for r in refs
                 ):
                     response["content"] = {PROBLEM_MEDIA_TYPE: {"schema": _PROBLEM_REF}}
                     response["description"] = "Problem (RFC 9457)"

@@ -32,11 +32,11 @@ handler names what shapes its answer with :meth:`Call.uses`; every problem+json 
 A21 (``kit.sim.middleware``). An idempotent replay repeats the stored answer's list.
 
     >>> async def get_card(request: Request, card_id: str) -> Response:  # doctest: +SKIP
-    ...     def handle(call: Call) -> Reply:
+    ...     def handle(call: Call) -> RouteReply:
     ...         card = call.find_card(card_id)  # 7
     ...         call.require_bound_to_account(call.find_account(card.account_id))  # 8
     ...         call.uses("A35")
-    ...         return Reply(200, card_out(card))
+    ...         return RouteReply(200, CardOut.wire(card))
     ...     return await run(request, handle)
 """
 
@@ -92,7 +92,7 @@ Idempotency = Literal["optional", "required", "none"]
 
 
 @dataclass
-class Reply:
+class RouteReply:
     """What a handler answers: status, JSON body and extra headers."""
 
     status: int
@@ -105,7 +105,7 @@ class Reply:
 
 async def run(
     request: Request,
-    handler: Callable[[Call], Reply],
+    handler: Callable[[Call], RouteReply],
     *,
     idempotency: Idempotency = "optional",
     check_session: bool = True,
@@ -638,7 +638,7 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
         )
 
 
-def _json_response(reply: Reply) -> Response:
+def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
     content = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+import re
+import textwrap
 from pathlib import Path
 
 import httpx
@@ -100,6 +102,22 @@ def test_by_code_is_read_from_the_classes() -> None:
     coded = {c for c in classes if vars(c).get("code")}
     assert set(by_code.values()) == coded
     assert errors.SessionError.code == "" and "" not in by_code  # a family has no code of its own
+
+
+def test_the_tree_shows_every_class_once_under_its_base() -> None:
+    rows = [re.sub(r"^[│├└─ ]*", "", line) for line in errors.tree().splitlines()]
+    names = [re.match(r"\w+", row).group(0) for row in rows]  # type: ignore[union-attr]
+    kinds = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.KitError)]
+    classes = {c.__name__ for c in kinds}
+    assert sorted(names) == sorted(classes)
+    assert "    │   └── InvalidClient: invalid_client" in errors.tree().splitlines()
+    assert "NotAvailable (also AttributeError)" in rows
+
+
+def test_the_tree_in_the_docstring_is_the_classes_tree() -> None:
+    """A class added, moved or given another code changes tree(): paste it into the docstring."""
+    block = (errors.__doc__ or "").split("stands for::\n\n", 1)[1].split("\n\n", 1)[0]
+    assert textwrap.dedent(block) == errors.tree(), "kit.errors' docstring: paste print(errors.tree())"
 
 
 def _unknown_to_the_client(codes: set[str]) -> list[str]:

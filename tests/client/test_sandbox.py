@@ -11,7 +11,7 @@ import kit
 from kit import env
 from kit.auth import fetch_token
 from kit.sensitive import Sensitive
-from kit.sim.launcher import serve_process
+from tests.support.launcher import serve_process
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ import pytest
 
 from kit import env
 from kit.sim.crypto import ServerKeys
-from kit.sim.launcher import Served, serve_process
+from tests.support.launcher import Served, serve_process
 
 pytestmark = pytest.mark.slow
 

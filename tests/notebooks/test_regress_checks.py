@@ -12,10 +12,10 @@ import pytest
 
 from kit.notebook import NEEDS
 from kit.regress.model import EXIT_FAILED, EXIT_OK
-from kit.sim.launcher import Served
 from tests.notebooks.helpers import run_cli
 from tests.notebooks.test_regress_drift import notebook, run_sandbox
 from tests.sandbox.conftest import sandbox_server
+from tests.support.launcher import Served
 
 pytestmark = pytest.mark.papermill
 

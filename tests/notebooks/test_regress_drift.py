@@ -14,10 +14,10 @@ import pytest
 
 from kit import fixtures, register
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK
-from kit.sim.launcher import Served
 from tests.notebooks.helpers import load, run_cli
 from tests.sandbox.conftest import point_at, sandbox_server
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
+from tests.support.launcher import Served
 
 pytestmark = pytest.mark.papermill
 

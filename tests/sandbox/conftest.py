@@ -17,7 +17,7 @@ import pytest
 import kit
 import kit.notebook
 from kit import env
-from kit.sim.launcher import Served, serve_process
+from tests.support.launcher import Served, serve_process
 
 CLIENT_ID, CLIENT_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.items()))
 

@@ -13,9 +13,9 @@ import kit.notebook
 from kit import register
 from kit.errors import ContractDrift
 from kit.lab.journeys import onboard
-from kit.sim.launcher import Served
 from tests.sandbox.conftest import point_at
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
+from tests.support.launcher import Served
 
 VERSION = str(register.spec()["version"])
 #: The four drifts of the stand-in: a type, a required field, the version, an undocumented status.

@@ -16,8 +16,8 @@ import pytest
 
 import kit
 from kit.notebook import COMPANION, NEEDS, check, results
-from kit.sim.launcher import serve_process
 from tests.sandbox.conftest import point_at
+from tests.support.launcher import serve_process
 
 
 def _closed_card(api: kit.Client) -> str:

@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from kit.env import SIM_CONTROL_TOKEN
-from kit.sim.launcher import serve_process
 from tests.sim.helpers.contract import API_VERSION
 from tests.sim.helpers.encryption import Device
 from tests.sim.helpers.journeys import new_session
 from tests.sim.helpers.wire import call, init_data, partner_token, wait_until
+from tests.support.launcher import serve_process
 
 
 @pytest.fixture(scope="module")

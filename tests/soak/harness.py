@@ -26,11 +26,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kit.sim.launcher import serve_process
 from tests.soak.memory import Growth, Sample, children, cpu_seconds, growth, sample
 from tests.soak.receiver import Receiver
 from tests.soak.traffic import OPERATIONS, PARTNERS, Device, Traffic
 from tests.soak.wire import Pool
+from tests.support.launcher import serve_process
 
 WEEK_SECONDS = 7 * 86400
 TOKEN_REFRESH_SECONDS = 12 * 3600  # tokens live a day (A01): devices take a new one at half-life

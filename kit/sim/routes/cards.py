@@ -16,9 +16,8 @@ from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem
-from kit.sim.routes.common import card_out
 from kit.sim.runtime import Sim
 from kit.sim.state import Card
 
@@ -43,10 +42,10 @@ def expiry_instant(expires_on_date: str) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
-def _card(call: Call, card: Card, status: int = 200) -> Reply:
+def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
     """A card answer: its representation (A35) with its expiry (A14)."""
     call.uses("A14", "A35")
-    return Reply(status, card_out(card))
+    return RouteReply(status, CardOut.wire(card))
 
 
 @declare(
@@ -60,7 +59,7 @@ def _card(call: Call, card: Card, status: int = 200) -> Reply:
     summary="Issue a card on an account",
 )
 async def create_card(request: Request, account_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
         req = call.body_as(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)}, uses=("A13", "A35"))
         card_id = call.state.ids.next("card")
@@ -77,7 +76,7 @@ async def create_card(request: Request, account_id: str) -> Response:
 
 @declare(router, "GET", "/cards/{card_id}", CardOut, errors=(403, 404), summary="Read a card")
 async def get_card(request: Request, card_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
         return _card(call, card)
@@ -96,7 +95,7 @@ async def get_card(request: Request, card_id: str) -> Response:
     summary="Close a card, optionally with a reason (1.2.0); emits card.closed",
 )
 async def close_card(request: Request, card_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
         req = call.body_as(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)}, uses=("A15",))
@@ -110,7 +109,7 @@ async def close_card(request: Request, card_id: str) -> Response:
                 assumptions=("A14", "A16"),
             )
         card.status, card.close_reason, card.closed_at = "closed", req.reason, call.now
-        call.emit("card.closed", card_out(card))
+        call.emit("card.closed", CardOut.wire(card))
         call.uses("A16")
         return _card(call, card)
 
@@ -124,4 +123,4 @@ def expire_cards(sim: Sim) -> None:
     for card in state.cards.values():
         if card.status == "active" and state.now >= card.expires_at:
             card.status = "expired"
-            sim.emit(card.partner, "card.expired", card_out(card))
+            sim.emit(card.partner, "card.expired", CardOut.wire(card))

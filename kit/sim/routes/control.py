@@ -14,10 +14,9 @@ from fastapi.responses import JSONResponse
 
 from kit import env, register
 from kit.sim.clock import format_time
-from kit.sim.models import AdvanceIn, FaultIn, FundIn, ResetIn
+from kit.sim.models import AdvanceIn, DocumentRequestOut, FaultIn, FundIn, ResetIn, TransferOut, money
 from kit.sim.pipeline import read_json
 from kit.sim.problems import Problem, not_found, validation_problem
-from kit.sim.routes.common import document_request_out, money, transfer_out
 from kit.sim.routes.p2p import parse_amount
 from kit.sim.runtime import Sim
 from kit.sim.schema import M, parse_model
@@ -116,8 +115,8 @@ async def create_document_request(request: Request, person_id: str) -> dict[str,
         state.now,
     )
     state.document_requests[doc.document_request_id] = doc
-    sim.emit(person.partner, "document_request.created", document_request_out(doc))
-    return document_request_out(doc)
+    sim.emit(person.partner, "document_request.created", DocumentRequestOut.wire(doc))
+    return DocumentRequestOut.wire(doc)
 
 
 @router.post("/accounts/{account_id}/fund")
@@ -202,6 +201,6 @@ async def ledger(request: Request) -> JSONResponse:
             "accounts": [
                 {"account_id": a.account_id, "balance": money(a.balance)} for a in state.accounts.values()
             ],
-            "transfers": [transfer_out(t) for t in state.transfers.values()],
+            "transfers": [TransferOut.wire(t) for t in state.transfers.values()],
         }
     )

@@ -10,9 +10,8 @@ from fastapi import APIRouter, Request, Response
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
-from kit.sim.routes.common import document_request_out
 
 router = APIRouter(tags=["document requests"], route_class=PlainRoute)
 
@@ -26,12 +25,12 @@ router = APIRouter(tags=["document requests"], route_class=PlainRoute)
     summary="List a person's document requests",
 )
 async def list_document_requests(request: Request, person_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.require_session("account", "person")
         call.bound_account(call.find_person(person_id).account_id)
         docs = [d for d in call.state.document_requests.values() if d.person_id == person_id]
         call.uses("A26")
-        return Reply(200, {"document_requests": [document_request_out(d) for d in docs]})
+        return RouteReply(200, {"document_requests": [DocumentRequestOut.wire(d) for d in docs]})
 
     return await run(request, handle)
 
@@ -46,7 +45,7 @@ async def list_document_requests(request: Request, person_id: str) -> Response:
     summary="Submit the requested document (encrypted); emits document_request.completed",
 )
 async def submit_document(request: Request, document_request_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.require_session("account", "person")
         doc = call.state.document_requests.get(document_request_id)
         if doc is None or doc.partner != call.partner:
@@ -62,7 +61,7 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
                 assumptions=("A26",),
             )
         doc.status, doc.completed_at = "completed", call.now
-        call.emit("document_request.completed", document_request_out(doc))
-        return Reply(200, document_request_out(doc))
+        call.emit("document_request.completed", DocumentRequestOut.wire(doc))
+        return RouteReply(200, DocumentRequestOut.wire(doc))
 
     return await run(request, handle)

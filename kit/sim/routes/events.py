@@ -9,7 +9,7 @@ from kit.sim.clock import format_time, parse_time
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import EventCreate, EventOut
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import validation_problem
 from kit.sim.state import InboundEvent
 
@@ -28,7 +28,7 @@ EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
     summary="Send an inbound account event (one of the eight allowed types)",
 )
 async def send_event(request: Request, account_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
         req = call.body_as(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)}, uses=("A17",))
         occurred_at = None
@@ -48,15 +48,6 @@ async def send_event(request: Request, account_id: str) -> Response:
             call.now,
         )
         call.state.inbound_events[event.event_id] = event
-        return Reply(
-            202,
-            {
-                "event_id": event.event_id,
-                "event_type": event.event_type,
-                "account_id": event.account_id,
-                "occurred_at": occurred_at,
-                "received_at": format_time(event.received_at),
-            },
-        )
+        return RouteReply(202, EventOut.wire(event))
 
     return await run(request, handle)

@@ -28,9 +28,8 @@ from kit.sim.models import (
     PiiPlaintext,
 )
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.routes.common import account_out
 from kit.sim.state import Account, Person, Session
 
 router = APIRouter(tags=["onboarding and KYC"], route_class=PlainRoute)
@@ -53,7 +52,7 @@ YEAR_TEXT, MONTH_TEXT, NATIONAL_ID_TEXT = _KYC["question_texts"]
     summary="Create an account (anonymous session); binds the device to it",
 )
 async def create_account(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("anonymous")
         req = call.body_as(AccountCreate, {"product": ("unknown-product", PRODUCTS)}, uses=("A10",))
         account = Account(
@@ -68,7 +67,7 @@ async def create_account(request: Request) -> Response:
         account.device_keys[session.device] = session.device_key
         call.state.accounts[account.account_id] = account
         call.uses("A09", "A19")  # the device is bound to it; the balance is money
-        return Reply(201, account_out(account))
+        return RouteReply(201, AccountOut.wire(account))
 
     return await run(request, handle)
 
@@ -134,7 +133,7 @@ def _bound_for_onboarding(call: Call, session: Session, account: Account) -> Non
     summary="Add a person to an account; PII only inside encrypted_pii",
 )
 async def create_person(request: Request, account_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("anonymous", "account", "person")
         account = call.find_account(account_id)
         _bound_for_onboarding(call, session, account)
@@ -151,10 +150,9 @@ async def create_person(request: Request, account_id: str) -> Response:
         person_id = call.state.ids.next("per")
         questions, answers = _questions(call.state.ids, person_id, born, pii.national_id)
         # Only the derived questions and answers are kept, never the PII itself.
-        call.state.persons[person_id] = Person(
-            person_id, call.partner, account.account_id, call.now, questions, answers
-        )
-        return Reply(201, {"person_id": person_id, "account_id": account.account_id, "status": "kyc_pending"})
+        person = Person(person_id, call.partner, account.account_id, call.now, questions, answers)
+        call.state.persons[person_id] = person
+        return RouteReply(201, PersonOut.wire(person))
 
     return await run(request, handle)
 
@@ -185,13 +183,13 @@ def _kyc_person(call: Call, person_id: str) -> tuple[Session, Person]:
     summary="KYC identity questions, encrypted to the session's device key",
 )
 async def kyc_questions(request: Request, person_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session, person = _kyc_person(call, person_id)
         if person.status == "locked":
             raise _locked()
         payload = {"questions": person.questions}
         call.uses("A12")
-        return Reply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
+        return RouteReply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
 
     return await run(request, handle)
 
@@ -206,7 +204,7 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
     summary="Submit KYC answers, encrypted to the server key",
 )
 async def kyc_answers(request: Request, person_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         _, person = _kyc_person(call, person_id)
         req = call.body_as(KycAnswersCreate, uses=("A12",))
         plain = call.decrypt_as(
@@ -232,7 +230,7 @@ async def kyc_answers(request: Request, person_id: str) -> Response:
                 if person.failed_attempts >= MAX_FAILED:
                     person.status = "locked"
         status = "established" if person.status == "established" else "failed"
-        return Reply(
+        return RouteReply(
             200,
             {
                 "person_id": person.person_id,

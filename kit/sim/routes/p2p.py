@@ -16,9 +16,8 @@ from kit import register
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
-from kit.sim.routes.common import transfer_out
 from kit.sim.schema import parse_model
 from kit.sim.state import Transfer
 
@@ -68,7 +67,7 @@ def _unprocessable(code: str, detail: str) -> Problem:
     summary="Send money to another person (person session of the sender; Idempotency-Key)",
 )
 async def create_transfer(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("person")
         source_id = call.body.get("from_account_id") if isinstance(call.body, dict) else None
         if isinstance(source_id, str):
@@ -102,15 +101,15 @@ async def create_transfer(request: Request) -> Response:
             created_at=call.now,
         )
         call.state.transfers[transfer.transfer_id] = transfer
-        return _transfer(call, 201, transfer_out(transfer), "sender")
+        return _transfer(call, 201, TransferOut.wire(transfer), "sender")
 
     return await run(request, handle, idempotency="required")
 
 
-def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Reply:
+def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> RouteReply:
     """A transfer answer (A36), its money (A19) and the role header (A18)."""
     call.uses("A18", "A19", "A36")
-    return Reply(status, body, {ROLE_HEADER: role})
+    return RouteReply(status, body, {ROLE_HEADER: role})
 
 
 @declare(
@@ -122,7 +121,7 @@ def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Re
     summary="Read a transfer as its sender or its receiver",
 )
 async def get_transfer(request: Request, transfer_id: str) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         session = call.require_session("person")
         transfer = call.state.transfers.get(transfer_id)
         role = None
@@ -133,6 +132,6 @@ async def get_transfer(request: Request, transfer_id: str) -> Response:
                 role = "receiver"
         if transfer is None or role is None:
             raise not_found("transfer", "A18", "A30")
-        return _transfer(call, 200, {**transfer_out(transfer), "viewer_role": role}, role)
+        return _transfer(call, 200, {**TransferOut.wire(transfer), "viewer_role": role}, role)
 
     return await run(request, handle)

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Request, Response
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, device_key, encrypt_to_device
+from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, ECKey, device_key, encrypt_to_device
 from kit.sim.fastpath import PlainRoute
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, load_session, run, session_expires_at
+from kit.sim.pipeline import Call, RouteReply, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.state import Nonce, Session
+from kit.sim.state import DeviceId, Nonce, Session
 
 router = APIRouter(tags=["sessions"], route_class=PlainRoute)
 _INIT = register.value("A04")
@@ -39,12 +41,12 @@ _NEXT_TYPE = {"anonymous": "account", "account": "person"}
     summary="Key information for the client SDK (call before POST /sessions)",
 )
 async def init_data(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.uses("A04")
         nonce = secrets.token_urlsafe(24)
         expires = call.state.clock.after(int(_INIT["nonce_lifetime_seconds"]))
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
-        return Reply(
+        return RouteReply(
             200,
             {
                 "jwks": call.state.keys.encryption_jwks(),
@@ -72,8 +74,20 @@ def _not_recognized() -> Problem:
     )
 
 
-def _create(call: Call) -> Reply:
-    state = call.state
+class _Owner(NamedTuple):
+    """Whose the new session is: its account and person (None: not yet), and whether it is
+    opened directly for a device bound to them (then its token is encrypted to the device key)."""
+
+    account_id: str | None = None
+    person_id: str | None = None
+    direct: bool = False
+
+
+def _create(call: Call) -> RouteReply:
+    """``POST /sessions``, step by step in the order of its checks (``kit.sim.pipeline``): the
+    body (10), its decrypted plaintext (11) with the nonce, spent as soon as it decrypts, and
+    the device key, the plaintext's schema (12), then the state (13): the device's rate, and the
+    promotion of the current session or the device's binding. All passed: the session is issued."""
     request = call.body_as(
         SessionCreate,
         {
@@ -82,7 +96,28 @@ def _create(call: Call) -> Reply:
         },
         uses=("A05", "A06"),
     )
+    kind = request.session_type
     data = call.decrypt("encrypted_data", request.encrypted_data)
+    _spend_nonce(call, data)
+    key, thumbprint = _device_key(call, data)
+    device_id, wanted_id = _plaintext(call, data, kind)
+    device = (device_id, thumbprint)
+    count_start = _within_rate(call, device_id)
+    current = call.session
+    if current is not None:
+        owner = _promotion(call, current, kind, wanted_id or "", device)
+    elif kind != "anonymous":
+        owner = _bound_device(call, kind, wanted_id or "", device)
+    else:
+        owner = _Owner()
+    count_start()
+    return _issue(call, request, device, key, owner)
+
+
+def _spend_nonce(call: Call, data: dict[str, Any]) -> None:
+    """The plaintext's nonce: this partner's, unused and unexpired (A04). Used up once the JWE
+    decrypts, whatever happens next; forgotten at once (A50)."""
+    state = call.state
     nonce = state.nonces.get(data["nonce"]) if isinstance(data.get("nonce"), str) else None
     if nonce is None or nonce.partner != call.partner or nonce.used or state.now >= nonce.expires_at:
         raise Problem(
@@ -91,12 +126,15 @@ def _create(call: Call) -> Reply:
             "The nonce is unknown, used or expired; fetch new init data and encrypt again.",
             assumptions=("A04",),
         )
-    # Used up once the JWE decrypts, whatever happens next (A04); forgotten at once (A50).
     nonce.used = True
     del state.nonces[data["nonce"]]
-    call.uses("A09")  # the device: its id and its key's thumbprint
+
+
+def _device_key(call: Call, data: dict[str, Any]) -> tuple[ECKey, str]:
+    """The device's public key and its thumbprint, which names the device with its id (A09)."""
+    call.uses("A09")
     try:
-        key, thumbprint = device_key(data.get("device_jwks"))
+        return device_key(data.get("device_jwks"))
     except DeviceKeyError:
         raise Problem(
             400,
@@ -104,6 +142,11 @@ def _create(call: Call) -> Reply:
             "device_jwks must hold exactly one public EC P-256 key (no 'd').",
             assumptions=("A09",),
         ) from None
+
+
+def _plaintext(call: Call, data: dict[str, Any], kind: str) -> tuple[str, str | None]:
+    """The plaintext's schema: the device's id, and the account or person a session of ``kind``
+    is for (required unless anonymous; None for an anonymous session)."""
     plain = call.parse_plaintext(
         "encrypted_data",
         SessionPlaintext,
@@ -111,17 +154,20 @@ def _create(call: Call) -> Reply:
         {"device.platform": ("unknown-platform", PLATFORMS)},
         uses=("A05",),
     )
-    kind = request.session_type
     wanted_id = {"account": plain.account_id, "person": plain.person_id}.get(kind)
     if kind != "anonymous" and not wanted_id:
         field = "account_id" if kind == "account" else "person_id"
         raise validation_problem(
             [{"field": "/encrypted_data", "message": f"/{field}: required for a {kind} session"}]
         )
-    device = (plain.device.device_id, thumbprint)
+    return plain.device.device_id, wanted_id
 
-    # 13. state: rate, then the transition or the device binding.
-    window = state.session_starts.setdefault((call.partner, device[0]), [])
+
+def _within_rate(call: Call, device_id: str) -> Callable[[], None]:
+    """The device's sessions in the last window stay under the limit (A32); gives what counts
+    the new one in, once issued."""
+    state = call.state
+    window = state.session_starts.setdefault((call.partner, device_id), [])
     recent = [t for t in window if state.now - t < RATE_WINDOW]
     if len(recent) >= MAX_PER_WINDOW:
         raise Problem(
@@ -131,46 +177,57 @@ def _create(call: Call) -> Reply:
             headers={"Retry-After": str(int(RATE_WINDOW.total_seconds()))},
             assumptions=("A32",),
         )
-    current = call.session
-    account_id = person_id = None
-    direct = False
-    if current is not None:
-        call.uses("A07")
-        if _NEXT_TYPE.get(current.session_type) != kind:
-            raise _transition_refused(
-                f"The current session is {current.session_type}; it can only be promoted to "
-                f"{_NEXT_TYPE.get(current.session_type, 'nothing further')}, one step at a time."
-            )
-        if current.device != device:
-            raise _transition_refused("A promotion must come from the same device and device key.")
-        if kind == "account":
-            account = state.account(call.partner, wanted_id or "")
-            if account is None or account.created_by != device:
-                raise _transition_refused("The account must have been created by this device's session.")
-            account_id = account.account_id
-        else:
-            person = state.person(call.partner, wanted_id or "")
-            if person is None or person.account_id != current.account_id:
-                raise _transition_refused("The person must belong to the session's account.")
-            if person.status != "established":
-                raise _transition_refused("The person's KYC must be established before promotion.")
-            person_id, account_id = person.person_id, person.account_id
-    elif kind != "anonymous":
-        call.uses("A08")
-        direct = True
-        holder = (
-            state.account(call.partner, wanted_id or "")
-            if kind == "account"
-            else state.person(call.partner, wanted_id or "")
-        )
-        if holder is None or device not in holder.bound_devices:
-            raise _not_recognized()
-        if kind == "account":
-            account_id = wanted_id
-        else:
-            person_id, account_id = wanted_id, holder.account_id  # type: ignore[union-attr]
 
-    # All checks passed: change state.
+    def count_start() -> None:
+        window[:] = [*recent, state.now]
+
+    return count_start
+
+
+def _promotion(call: Call, current: Session, kind: str, wanted_id: str, device: DeviceId) -> _Owner:
+    """The current session promoted one step, from the same device, to an account its device
+    created or to that account's established person (A07)."""
+    call.uses("A07")
+    if _NEXT_TYPE.get(current.session_type) != kind:
+        raise _transition_refused(
+            f"The current session is {current.session_type}; it can only be promoted to "
+            f"{_NEXT_TYPE.get(current.session_type, 'nothing further')}, one step at a time."
+        )
+    if current.device != device:
+        raise _transition_refused("A promotion must come from the same device and device key.")
+    if kind == "account":
+        account = call.state.account(call.partner, wanted_id)
+        if account is None or account.created_by != device:
+            raise _transition_refused("The account must have been created by this device's session.")
+        return _Owner(account_id=account.account_id)
+    person = call.state.person(call.partner, wanted_id)
+    if person is None or person.account_id != current.account_id:
+        raise _transition_refused("The person must belong to the session's account.")
+    if person.status != "established":
+        raise _transition_refused("The person's KYC must be established before promotion.")
+    return _Owner(account_id=person.account_id, person_id=person.person_id)
+
+
+def _bound_device(call: Call, kind: str, wanted_id: str, device: DeviceId) -> _Owner:
+    """Without a current session, an account or person session only for a device bound to it (A08)."""
+    call.uses("A08")
+    holder = (
+        call.state.account(call.partner, wanted_id)
+        if kind == "account"
+        else call.state.person(call.partner, wanted_id)
+    )
+    if holder is None or device not in holder.bound_devices:
+        raise _not_recognized()
+    if kind == "account":
+        return _Owner(account_id=wanted_id, direct=True)
+    return _Owner(account_id=holder.account_id, person_id=wanted_id, direct=True)
+
+
+def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, owner: _Owner) -> RouteReply:
+    """All checks passed: the new session, in force for this answer; the current one superseded,
+    and a person it was promoted to bound to the device. A session opened directly for a bound
+    device has its token encrypted to the device key (proof of possession)."""
+    state, current, kind = call.state, call.session, request.session_type
     token = "ses_" + secrets.token_urlsafe(32)
     session = Session(
         token=token,
@@ -182,15 +239,14 @@ def _create(call: Call) -> Reply:
         created_at=state.now,
         chain_start=current.chain_start if current else state.now,
         last_used=state.now,
-        account_id=account_id,
-        person_id=person_id,
+        account_id=owner.account_id,
+        person_id=owner.person_id,
     )
     state.sessions[token] = session
-    window[:] = [*recent, state.now]
     if current is not None:
         current.superseded = True
-        if kind == "person" and person_id:
-            person = state.persons[person_id]
+        if kind == "person" and owner.person_id:
+            person = state.persons[owner.person_id]
             person.bound_devices.add(device)
             person.device_keys[device] = key
     call.session_in_force = session
@@ -200,12 +256,11 @@ def _create(call: Call) -> Reply:
         "expires_at": format_time(session_expires_at(session)),
         "device_id": device[0],
     }
-    if direct:
-        # Proof of possession: only the holder of the registered device key can read it.
+    if owner.direct:
         answer["encrypted_session_token"] = encrypt_to_device(key, {"session_token": token})
     else:
         answer["session_token"] = token
-    return Reply(201, answer)
+    return RouteReply(201, answer)
 
 
 @declare(
@@ -225,7 +280,7 @@ async def create_session(request: Request) -> Response:
 
 @declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
 async def end_session(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.uses("A34")
         token = call.request.headers.get(SESSION_ID)
         if token is None:
@@ -236,6 +291,6 @@ async def end_session(request: Request) -> Response:
             load_session(call.state, call.partner, token)
         assert session is not None
         session.ended = True
-        return Reply(204)
+        return RouteReply(204)
 
     return await run(request, handle, check_session=False)

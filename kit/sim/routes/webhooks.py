@@ -15,7 +15,7 @@ from kit.env import is_loopback
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, Reply, run
+from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Subscription
 
@@ -35,7 +35,7 @@ RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
     summary="Subscribe a URL to webhook events",
 )
 async def subscribe(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         req = call.body_as(SubscriptionCreate, uses=("A23",))
         renamed = {name: RENAMED[name] for name in req.events if name in RENAMED}
         if renamed:
@@ -74,15 +74,15 @@ async def subscribe(request: Request) -> Response:
             call.state.ids.next("sub"), call.partner, req.url, list(dict.fromkeys(req.events)), call.now
         )
         call.state.subscriptions[sub.subscription_id] = sub
-        return Reply(201, {"subscription_id": sub.subscription_id, "url": sub.url, "events": sub.events})
+        return RouteReply(201, SubscriptionOut.wire(sub))
 
     return await run(request, handle)
 
 
 @declare(router, "GET", "/webhooks/jwks", Jwks, summary="Public keys that verify svc-webhook-signature")
 async def jwks(request: Request) -> Response:
-    def handle(call: Call) -> Reply:
+    def handle(call: Call) -> RouteReply:
         call.uses("A24")
-        return Reply(200, call.state.keys.signing_jwks())
+        return RouteReply(200, call.state.keys.signing_jwks())
 
     return await run(request, handle)

@@ -1,5 +1,5 @@
 """``kit serve`` in a subprocess, run as users run it: the one launcher the tests and the
-benchmarks share.
+benchmarks share (``from tests.support.launcher import serve_process``, from the repository root).
 
 The server prints ``Serving on http://127.0.0.1:PORT`` as its first line once it listens;
 :func:`serve_process` waits for that line (bounded), hands back the base URL and the process,
@@ -22,8 +22,8 @@ from typing import IO, Any
 
 __all__ = ["Served", "serve_process", "stop"]
 
-#: The folder that holds the ``kit`` package: ``python -m kit`` runs from there.
-_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+#: The repository's root, which holds the ``kit`` package: ``python -m kit`` runs from there.
+_ROOT = Path(__file__).resolve().parents[2]
 _FIRST_LINE = re.compile(r"Serving on (http://127\.0\.0\.1:\d+)\s*")
 _STOP_TIMEOUT_S = 10.0
 _KILL_TIMEOUT_S = 5.0
@@ -129,7 +129,7 @@ def serve_process(
     ]
     process = subprocess.Popen(
         [*command, *args],
-        cwd=_PACKAGE_PARENT,
+        cwd=_ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,0 +1,1 @@
+"""What tests and benchmarks share beyond one folder: the ``kit serve`` launcher."""
