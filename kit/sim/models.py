@@ -367,3 +367,30 @@ class FaultIn(Strict):
     when: Literal["before_commit", "after_commit"] = "before_commit"
     retry_after: int | None = Field(default=None, ge=0, le=_SIZE["fault_retry_after_max_seconds"])
     latency_ms: int | None = Field(default=None, ge=0, le=_SIZE["fault_latency_max_ms"])
+
+
+# --- 1.1.0 only (A27): savings close (A60) and Refer a Friend (A61), removed in 1.2.0 ----------
+
+
+class EmptyBody(Strict):
+    """A body with no fields (absent, ``{}`` or empty): any field is 422 unknown-field."""
+
+
+class SavingsCloseOut(BaseModel):
+    account_id: str
+    savings_status: Literal["closed"]
+
+
+class ReferralCodeOut(BaseModel):
+    account_id: str
+    referral_code: str
+
+
+class ReferralCreate(Strict):
+    referral_code: str = Field(max_length=64)
+
+
+class ReferralOut(BaseModel):
+    account_id: str
+    referral_code: str
+    status: Literal["accepted"]

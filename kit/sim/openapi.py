@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from kit import register
+from kit.sim import versions
 from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
 from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
@@ -124,7 +125,9 @@ def install(app: FastAPI) -> None:
                 "clientBasic": {"type": "http", "scheme": "basic"},
             }
             _finish(schema)
-            app.openapi_schema = schema
+            # One document per version (A27); /openapi.json is the default's.
+            app.state.openapi_documents = {v: versions.document(schema, v) for v in versions.SUPPORTED}
+            app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

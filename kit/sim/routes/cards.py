@@ -13,6 +13,7 @@ from datetime import UTC, datetime, time, timedelta
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
@@ -61,7 +62,8 @@ def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
 async def create_card(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
-        req = call.body_as(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)}, uses=("A13", "A35"))
+        types = versions.card_types(call.version)  # change 3
+        req = call.body_as(CardCreate, {"type": ("unknown-card-type", types)}, uses=("A13", "A35"))
         card_id = call.state.ids.next("card")
         last4 = f"{call.state.ids.rng('last4', card_id).randrange(10_000):04d}"
         on = expires_on(call.now, req.type)
@@ -98,7 +100,11 @@ async def close_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
-        req = call.body_as(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)}, uses=("A15",))
+        if versions.close_takes_reason(call.version):  # change 2
+            req = call.body_as(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)}, uses=("A15",))
+        else:
+            call.body_as(versions.CardClosePrevious)  # 1.1.0: no reason (unknown-field)
+            req = CardClose()
         if card.status == "closed":
             raise Problem(409, "card-already-closed", "The card is already closed.", assumptions=("A16",))
         if card.status != "active":
