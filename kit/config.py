@@ -58,6 +58,7 @@ class Config:
     access_token: Sensitive[str] | None = field(default=None, repr=False)
     drift: str = "report"
     hooks: Hooks = field(default_factory=Hooks, repr=False)
+    api_version: str | None = None
 
 
 _OPTIONS = {
@@ -79,6 +80,7 @@ _OPTIONS = {
     "token_refresh_margin",
     "drift",
     "hooks",
+    "api_version",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
 DRIFT_MODES = ("report", "raise", "off")
@@ -91,7 +93,9 @@ def resolve(
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
-    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
+    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``api_version``: the
+    version to pin (sent as ``svc-api-version`` on every call; None: the
+    server's default); ``hooks``:
     :class:`kit.hooks.Hooks` (or a mapping of its fields). For ``sim`` the base URL may be
     left out: the embedded simulator's is filled in by :func:`kit.connect`.
 

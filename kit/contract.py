@@ -13,7 +13,10 @@ checks an answer the client received (method, path, status, headers, parsed body
   openapi-core's OpenAPI 3.1 schema validators (built once per operation and status; a body
   shaped like one that passed is not validated again where the schema allows: :mod:`kit.shapes`);
 - ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
-- ``version``: ``svc-api-version`` is not the version of ``data/spec.toml``;
+- ``version``: ``svc-api-version`` is not the version of the document (``data/spec.toml``'s for
+  ``data/openapi.json``). Each version the kit serves has its document (A27: 1.1.0's is
+  ``data/openapi-1.1.0.json``), and :meth:`Contract.for_version` picks the one an answer is
+  judged by: the version that served it, so a 1.1.0 answer is not drift;
 - ``code``: a problem ``code`` (or RFC 6749 ``error``) that is not documented. The document
   enumerates no codes (the spec shows none: register A21), so the documented codes are an
   ``enum`` on the response schema's ``code`` where the document has one, and otherwise the
@@ -56,6 +59,8 @@ _HEADERS = register.value("A28")
 _VERSION_HEADER = str(register.value("A27")["header"])
 #: The response headers a check reads (lower case): request id, API version, content type.
 HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type"})
+#: The codes of step 0's refusal of an unserved version (A27): a problem, or RFC 6749's form.
+_VERSION_REFUSALS = frozenset({"unsupported-api-version", "invalid_request"})
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
 #: The statuses that say "no such operation": what the contract implies for one it lacks.
@@ -117,6 +122,14 @@ class Contract:
         Raises:
             FileNotFoundError: the document is missing.
         """
+        return _default()
+
+    @classmethod
+    def for_version(cls, version: str | None) -> Contract:
+        """The contract of the version that served an answer (its ``svc-api-version``): the
+        served versions' own documents (A27), else :meth:`default` (which reports the version)."""
+        if version and version != register.spec()["version"] and version in register.value("A27")["versions"]:
+            return _of_version(version)
         return _default()
 
     def operation(self, method: str, path: str) -> str | None:
@@ -195,6 +208,12 @@ class Contract:
             Nothing.
         """
         rid = headers.get(_HEADERS["request_id"])
+        if (
+            status == 400
+            and isinstance(body, Mapping)
+            and _VERSION_REFUSALS & {body.get("code"), body.get("error")}
+        ) and "version" in str(body.get("detail") or body.get("error_description") or ""):
+            return []  # step 0, before routing, on any path: an unserved version refused (A27)
         operation = self.operation(method, path)
         if operation is None:
             where = f"{method.upper()} {path.split('?', 1)[0]}"
@@ -285,6 +304,13 @@ def _import_validators() -> None:
     finally:
         if skip:
             del sys.modules[_SKIPPED_FORMAT_MODULE]  # a later ``import rfc3987_syntax`` works as usual
+
+
+@cache
+def _of_version(version: str) -> Contract:
+    with open(register.data_dir() / f"openapi-{version}.json", encoding="utf-8") as f:
+        document = json.load(f)
+    return Contract(document, version=version, codes=frozenset(by_code))
 
 
 @cache
