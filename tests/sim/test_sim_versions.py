@@ -200,6 +200,7 @@ def test_change_5_savings_close_exists_under_1_1_0_only(http: httpx.Client, acct
     assert_problem(as_(acct, V_OLD, http, "GET", path), 405, "method-not-allowed")
     assert_problem(as_(acct, V_OLD, http, "POST", path, json_body={"x": 1}), 422, "unknown-field")
     assert_problem(call(http, "POST", path, extra=V_OLD), 401, "invalid-partner-token")  # a route now
+    assert call(http, "POST", path, token=acct.token, extra=V_OLD).status_code == 200  # no session needed
     for method in ("POST", "GET"):
         assert_problem(call(http, method, path, extra=V_NEW), 404, "endpoint-removed")
         assert_problem(call(http, method, path), 404, "endpoint-removed")

@@ -78,7 +78,6 @@ async def _gate(
 )
 async def savings_close(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
-        call.require_session("account", "person")
         account = call.bound_account(account_id)
         call.body_as(EmptyBody)
         call.uses("A60")
@@ -115,7 +114,6 @@ def referral_code(account_id: str) -> str:
 )
 async def get_referral_code(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
-        call.require_session("account", "person")
         account = call.bound_account(account_id)
         call.uses("A61")
         return RouteReply(200, {"account_id": account.account_id, "referral_code": referral_code(account_id)})
@@ -135,7 +133,6 @@ async def get_referral_code(request: Request, account_id: str) -> Response:
 )
 async def create_referral(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
-        call.require_session("account", "person")
         account = call.bound_account(account_id)
         req = call.body_as(ReferralCreate, uses=("A61",))
         referrer = req.referral_code.removeprefix(CODE_PREFIX)
