@@ -207,3 +207,19 @@ def test_the_categories_are_said_as_the_seed_says() -> None:
     assert "one merge (Image into Payback Rewards)" in section
     assert "Document Request webhooks (the seed names no category they were in before)" in section
     assert "Document Request webhooks →" not in section and "Image → Payback" not in section
+
+
+def test_the_change_table_is_the_same_in_the_docs_and_notebook_09() -> None:
+    """The nine changes' table comes from their records (``register.changes_markdown``): the same
+    in docs/contract.md and in notebook 09's stored output."""
+    table = register.changes_markdown()
+    assert table in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    cells = json.loads((ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb").read_text(encoding="utf-8"))["cells"]
+    shown = [
+        "".join(output["data"]["text/markdown"])
+        for cell in cells
+        for output in cell.get("outputs", [])
+        if "text/markdown" in output.get("data", {})
+    ]
+    assert table in shown
+    assert all(f"| change.{n} |" in table for n in range(1, 10))
