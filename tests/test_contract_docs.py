@@ -214,7 +214,8 @@ def test_the_change_table_is_the_same_in_the_docs_and_notebook_09() -> None:
     in docs/contract.md and in notebook 09's stored output."""
     table = register.changes_markdown()
     assert table in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
-    cells = json.loads((ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb").read_text(encoding="utf-8"))["cells"]
+    notebook = ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     shown = [
         "".join(output["data"]["text/markdown"])
         for cell in cells
