@@ -223,8 +223,9 @@ class Transport:
             self.drift.record(rows)
             for hook in self.config.hooks.drift:
                 hook(rows)
-            if mode == "raise":
-                raise ContractDrift(rows)
+            seed_drift = [row for row in rows if not row.differs]  # a difference is not drift
+            if mode == "raise" and seed_drift:
+                raise ContractDrift(seed_drift)
 
     def _check_version(self, method: str, path: str, response: httpx.Response) -> None:
         """Keep the version the server served; a pinned client refuses another (A27).

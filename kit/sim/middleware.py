@@ -16,6 +16,8 @@ Step 0 of the order of checks is here, before any routing: the version a request
 versions (on the token endpoints the RFC 6749 form, ``invalid_request``); a known one, or the
 server's default when none is named, serves the request (``request.state.api_version``) and is
 named in the answer's ``svc-api-version``. A request that names a version names A27.
+A durable simulator (``kit serve --state``) writes the request's changes before its answer starts
+to leave.
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
@@ -106,4 +108,29 @@ class ServiceHeaders:
             assumptions.add("A21")
             await refusal(scope, receive, send_with_headers)
             return
-        await self.app(scope, receive, send_with_headers)
+        if self.state.journal is None:  # in memory: nothing more to do
+            await self.app(scope, receive, send_with_headers)
+        else:
+            await self._durably(scope, receive, send_with_headers)
+
+    async def _durably(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the request as one unit of the journal; its changes are written before its
+        answer starts to leave (``kit serve --state``), or when it ends without one."""
+        journal = self.state.journal
+        assert journal is not None
+        written = False
+
+        async def send_once_written(message: Message) -> None:
+            nonlocal written
+            if message["type"] == "http.response.start" and not written:
+                await self.state.flush()
+                journal.flushed()
+                written = True
+            await send(message)
+
+        try:
+            with journal.unit():
+                await self.app(scope, receive, send_once_written)
+        finally:
+            if not written:  # no answer sent (a disconnect, an error): written all the same
+                self.state.commit()
