@@ -81,8 +81,8 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
     ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),
-    ("A61", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
-    ("A61", "code_prefix", "raf_"),
+    ("A66", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
+    ("A66", "code_prefix", "raf_"),
     ("A28", "request_id", "svc-request-id"),
     ("A28", "session_expires_at", "svc-session-expires-at"),
     ("A28", "assumptions", "svc-assumptions"),
@@ -134,7 +134,7 @@ NO_VALUE = {
     *(f"A{n}" for n in range(34, 46)),
     "A48",
     "A59",
-    "A60",
+    "A65",
 }
 #: The entries these tests know: A01-A48, then A50-A59 (the bounds of the simulator's stores).
 KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 62))]

@@ -369,7 +369,7 @@ class FaultIn(Strict):
     latency_ms: int | None = Field(default=None, ge=0, le=_SIZE["fault_latency_max_ms"])
 
 
-# --- 1.1.0 only (A27): savings close (A60) and Refer a Friend (A61), removed in 1.2.0 ----------
+# --- 1.1.0 only (A27): savings close (A65) and Refer a Friend (A66), removed in 1.2.0 ----------
 
 
 class EmptyBody(Strict):

@@ -6,7 +6,7 @@ one is refused before routing (step 0 of the order of checks, :func:`refusal`, a
 of the seed's list, and each change's version logic sits in its section below, and only there:
 routes, the pipeline and the webhook engine ask these functions, never compare versions
 themselves. What each change touches is its record in ``data/spec.toml`` (``change.N``); what
-the seed leaves open about the version before is the register's (A27, A60, A61).
+the seed leaves open about the version before is the register's (A27, A65, A66).
 
     >>> in_force(2, "1.1.0"), in_force(2, CURRENT)
     (False, True)
@@ -122,7 +122,7 @@ def inbound_event_types(version: str) -> list[str] | None:
 
 
 def savings_close_removed(version: str) -> bool:
-    """Removed in 1.2.0 (A29); under 1.1.0 it answers (A60)."""
+    """Removed in 1.2.0 (A29); under 1.1.0 it answers (A65)."""
     return in_force(5, version)
 
 
@@ -171,11 +171,11 @@ def p2p_role_header(version: str) -> bool:
 
 # --- change 8: Refer a Friend removed --------------------------------------------------------------
 
-REFER_A_FRIEND_PATHS: list[str] = list(register.value("A61")["paths"])
+REFER_A_FRIEND_PATHS: list[str] = list(register.value("A66")["paths"])
 
 
 def refer_a_friend_removed(version: str) -> bool:
-    """Removed in 1.2.0 (A29); under 1.1.0 its paths answer (A61)."""
+    """Removed in 1.2.0 (A29); under 1.1.0 its paths answer (A66)."""
     return in_force(8, version)
 
 

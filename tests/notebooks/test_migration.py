@@ -72,7 +72,7 @@ def test_each_difference_is_attributed_to_the_change_whose_record_touches_it() -
     assert by_where[("code", "POST /accounts/{id}/savings/close", "404 endpoint-removed")] == 5
     assert by_where[("event type", "webhook", "card.closed")] == 6
     assert by_where[("header", "POST /p2p/transfers", "svc-p2p-role: sender")] == 7  # A18's header
-    assert by_where[("code", "GET /accounts/{id}/referral_code", "404 endpoint-removed")] == 8  # A61's paths
+    assert by_where[("code", "GET /accounts/{id}/referral_code", "404 endpoint-removed")] == 8  # A66's paths
     assert by_where[("field", "GET /cards/{id}", "nickname")] is None  # nothing explains it
 
 

@@ -196,7 +196,7 @@ def test_change_5_savings_close_exists_under_1_1_0_only(http: httpx.Client, acct
     served = as_(acct, V_OLD, http, "POST", path)
     assert served.status_code == 200
     assert served.json() == {"account_id": acct.account_id, "savings_status": "closed"}
-    assert "A60" in served.headers["svc-assumptions"].split(",")
+    assert "A65" in served.headers["svc-assumptions"].split(",")
     assert_problem(as_(acct, V_OLD, http, "GET", path), 405, "method-not-allowed")
     assert_problem(as_(acct, V_OLD, http, "POST", path, json_body={"x": 1}), 422, "unknown-field")
     assert_problem(call(http, "POST", path, extra=V_OLD), 401, "invalid-partner-token")  # a route now

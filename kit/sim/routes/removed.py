@@ -2,10 +2,10 @@
 
 Under 1.2.0 they answer 404 ``endpoint-removed``, no token needed (A29): the removed endpoints
 are the seed's own list (``removed_endpoints`` of ``kit.register.spec()``: endpoint.8,
-endpoint.10), and Refer a Friend's paths are the ones the kit chose for 1.1.0 (A61). The seed
+endpoint.10), and Refer a Friend's paths are the ones the kit chose for 1.1.0 (A66). The seed
 says the endpoint "no longer exists", whatever the method: every method of its path answers the
-same, and the answer names none. Under 1.1.0 (A27) they are served: savings close (A60) and the
-two Refer-a-Friend operations (A61); another method there is 405. Which version removed them is
+same, and the answer names none. Under 1.1.0 (A27) they are served: savings close (A65) and the
+two Refer-a-Friend operations (A66); another method there is 405. Which version removed them is
 ``kit.sim.versions``'s.
 """
 
@@ -30,7 +30,7 @@ ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRAC
 (SAVINGS_CLOSE,) = [e for e in register.spec()["removed_endpoints"] if e["path"]]
 REMOVED_IN = SAVINGS_CLOSE["removed_in"]
 REFERRAL_CODE, REFERRALS = versions.REFER_A_FRIEND_PATHS
-CODE_PREFIX: str = register.value("A61")["code_prefix"]
+CODE_PREFIX: str = register.value("A66")["code_prefix"]
 
 
 def _removed(request: Request) -> Response:
@@ -65,7 +65,7 @@ async def _gate(
     return await serve()
 
 
-# --- change 5: savings close (A60 under 1.1.0) --------------------------------------------------
+# --- change 5: savings close (A65 under 1.1.0) --------------------------------------------------
 
 
 @declare(
@@ -80,7 +80,7 @@ async def savings_close(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
         call.body_as(EmptyBody)
-        call.uses("A60")
+        call.uses("A65")
         return RouteReply(200, {"account_id": account.account_id, "savings_status": "closed"})
 
     return await _gate(request, versions.savings_close_removed, "POST", lambda: run(request, handle))
@@ -96,11 +96,11 @@ def _other(request: Request, removed: Callable[[str], bool], method: str) -> Res
     return _removed(request) if removed(versions.of(request.state)) else _other_method(request, method)
 
 
-# --- change 8: Refer a Friend (A61 under 1.1.0) ---------------------------------------------------
+# --- change 8: Refer a Friend (A66 under 1.1.0) ---------------------------------------------------
 
 
 def referral_code(account_id: str) -> str:
-    """The account's referral code: derived from its id, the same every time (A61)."""
+    """The account's referral code: derived from its id, the same every time (A66)."""
     return CODE_PREFIX + account_id.split("_", 1)[-1]
 
 
@@ -115,7 +115,7 @@ def referral_code(account_id: str) -> str:
 async def get_referral_code(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
-        call.uses("A61")
+        call.uses("A66")
         return RouteReply(200, {"account_id": account.account_id, "referral_code": referral_code(account_id)})
 
     return await _gate(request, versions.refer_a_friend_removed, "GET", lambda: run(request, handle))
@@ -134,7 +134,7 @@ async def get_referral_code(request: Request, account_id: str) -> Response:
 async def create_referral(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         account = call.bound_account(account_id)
-        req = call.body_as(ReferralCreate, uses=("A61",))
+        req = call.body_as(ReferralCreate, uses=("A66",))
         referrer = req.referral_code.removeprefix(CODE_PREFIX)
         known = req.referral_code.startswith(CODE_PREFIX)
         other = call.state.account(call.partner, f"acc_{referrer}") if known else None
@@ -143,7 +143,7 @@ async def create_referral(request: Request, account_id: str) -> Response:
                 422,
                 "invalid-referral-code",
                 "The referral code is not another account's.",
-                assumptions=("A61",),
+                assumptions=("A66",),
             )
         return RouteReply(
             202, {"account_id": account.account_id, "referral_code": req.referral_code, "status": "accepted"}
