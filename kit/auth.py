@@ -34,6 +34,7 @@ from urllib.parse import quote_plus
 
 import httpx
 
+from kit import register
 from kit.errors import OAuthError, TransportError, error_from_response
 from kit.sensitive import Sensitive
 
@@ -45,12 +46,27 @@ __all__ = [
     "fetch_token",
     "problem_code",
     "token_headers",
+    "token_path",
     "token_request",
 ]
 
 TOKEN_PATH = "/oauth/accesstoken"
 #: The form of every token request (the deprecated legacy endpoint takes the same).
 CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
+
+
+def token_path(api_version: str | None) -> str:
+    """Where the partner token is issued under ``api_version``: ``POST /oauth/accesstoken`` from
+    1.2.0 on; under the version before (A27: 1.1.0) the endpoint the seed says it replaced
+    (change.1), which is that version's own token endpoint, not a deprecated one.
+
+        >>> token_path("1.1.0"), token_path(None)
+        ('/authorization/server_api/access_tokens', '/oauth/accesstoken')
+    """
+    served = register.value("A27")["versions"]
+    if api_version is None or api_version == register.spec()["version"] or api_version not in served:
+        return TOKEN_PATH
+    return str(register.statement("change.1")["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
 
 #: Called with (response, elapsed ms) for the answer the auth flow saw itself: a 401 that makes
 #: it fetch a new token.

@@ -40,7 +40,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from kit import env
+from kit import env, register
 from kit._extras import missing, require
 from kit.errors import MissingExtra
 
@@ -158,6 +158,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(
         seed=args.seed,
         strict=args.strict,
+        api_version=args.api_version,
         control=not args.no_control,
         control_token=control_token,
         webhook_hosts=tuple(args.allow_webhook_host),
@@ -238,6 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     serve.add_argument("--seed", type=int, default=7)
     serve.add_argument("--strict", action="store_true", help="deprecated token endpoints answer 410")
+    serve.add_argument(
+        "--api-version",
+        default=register.value("A27")["version"],
+        choices=register.value("A27")["versions"],
+        help="the version serving requests that name none in svc-api-version (A27)",
+    )
     serve.add_argument("--no-control", action="store_true", help="do not mount the /_sim control plane")
     serve.add_argument(
         "--clock",

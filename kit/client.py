@@ -21,7 +21,7 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from kit.auth import TOKEN_PATH
+from kit.auth import TOKEN_PATH, token_path
 from kit.config import Config, resolve
 from kit.crypto import Device
 from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError
@@ -313,7 +313,16 @@ class Client:
             if own:
                 auth.invalidate()
 
+    @property
+    def api_version(self) -> str | None:
+        """The API version the server said it served on the last answer (``svc-api-version``);
+        None before any answer. A client pinned with ``connect(..., api_version=V)`` sends V on
+        every call and raises :class:`~kit.errors.ApiVersionMismatch` if another served it."""
+        return self._requestor.transport.served_version
+
     def _deprecated(self, method: str) -> None:
+        if token_path(self.config.api_version) == LEGACY_TOKEN_PATH:
+            return  # the pinned version's own token endpoint (1.1.0: not deprecated there, A27)
         if not self.config.allow_deprecated:
             raise DeprecatedEndpoint(
                 f"{method} {LEGACY_TOKEN_PATH} is deprecated and must not be used (spec, 1.2.0)"

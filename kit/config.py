@@ -58,6 +58,7 @@ class Config:
     access_token: Sensitive[str] | None = field(default=None, repr=False)
     drift: str = "report"
     hooks: Hooks = field(default_factory=Hooks, repr=False)
+    api_version: str | None = None
     record: bool = False
 
 
@@ -81,6 +82,7 @@ _OPTIONS = {
     "drift",
     "hooks",
     "choices",
+    "api_version",
     "record",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
@@ -94,7 +96,8 @@ def resolve(
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
-    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
+    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``api_version``: the
+    version to pin (sent as ``svc-api-version`` on every call; None: the server's default); ``hooks``:
     :class:`kit.hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
     (:mod:`kit.wire`; off by default). For ``sim`` the base URL may be left out: the embedded
     simulator's is filled in by :func:`kit.connect`; ``choices`` (a path, else

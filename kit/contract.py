@@ -13,7 +13,7 @@ checks an answer the client received (method, path, status, headers, parsed body
   openapi-core's OpenAPI 3.1 schema validators (built once per operation and status; a body
   shaped like one that passed is not validated again where the schema allows: :mod:`kit.shapes`);
 - ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
-- ``version``: ``svc-api-version`` is not the version of ``data/spec.toml``;
+- ``version``: ``svc-api-version`` is not the version of the document judging it (A27: ``for_version``);
 - ``code``: a problem ``code`` (or RFC 6749 ``error``) that is not documented. The document
   enumerates no codes (the spec shows none: register A21), so the documented codes are an
   ``enum`` on the response schema's ``code`` where the document has one, and otherwise the
@@ -66,6 +66,7 @@ _HEADERS = register.value("A28")
 _VERSION_HEADER = str(register.value("A27")["header"])
 #: The response headers a check reads (lower case): request id, API version, content type.
 HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type"})
+_VERSION_REFUSALS = frozenset({"unsupported-api-version", "invalid_request"})
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
 #: The statuses that say "no such operation": what the contract implies for one it lacks.
@@ -199,12 +200,14 @@ class Contract:
 
     @classmethod
     def default(cls) -> Contract:
-        """The contract of ``data/openapi.json``, built once per process.
+        """The contract of ``data/openapi.json``, built once per process (FileNotFoundError: none)."""
+        return _load(DOCUMENT, str(register.spec()["version"]))
 
-        Raises:
-            FileNotFoundError: the document is missing.
-        """
-        return _default()
+    @classmethod
+    def for_version(cls, version: str | None) -> Contract:
+        """The contract of the version that served an answer (A27), else :meth:`default`."""
+        other = version in register.value("A27")["versions"] and version != register.spec()["version"]
+        return _load(f"openapi-{version}.json", str(version)) if other else cls.default()
 
     def operation(self, method: str, path: str) -> str | None:
         """``"GET /cards/{card_id}"`` for a request line, or ``None`` when the contract has none."""
@@ -295,6 +298,9 @@ class Contract:
         has_content: bool | None,
     ) -> list[Drift]:
         rid = headers.get(_HEADERS["request_id"])
+        refusal = isinstance(body, Mapping) and _VERSION_REFUSALS & {body.get("code"), body.get("error")}
+        if status == 400 and refusal and "version" in str(body.get("detail") or body.get("error_description")):  # noqa: E501
+            return []  # step 0, before routing, on any path: an unserved version refused (A27)
         operation = self.operation(method, path)
         if operation is None:
             where = f"{method.upper()} {path.split('?', 1)[0]}"
@@ -388,8 +394,6 @@ def _import_validators() -> None:
 
 
 @cache
-def _default() -> Contract:
-    path = register.data_dir() / DOCUMENT
-    with open(path, encoding="utf-8") as f:
-        document = json.load(f)
-    return Contract(document, version=str(register.spec()["version"]), codes=frozenset(by_code))
+def _load(name: str, version: str) -> Contract:
+    with open(register.data_dir() / name, encoding="utf-8") as f:
+        return Contract(json.load(f), version=version, codes=frozenset(by_code))

@@ -16,6 +16,7 @@ class under its base, with the problem code it stands for::
     │   └── MissingExtra
     ├── ContractDrift
     ├── DeprecatedEndpoint
+    ├── ApiVersionMismatch
     ├── TransportError
     ├── CryptoError
     ├── SensitiveDataError (also TypeError)
@@ -89,6 +90,8 @@ class under its base, with the problem code it stands for::
         ├── MethodNotAllowed: method-not-allowed
         ├── EndpointRemoved: endpoint-removed
         ├── EndpointDeprecated: endpoint-deprecated
+        ├── UnsupportedApiVersion: unsupported-api-version
+        ├── InvalidReferralCode: invalid-referral-code
         ├── RateLimited: rate-limited
         ├── ServiceUnavailable: service-unavailable
         │   └── InjectedFault: injected-fault
@@ -115,6 +118,7 @@ __all__ = [
     "GENERIC_CODES",
     "AccountNotFound",
     "ApiError",
+    "ApiVersionMismatch",
     "BadRequestBody",
     "CardAlreadyClosed",
     "CardNotActive",
@@ -146,6 +150,7 @@ __all__ = [
     "InvalidDeviceKey",
     "InvalidEncryptedData",
     "InvalidPartnerToken",
+    "InvalidReferralCode",
     "InvalidSession",
     "InvalidSessionTransition",
     "KitError",
@@ -191,6 +196,7 @@ __all__ = [
     "UnknownSessionType",
     "UnknownSigningKey",
     "UnknownValue",
+    "UnsupportedApiVersion",
     "UnsupportedCurrency",
     "UnsupportedMediaType",
     "ValidationError",
@@ -270,6 +276,12 @@ class DeprecatedEndpoint(KitError):
     """The caller asked for a deprecated endpoint without allowing it."""
 
     hint = "use the successor (POST /oauth/accesstoken), or connect(..., allow_deprecated=True)"
+
+
+class ApiVersionMismatch(KitError):
+    """The server answered under another API version than the client pinned (``svc-api-version``)."""
+
+    hint = "the server ignores or overrides the pinned version; pin one it serves, or none"
 
 
 class TransportError(KitError):
@@ -737,6 +749,22 @@ class EndpointRemoved(ApiError):
 class EndpointDeprecated(ApiError):
     code = "endpoint-deprecated"
     hint = "the server refuses deprecated endpoints (strict mode); use POST /oauth/accesstoken"
+
+
+class UnsupportedApiVersion(ApiError):
+    """400: the server does not serve the version named in ``svc-api-version``."""
+
+    code = "unsupported-api-version"
+    hint = "pin one of the versions the server names: kit.connect(..., api_version=...)"
+
+    @property
+    def supported(self) -> list[str]:
+        return [str(v) for v in self.problem.get("supported") or []]
+
+
+class InvalidReferralCode(ApiError):
+    code = "invalid-referral-code"
+    hint = "Refer a Friend (1.1.0 only): send another account's referral code"
 
 
 class RateLimited(ApiError):

@@ -8,14 +8,10 @@ keeps the object as ``api.config.profile``. Everything that depends on the profi
   starts (:meth:`Profile.start`);
 - where test personas and their KYC answers come from (:meth:`Profile.personas`): the
   simulator's control plane, or the fixtures file named by ``PARTNER_API_SANDBOX_FIXTURES``;
-- the server's clock (:meth:`Profile.server_clock`), whether a webhook receiver on this
-  machine can be reached (:meth:`Profile.reaches_receiver`), whether a control plane exists
-  (:attr:`Profile.control_plane`), whether the server's own choices are known
-  (:attr:`Profile.server_choices`: ``svc-assumptions``), whether a choice check that misses
-  is a failure or a difference (:attr:`Profile.knows_choices`), whether secrets may leave this
-  machine (:attr:`Profile.secrets_may_leave`), whether this machine may start servers of its
-  own for it (:attr:`Profile.own_servers`: a population's shards each run a simulator, or are
-  clients of the one server the settings name).
+- what the server has: its clock (``server_clock``), a reachable webhook receiver
+  (``reaches_receiver``), a control plane, its own choices named (``server_choices``); whether a
+  choice miss fails or differs (``knows_choices``), secrets may leave this machine
+  (``secrets_may_leave``), this machine starts its servers (``own_servers``).
 
 A third profile (a partner's staging, say) is one class; pass it (or an instance) to
 ``kit.connect``::

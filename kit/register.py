@@ -18,6 +18,8 @@ from typing import Any
 __all__ = [
     "assumption",
     "assumptions",
+    "changes",
+    "changes_markdown",
     "data_dir",
     "personas",
     "seed_text",
@@ -140,10 +142,80 @@ def _derived(items: tuple[dict[str, Any], ...]) -> dict[str, Any]:
                 "number": int(s["id"].split(".")[1]),
                 "spec": s["text"],
                 "chosen_by": s.get("chosen_by", []),
+                **{key: list(s.get(key, [])) for key in CHANGE_LISTS},
+                **{key: dict(s.get(key, {})) for key in ("previously", "merged")},
+                "on_the_wire": s.get("on_the_wire", ""),
             }
             for s in section("change")
         ],
     }
+
+
+#: The lists a change record may hold: what it touches, and what it did to each.
+CHANGE_LISTS = (
+    "see",
+    "operations",
+    "fields",
+    "headers",
+    "card_types",
+    "event_types",
+    "areas",
+    "categories",
+    "added",
+    "removed",
+    "deprecated",
+    "specified",
+)
+
+
+def changes() -> list[dict[str, str]]:
+    """The nine changes as a table, from their records alone (``docs/contract.md`` and notebook
+    09 show these rows): what each touches, what it did, what the seed says of the version
+    before, and the register entries that choose where the seed is silent.
+
+    >>> changes()[1]["did"]
+    'added reason'
+    """
+    rows = []
+    for change in spec()["change"]:
+        touches = [*change["operations"]]
+        touches += [f"field {f}" for f in change["fields"]]
+        touches += [f"card type {t}" for t in change["card_types"]]
+        touches += [f"event types {', '.join(change['event_types'])}"] if change["event_types"] else []
+        touches += [f"{a} endpoints" for a in change["areas"]] + change["headers"]
+        touches += [f"categories {', '.join(change['categories'])}"] if change["categories"] else []
+        verbs = ("added", "removed", "deprecated", "specified")
+        did = [f"{verb} {', '.join(change[verb])}" for verb in verbs if change[verb]]
+        previously = change["previously"].items()
+        renamed = [f"{old} → {new}" for new, old in previously if new not in change["added"]]
+        did += [f"renamed {', '.join(renamed)}"] if renamed else []
+        did += [f"merged {old} into {new}" for new, old in change["merged"].items()]
+        before = [f"{old} (now {new})" for new, old in change["previously"].items()]
+        before += [f"{old} (now in {new})" for new, old in change["merged"].items()]
+        before += [f"had {item}" for item in change["removed"]]
+        before += [f"no {item}" for item in change["added"] if item not in change["previously"]]
+        before += [f"{item} not deprecated" for item in change["deprecated"]]
+        rows.append(
+            {
+                "change": change["id"],
+                "touches": "; ".join(touches),
+                "did": "; ".join(did),
+                "before 1.2.0 (the seed)": "; ".join(before) or "not said",
+                "on the wire": change["on_the_wire"] or "yes",
+                "chosen by": ", ".join(change["chosen_by"]),
+            }
+        )
+    return rows
+
+
+def changes_markdown() -> str:
+    """:func:`changes` as a Markdown table (one row per change, cells escaped)."""
+    rows = changes()
+    head = list(rows[0])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        lines.append("| " + " | ".join(row[key].replace("|", "\\|") for key in head) + " |")
+    return "\n".join(lines) + "\n"
 
 
 @cache

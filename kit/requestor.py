@@ -26,7 +26,7 @@ from typing import Any, Literal
 import httpx
 
 from kit import env
-from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, PartnerAuth, TokenGrant, token_headers
+from kit.auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
 from kit.config import Config
 from kit.crypto import Device, ServerKeys
 from kit.drift import DriftLog
@@ -192,7 +192,8 @@ class Requestor:
         return self.transport.request("DELETE", path, headers=headers, partner=False)
 
     def _fetch_grant(self) -> TokenGrant | None:
-        return TokenGrant.from_body(self.exchange_token(TOKEN_PATH).body)
+        # The token endpoint of the pinned version (under 1.1.0 the legacy one, its own: A27).
+        return TokenGrant.from_body(self.exchange_token(token_path(self.config.api_version)).body)
 
     # -- encryption to the server -------------------------------------------------------------
 

@@ -43,8 +43,9 @@ from kit.config import Config
 from kit.contract import HEADERS as CONTRACT_HEADERS
 from kit.contract import Contract
 from kit.drift import DriftLog
-from kit.errors import ContractDrift, TransportError, error_from_response
+from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 from kit.history import Entry, History
+from kit.register import value as _register_value
 from kit.wire import Recorder
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
@@ -106,6 +107,10 @@ def _parse_body(response: httpx.Response) -> Any:
         return None
 
 
+#: The header naming the API version (A27): sent when the client pins one, read on every answer.
+VERSION_HEADER = str(_register_value("A27")["header"])
+
+
 class Transport:
     """Sends requests for one client (see the module docstring)."""
 
@@ -124,16 +129,19 @@ class Transport:
         self.drift = drift if drift is not None else DriftLog()
         self.recorder = recorder
         self._prefix = urlsplit(config.base_url).path.rstrip("/")
+        pinned = {VERSION_HEADER: config.api_version} if config.api_version else {}
         self._client = httpx.Client(
             base_url=config.base_url,
             timeout=config.timeout,
-            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
+            headers={"Accept": "application/json", "User-Agent": USER_AGENT, **pinned},
             follow_redirects=False,
             verify=shared_ssl_context(),
             event_hooks=recorder.event_hooks() if recorder is not None else None,
         )
         #: The partner auth flow sent with partner calls (set by the requestor, which owns it).
         self.auth: PartnerAuth | None = None
+        #: The API version the server last said it served (``svc-api-version``), if it said one.
+        self.served_version: str | None = None
 
     def __repr__(self) -> str:
         return f"Transport(base_url=<{self.config.profile.name}>, auth={self.auth!r})"
@@ -208,7 +216,7 @@ class Transport:
             name = raw_name.decode("latin-1").lower()
             if name in CONTRACT_HEADERS:
                 headers[name] = raw_value.decode("latin-1")
-        rows = Contract.default().check(
+        rows = Contract.for_version(headers.get(VERSION_HEADER)).check(
             request[0], request[1], response.status_code, headers, body, has_content=bool(response.content)
         )
         if rows:
@@ -218,6 +226,23 @@ class Transport:
             seed_drift = [row for row in rows if not row.differs]  # a difference is not drift
             if mode == "raise" and seed_drift:
                 raise ContractDrift(seed_drift)
+
+    def _check_version(self, method: str, path: str, response: httpx.Response) -> None:
+        """Keep the version the server served; a pinned client refuses another (A27).
+
+        Raises:
+            ApiVersionMismatch: the client pinned a version and the server answered under another.
+        """
+        served = response.headers.get(VERSION_HEADER)
+        if served is None:
+            return
+        self.served_version = served
+        pinned = self.config.api_version
+        if pinned and served != pinned and response.status_code != 400:  # a 400: the refusal itself
+            raise ApiVersionMismatch(
+                f"{method} {path}: the client pinned {VERSION_HEADER} {pinned}, "
+                f"the server answered under {served}"
+            )
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -321,6 +346,7 @@ class Transport:
         ms = (time.perf_counter() - t0) * 1000
         self._record(started_at, (method, path), response, ms, session_type, attempt)
         self._check_contract((method, path), response, body)
+        self._check_version(method, path, response)
         if response.status_code >= 400:
             raise error_from_response(
                 response.status_code,

@@ -33,6 +33,12 @@ def document() -> dict:
     return docgen.openapi_document()
 
 
+@pytest.fixture(scope="module")
+def documents() -> dict[str, dict]:
+    """Every served version's document (A27)."""
+    return docgen.openapi_documents()
+
+
 # --- the files are current ------------------------------------------------------------------------
 
 
@@ -46,9 +52,21 @@ def test_the_served_document_is_the_stored_one(http: httpx.Client) -> None:
     assert served == json.loads((ROOT / "data" / "openapi.json").read_text(encoding="utf-8"))
 
 
-def test_docs_contract_md_is_current(document: dict) -> None:
+def test_docs_contract_md_is_current(document: dict, documents: dict[str, dict]) -> None:
     stored = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
-    assert stored == docgen.contract_markdown(document), "stale: run python -m kit.sim.docgen"
+    assert stored == docgen.contract_markdown(document, documents), "stale: run python -m kit.sim.docgen"
+
+
+def test_each_version_has_its_stored_document(documents: dict[str, dict]) -> None:
+    assert set(documents) == {"1.1.0", "1.2.0-20221215"}
+    assert documents["1.2.0-20221215"] == docgen.openapi_document()
+    for version, doc in documents.items():
+        stored = docgen.document_path(ROOT, version).read_text(encoding="utf-8")
+        assert stored == docgen.openapi_text(doc), f"stale: run python -m kit.sim.docgen ({version})"
+        assert doc["info"]["version"] == version
+    old, new = documents["1.1.0"]["paths"], documents["1.2.0-20221215"]["paths"]
+    assert "/oauth/accesstoken" in new and "/oauth/accesstoken" not in old  # change 1
+    assert "/accounts/{account_id}/savings/close" in old and "/accounts/{account_id}/savings/close" not in new
 
 
 def test_the_check_command_finds_a_stale_file(tmp_path: Path) -> None:
@@ -61,9 +79,10 @@ def test_the_check_command_finds_a_stale_file(tmp_path: Path) -> None:
 # --- coverage: routes, statuses, codes ----------------------------------------------------------
 
 
-def test_every_route_and_success_is_covered_by_a_register_entry(document: dict) -> None:
+def test_every_route_and_success_is_covered_by_a_register_entry(documents: dict[str, dict]) -> None:
     missing = [
         f"{method} {path} {status}"
+        for document in documents.values()
         for method, path, op in docgen.operations(document)
         for status in op["responses"]
         if status.startswith("2") and not docgen.covering_entries(method, path, status)
@@ -71,8 +90,9 @@ def test_every_route_and_success_is_covered_by_a_register_entry(document: dict) 
     assert not missing, f"no register entry covers: {missing}"
 
 
-def test_every_covered_route_exists(document: dict) -> None:
-    served = {(m, p, s) for m, p, op in docgen.operations(document) for s in op["responses"]}
+def test_every_covered_route_exists(documents: dict[str, dict]) -> None:
+    ops = [op for d in documents.values() for op in docgen.operations(d)]
+    served = {(m, p, s) for m, p, op in ops for s in op["responses"]}
     for entry in register.assumptions():
         for route in entry.get("covers", {}).get("routes", []):
             assert any(docgen.route_matches(route, *r) for r in served), (entry["id"], route)
@@ -187,3 +207,20 @@ def test_the_categories_are_said_as_the_seed_says() -> None:
     assert "one merge (Image into Payback Rewards)" in section
     assert "Document Request webhooks (the seed names no category they were in before)" in section
     assert "Document Request webhooks →" not in section and "Image → Payback" not in section
+
+
+def test_the_change_table_is_the_same_in_the_docs_and_notebook_09() -> None:
+    """The nine changes' table comes from their records (``register.changes_markdown``): the same
+    in docs/contract.md and in notebook 09's stored output."""
+    table = register.changes_markdown()
+    assert table in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    notebook = ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    shown = [
+        "".join(output["data"]["text/markdown"])
+        for cell in cells
+        for output in cell.get("outputs", [])
+        if "text/markdown" in output.get("data", {})
+    ]
+    assert table in shown
+    assert all(f"| change.{n} |" in table for n in range(1, 10))

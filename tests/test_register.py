@@ -80,6 +80,16 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A25", "retry_offsets_seconds", RETRY_OFFSETS),
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
+    ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),
+    ("A60", "id_format", "prefixed"),
+    ("A61", "send_assumptions", True),
+    ("A62", "sent", ["account.created_at", "card.last4", "card.created_at", "event.received_at",
+                     "transfer.created_at", "document_request.created_at"]),
+    ("A63", "cards_and_events_require_session", False),
+    # the default personality renames no code: each problem code maps to itself
+    ("A64", "codes", {code: code for code in register.value("A64")["codes"]}),
+    ("A66", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
+    ("A66", "code_prefix", "raf_"),
     ("A28", "request_id", "svc-request-id"),
     ("A28", "session_expires_at", "svc-session-expires-at"),
     ("A28", "assumptions", "svc-assumptions"),
@@ -131,9 +141,11 @@ NO_VALUE = {
     *(f"A{n}" for n in range(34, 46)),
     "A48",
     "A59",
+    "A65",
 }
-#: The entries these tests know: A01-A48, then A50-A59 (the bounds of the simulator's stores).
-KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 60))]
+#: The entries these tests know: A01-A48, A50-A59 (the bounds of the simulator's stores), A60-A64
+#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend).
+KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67))]
 
 
 # --- the assumptions register ---------------------------------------------------------------
@@ -267,7 +279,7 @@ def test_spec_has_nine_changes_numbered_1_to_9() -> None:
     assert [c["number"] for c in changes] == list(range(1, 10))
     assert [c["id"] for c in changes] == [f"change.{n}" for n in range(1, 10)]
     for change in changes:
-        assert set(change) == {"id", "number", "spec", "chosen_by"}, change
+        assert {"id", "number", "spec", "chosen_by", "see", "operations", "previously"} <= set(change), change
         assert f"  {change['number']}. {change['spec']}\n" in register.seed_text()
 
 

@@ -123,15 +123,31 @@ def test_where_the_seed_leaves_something_open_the_register_chooses() -> None:
             assert chosen, f"{s['id']} leaves something open: which register entries choose?"
 
 
+def _words_of(s: dict) -> str:
+    """What a statement's facts may be drawn from: its own words, and for a change the words of
+    the statements it names in ``see`` (each endpoint row also as "METHOD path", and event.1's
+    types)."""
+    words = s.get("text") or " | ".join(s["row"])
+    if s["id"].startswith("endpoint."):
+        words += " " + register.statement("change.1")["text"] + " 1.2.0"
+    for other_id in s.get("see", []):
+        other = register.statement(other_id)
+        words += "\n" + (other.get("text") or " | ".join(other["row"]))
+        if "row" in other and other_id.startswith("endpoint."):
+            words += f"\n{other['row'][0]} {other['row'][1]}"
+        words += "\n" + "\n".join(other.get("types", []))
+    return words
+
+
 def test_the_statements_hold_no_choice() -> None:
     """No key beyond the statement's words and facts drawn from them (no ``successor`` of the
     DELETE, no ``shown_by``, no titles): every value is words of the statement itself (or, for
-    when an endpoint was deprecated, of the change list that says so: change.1)."""
-    allowed = {"id", "section", "text", "row", "chosen_by"}
+    when an endpoint was deprecated, of the change list that says so: change.1; for a change, of
+    the statements it names in ``see``)."""
+    allowed = {"id", "section", "text", "row", "chosen_by", "see"}
     for s in STATEMENTS:
-        words = s.get("text") or " | ".join(s["row"])
-        if s["id"].startswith("endpoint."):
-            words += " " + register.statement("change.1")["text"] + " 1.2.0"
+        words = _words_of(s)
+        assert set(s.get("see", [])) <= IDS, s["id"]
         for key, value in s.items():
             if key in allowed:
                 continue
@@ -145,6 +161,35 @@ def test_the_statements_hold_no_choice() -> None:
             for item in values:
                 for part in item if isinstance(item, tuple) else (item,):
                     assert str(part) in words or (s["id"] == "event.1" and part in SEED), (s["id"], key, part)
+
+
+def test_each_change_says_what_it_touches_and_what_it_did() -> None:
+    """Every change names what it touches and what it did to it (or, for the categories, the
+    seed's words that it has no effect on the wire); where the seed does not say how the version
+    before behaved, a register entry chooses (all but change.9, which changes no path)."""
+    for change in register.spec()["change"]:
+        touched = [*change["operations"], *change["fields"], *change["card_types"], *change["event_types"]]
+        touched += [*change["areas"], *change["headers"], *change["categories"]]
+        assert touched and change["see"], change["id"]
+        did = [*change["added"], *change["removed"], *change["deprecated"], *change["specified"]]
+        assert did or change["previously"], change["id"]
+        for item in [*change["added"], *change["removed"], *change["deprecated"]]:
+            assert any(item == t or item in t or t in item for t in touched), (change["id"], item)
+        if change["on_the_wire"]:
+            assert change["id"] == "change.9" and not change["operations"]
+        else:
+            assert change["chosen_by"], change["id"]
+    assert register.statement("change.7")["chosen_by"][0] == "A18"  # the header: the seed names none
+
+
+def test_the_change_table_comes_from_the_records() -> None:
+    rows = register.changes()
+    assert [r["change"] for r in rows] == [f"change.{n}" for n in range(1, 10)]
+    assert rows[4]["before 1.2.0 (the seed)"] == "had POST /accounts/{account_id}/savings/close"
+    before = rows[5]["before 1.2.0 (the seed)"]
+    assert "person.document_request.created (now document_request.created)" in before
+    assert rows[8]["on the wire"] == "Category names do not change paths."
+    assert rows[3]["before 1.2.0 (the seed)"] == "not said" and "A27" in rows[3]["chosen by"]
 
 
 # --- quotes of the seed, marked one way ----------------------------------------------------------

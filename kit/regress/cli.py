@@ -104,6 +104,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "local processes; workers with one thread each",
     )
     parser.add_argument(
+        "--versions",
+        metavar="FROM,TO",
+        help="run the migration notebook (and every notebook declaring api_version) once per API "
+        "version and write OUT/migration.md and .json: the differences on the wire, each attributed "
+        "to a change of 1.2.0 or unexplained",
+    )
+    parser.add_argument(
         "--allow-drift",
         action="store_true",
         help="report contract drift (summary.md, junit.xml) without failing the run (exit 3)",
@@ -174,6 +181,25 @@ def command(args: argparse.Namespace) -> int:
             raise RegressError("--jobs must be at least 1")
         if args.cell_timeout <= 0:
             raise RegressError("--cell-timeout must be positive")
+        if args.versions:
+            from kit.regress.migration import run_versions
+
+            first, report = run_versions(
+                [v.strip() for v in args.versions.split(",")],
+                args.notebooks,
+                args.out,
+                parameters={
+                    **parse_parameters(args.parameters),
+                    **parse_parameters(args.raw_parameters, raw=True),
+                },
+                jobs=args.jobs,
+                cell_timeout=args.cell_timeout,
+                progress=args.progress,
+                allow_drift=args.allow_drift,
+            )
+            print(report.summary, end="")
+            print(first)
+            return report.exit_code
         report = run(
             args.selection,
             notebooks_dir=args.notebooks,

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from kit import register
 from kit.crypto import WebhookKeys
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.requestor import Requestor
@@ -36,6 +37,16 @@ if TYPE_CHECKING:
 __all__ = ["AUTO_EVENTS", "Webhooks"]
 
 AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.completed")
+
+
+def auto_events(api_version: str | None) -> list[str]:
+    """:data:`AUTO_EVENTS` in the names of ``api_version``: under the version before 1.2.0 (A27)
+    without the events change 6 added and with the names it corrected, as its record says."""
+    previous = [v for v in register.value("A27")["versions"] if v != register.spec()["version"]]
+    if api_version not in previous:
+        return list(AUTO_EVENTS)
+    change = register.statement("change.6")
+    return [change["previously"].get(e, e) for e in AUTO_EVENTS if e not in change["added"]]
 
 
 class _RecordingReceiver(Receiver):
@@ -125,7 +136,8 @@ class Webhooks(Resource):
                 self._receiver = Receiver(**options) if wire is None else _RecordingReceiver(wire, **options)
             if self._subscription is None:
                 self.jwks()
-                self._subscription = self.subscribe(self._receiver.url, AUTO_EVENTS)
+                events = auto_events(self._requestor.config.api_version)
+                self._subscription = self.subscribe(self._receiver.url, events)
             return self._receiver
 
     def _forget(self) -> None:

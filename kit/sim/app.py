@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from kit import register
-from kit.sim import openapi, problems
+from kit.sim import openapi, problems, versions
 from kit.sim.fastpath import PlainRoutes
 from kit.sim.headers import ASSUMPTIONS
 from kit.sim.middleware import ServiceHeaders
@@ -61,6 +61,8 @@ _NO_TELEMETRY: dict[str, Any] = (
 def create_app(settings: Settings | None = None) -> FastAPI:
     """A new simulator app with its own state, seeded by ``settings.seed``."""
     settings = settings or Settings()
+    if settings.api_version not in versions.SUPPORTED:
+        raise ValueError(f"api_version must be one of {', '.join(versions.SUPPORTED)}")
     sim = Sim(settings)
 
     @asynccontextmanager
@@ -106,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         ServiceHeaders,
         state=sim.state,
-        version=sim.version,
+        version=settings.api_version,
         documents=documents,
         send_assumptions=chosen.send_assumptions,
         codes=chosen.codes,

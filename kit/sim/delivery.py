@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from kit import register
+from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.state import Attempt, Delivery, State
 
@@ -57,29 +58,35 @@ class DeliveryEngine:
             raise ValueError(f"{event_type!r} is not a webhook event of the spec")
         state = self.state
         event_id = state.ids.next("evt")
-        body = json.dumps(
-            {
-                "id": event_id,
-                "type": event_type,
-                "api_version": self.version,
-                "created_at": format_time(state.now),
-                "data": data,
-            },
-            separators=(",", ":"),
-        ).encode()
+        bodies: dict[str, bytes] = {}  # by version: a subscription gets its own version's (A27)
         for sub in state.subscriptions.values():
-            if sub.partner != partner or event_type not in sub.events:
+            if sub.partner != partner:
                 continue
+            name = versions.webhook_name(event_type, sub.api_version)  # change 6
+            if name is None or name not in sub.events:
+                continue
+            body = bodies.get(sub.api_version)
+            if body is None:
+                body = bodies[sub.api_version] = json.dumps(
+                    {
+                        "id": event_id,
+                        "type": name,
+                        "api_version": sub.api_version,
+                        "created_at": format_time(state.now),
+                        "data": data,
+                    },
+                    separators=(",", ":"),
+                ).encode()
             delivery = Delivery(
                 delivery_id=f"{event_id}:{sub.subscription_id}",
                 event_id=event_id,
-                event_type=event_type,
+                event_type=name,
                 subscription_id=sub.subscription_id,
                 partner=partner,
                 url=sub.url,
                 body=body,
                 first_at=state.now,
-                deprecated=event_type in DEPRECATED_EVENTS,
+                deprecated=versions.webhook_deprecated(event_type, sub.api_version),
                 next_at=state.now,
             )
             state.deliveries[delivery.delivery_id] = delivery  # the log is bounded (A53)

@@ -49,6 +49,24 @@ def openapi_document() -> dict[str, Any]:
     return create_app(Settings()).openapi()
 
 
+def openapi_documents() -> dict[str, dict[str, Any]]:
+    """Every served version's OpenAPI document (A27): 1.2.0-20221215's is ``openapi_document()``."""
+    from kit.sim.app import create_app
+    from kit.sim.settings import Settings
+
+    app = create_app(Settings())
+    app.openapi()
+    return dict(app.state.openapi_documents)
+
+
+def document_path(root: Path, version: str) -> Path:
+    """Where a version's document is kept: ``data/openapi.json`` for the seed's version,
+    ``data/openapi-<version>.json`` beside it for another."""
+    from kit.sim.versions import CURRENT
+
+    return root / "data" / ("openapi.json" if version == CURRENT else f"openapi-{version}.json")
+
+
 def openapi_text(document: dict[str, Any]) -> str:
     """``document`` as stored in ``data/openapi.json``: indented, key order kept, newline-ended."""
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -237,8 +255,38 @@ def _seed_statements() -> list[str]:
     return lines
 
 
-def contract_markdown(document: dict[str, Any]) -> str:
-    """``docs/contract.md`` for the OpenAPI ``document`` and the data of ``kit.register``."""
+def _versions(documents: dict[str, dict[str, Any]]) -> list[str]:
+    """What 1.1.0 serves beside 1.2.0-20221215: how a version is chosen, its document, and the
+    operations only it has (A27)."""
+    from kit.sim import versions
+
+    previous = documents[versions.PREVIOUS]
+    lines = [
+        "## Versions",
+        "",
+        f"The simulator serves {' and '.join(versions.SUPPORTED)} (choice A27): a request names one in "
+        f"`{versions.HEADER}` (absent: the server's default, `{versions.CURRENT}` unless `kit serve "
+        "--api-version` sets another), every answer names the version that served it, and an unknown one "
+        "is 400 `unsupported-api-version` before routing (the RFC 6749 `invalid_request` on the token "
+        "endpoints). Each version has its own OpenAPI document, a second document rather than marked "
+        f"operations in one: `data/openapi.json` is `{versions.CURRENT}`'s (served at `/openapi.json`) "
+        f"and `data/openapi-{versions.PREVIOUS}.json` is `{versions.PREVIOUS}`'s, made from the same "
+        "routes by undoing each change's gate (`kit/sim/versions.py`), so a client or a drift check "
+        "reads one whole contract per version and `data/openapi.json` stays exactly the seed "
+        "version's. The client's drift check judges each answer by the document of the version that "
+        "served it. The changes, as undone under "
+        f"{versions.PREVIOUS}, are the table above; the operations only {versions.PREVIOUS} has:",
+        "",
+    ]
+    for method, path, op in operations(previous):
+        if path in versions.PREVIOUS_ONLY:
+            lines += _route_section(method, path, op)
+    return lines
+
+
+def contract_markdown(document: dict[str, Any], documents: dict[str, dict[str, Any]] | None = None) -> str:
+    """``docs/contract.md`` for the OpenAPI ``document`` and the data of ``kit.register``
+    (with ``documents``, every version's, also the operations only an earlier version has)."""
     spec = register.spec()
     head = [
         "# The simulator's contract",
@@ -264,7 +312,17 @@ def contract_markdown(document: dict[str, Any]) -> str:
         f"- {NAMING_RULE}",
         "",
     ]
-    lines = head + _areas(document) + _codes() + _register() + _seed_statements()
+    changes = [
+        "## The changes of 1.2.0",
+        "",
+        "The nine changes from the version before (1.1.0, the kit's name for it: A27), each as its record "
+        "in `data/spec.toml` states it: what it touches, what it did, what the seed says of the version "
+        "before, and the register entries that choose where the seed is silent.",
+        "",
+        register.changes_markdown(),
+    ]
+    versions_part = _versions(documents) if documents else []
+    lines = head + changes + versions_part + _areas(document) + _codes() + _register() + _seed_statements()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -273,10 +331,12 @@ def contract_markdown(document: dict[str, Any]) -> str:
 
 def targets(root: Path) -> dict[Path, str]:
     """The generated files under ``root`` (the repository) and their current content."""
-    document = openapi_document()
+    from kit.sim.versions import CURRENT
+
+    documents = openapi_documents()
     return {
-        root / "data" / "openapi.json": openapi_text(document),
-        root / "docs" / "contract.md": contract_markdown(document),
+        **{document_path(root, v): openapi_text(d) for v, d in documents.items()},
+        root / "docs" / "contract.md": contract_markdown(documents[CURRENT], documents),
     }
 
 

@@ -8,7 +8,14 @@ for every answer of the control plane (``/_sim``, the simulator's own) and A46 f
 of a simulator on the wall clock (its times are the machine's, not seeded). The OpenAPI document
 and its pages (``/openapi.json``, ``/docs``, ``/redoc``) name A48: the document holds the
 simulator's choices. Every answer from a deprecated endpoint's path, whatever the method, gets
-its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included.
+its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included, under
+the versions that deprecate it (change 1, ``kit.sim.versions``).
+
+Step 0 of the order of checks is here, before any routing: the version a request names in
+``svc-api-version`` (A27). An unknown one is 400 ``unsupported-api-version`` naming the served
+versions (on the token endpoints the RFC 6749 form, ``invalid_request``); a known one, or the
+server's default when none is named, serves the request (``request.state.api_version``) and is
+named in the answer's ``svc-api-version``. A request that names a version names A27.
 A durable simulator (``kit serve --state``) writes the request's changes before its answer starts
 to leave.
 
@@ -28,9 +35,13 @@ from collections.abc import Mapping
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
-from kit.sim.problems import PROBLEM_MEDIA_TYPE
+from kit.sim import versions
+from kit.sim.headers import API_VERSION, ASSUMPTIONS, DEPRECATED, REQUEST_ID, TOKEN_PATH, deprecation_headers
+from kit.sim.problems import PROBLEM_MEDIA_TYPE, OAuthError, Problem
 from kit.sim.state import State
+
+#: The token endpoints, which answer errors in the RFC 6749 form (A21), step 0's too.
+TOKEN_PATHS = frozenset({TOKEN_PATH, *DEPRECATED})
 
 #: The control plane's paths (kit/sim/routes/control.py), the simulator's own (A45).
 CONTROL_PREFIX = "/_sim/"
@@ -77,7 +88,14 @@ class ServiceHeaders:
             assumptions.add("A45")
         elif path in self.documents:
             assumptions.add(DOCUMENT_ENTRY)
-        deprecation = deprecation_headers(scope["method"], path)
+        asked = versions.requested(scope)  # 0. the version
+        version = self.version if asked is None else asked
+        supported = version in versions.SUPPORTED
+        if asked is not None:
+            assumptions.add("A27")
+        request_state["api_version"] = version if supported else self.version
+        served = request_state["api_version"]
+        deprecation = deprecation_headers(scope["method"], path) if versions.legacy_deprecated(served) else {}
         if deprecation:
             assumptions.add("A03")
 
@@ -89,7 +107,7 @@ class ServiceHeaders:
                 headers = MutableHeaders(scope=message)
                 if REQUEST_ID not in headers:
                     headers[REQUEST_ID] = request_id
-                headers[API_VERSION] = self.version
+                headers[API_VERSION] = served
                 for name, value in deprecation.items():
                     headers[name] = value
                 problem = headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE)
@@ -112,6 +130,18 @@ class ServiceHeaders:
                 message = {**message, "body": body}
             await send(message)
 
+        if not supported:
+            detail = versions.refusal_detail(version)
+            refusal = (
+                OAuthError(400, "invalid_request", detail).response()
+                if path in TOKEN_PATHS
+                else Problem(
+                    400, "unsupported-api-version", detail, supported=list(versions.SUPPORTED)
+                ).response()
+            )
+            assumptions.add("A21")
+            await refusal(scope, receive, send_with_headers)
+            return
         if self.state.journal is None:  # in memory: nothing more to do
             await self.app(scope, receive, send_with_headers)
         else:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from kit import register
+from kit.sim import versions
 from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
 from kit.sim.models import CardClose, CardCreate, OAuthErrorBody, ProblemBody
 from kit.sim.personality import DEFAULT, REPRESENTATIONS, Personality
@@ -128,7 +129,9 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
             _finish(schema)
             if chosen.overlay:
                 follow(schema, chosen)
-            app.openapi_schema = schema
+            # One document per version (A27); /openapi.json is the default's.
+            app.state.openapi_documents = {v: versions.document(schema, v) for v in versions.SUPPORTED}
+            app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

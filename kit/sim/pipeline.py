@@ -53,6 +53,7 @@ from urllib.parse import parse_qsl
 from fastapi import Request, Response
 
 from kit import register
+from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, ServerKeys
 from kit.sim.cryptoworker import WorkerUnavailable
@@ -447,6 +448,11 @@ class Call:
     @property
     def now(self) -> datetime:
         return self.state.now
+
+    @property
+    def version(self) -> str:
+        """The API version serving this request (step 0, ``kit.sim.versions``; A27)."""
+        return versions.of(self.request.state)
 
     def uses(self, *assumptions: str) -> None:
         """Name register entries in this answer's ``svc-assumptions`` (what shaped it)."""

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kit import register
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
+from kit.sim.versions import legacy_deprecated
 
 TYPE_PREFIX: str = register.value("A21")["type_prefix"]
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -119,7 +120,7 @@ class OAuthError(Exception):
 _ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
 #: The register entry of unknown paths and methods (step 1 of the order of checks).
 ROUTE_ENTRY = "A44"
-_ROUTE_DETAILS = {
+ROUTE_DETAILS = {
     404: "No endpoint at this path. See /openapi.json for the endpoints this API serves.",
     405: "This path does not accept this method. See /openapi.json.",
 }
@@ -143,7 +144,7 @@ def install(app: FastAPI) -> None:
         if exc.status_code in _ROUTE_CODES:
             uses(request, ROUTE_ENTRY)
         code = _ROUTE_CODES.get(exc.status_code, "http-error")
-        detail = _ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
+        detail = ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
         return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
 
     @app.exception_handler(RequestValidationError)
@@ -158,7 +159,8 @@ def install(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Never a stack trace or a submitted value on the wire. Starlette answers this one
         # outside the middleware stack, so the service headers are set here.
-        headers = {API_VERSION: request.app.version}
+        served = getattr(request.state, "api_version", None) or request.app.version
+        headers = {API_VERSION: served}
         request_id = getattr(request.state, "request_id", None)
         if request_id:
             headers[REQUEST_ID] = request_id
@@ -166,7 +168,8 @@ def install(app: FastAPI) -> None:
         chosen = getattr(getattr(request.app.state, "sim", None), "personality", None)
         if getattr(chosen, "send_assumptions", True):  # a choice overlay may send none (A61)
             headers[ASSUMPTIONS] = ",".join(sorted(named))
-        headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
+        if legacy_deprecated(served):
+            headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
         return Problem(
             500, "internal-error", "The simulator failed unexpectedly.", headers=headers
         ).response()

@@ -134,8 +134,9 @@ class Subscription:
     subscription_id: str
     partner: str
     url: str
-    events: list[str]
+    events: list[str]  # in the names of its version
     created_at: datetime
+    api_version: str = "1.2.0-20221215"  # the version it was created under: its deliveries' (A27)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, time, timedelta
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
@@ -71,9 +72,9 @@ async def create_card(request: Request, account_id: str) -> Response:
         call.require_rule5_session()
         account = call.bound_account(account_id)
         chosen = call.sim.personality
-        req = call.body_as(
-            CardCreate, {"type": ("unknown-card-type", chosen.card_types)}, uses=("A13", "A35")
-        )
+        served = versions.card_types(call.version)  # change 3
+        types = [t for t in chosen.card_types if t in served]
+        req = call.body_as(CardCreate, {"type": ("unknown-card-type", types)}, uses=("A13", "A35"))
         card_id = call.state.ids.next("card")
         last4 = f"{call.state.ids.rng('last4', card_id).randrange(10_000):04d}"
         on = expires_on(call.now, req.type, chosen.card_months, chosen.temporary_card_days)
@@ -112,8 +113,12 @@ async def close_card(request: Request, card_id: str) -> Response:
         call.require_rule5_session()
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
-        reasons = call.sim.personality.close_reasons
-        req = call.body_as(CardClose, {"reason": ("unknown-close-reason", reasons)}, uses=("A15",))
+        if versions.close_takes_reason(call.version):  # change 2
+            reasons = call.sim.personality.close_reasons
+            req = call.body_as(CardClose, {"reason": ("unknown-close-reason", reasons)}, uses=("A15",))
+        else:
+            call.body_as(versions.CardClosePrevious)  # 1.1.0: no reason (unknown-field)
+            req = CardClose()
         if card.status == "closed":
             raise Problem(409, "card-already-closed", "The card is already closed.", assumptions=("A16",))
         if card.status != "active":

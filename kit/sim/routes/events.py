@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim import versions
 from kit.sim.clock import format_time, parse_time
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import EventCreate, EventOut
@@ -31,7 +32,11 @@ async def send_event(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         call.require_rule5_session()
         account = call.bound_account(account_id)
-        req = call.body_as(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)}, uses=("A17",))
+        allowed = versions.inbound_event_types(call.version)  # change 4
+        enums = {"event_type": ("unknown-event-type", allowed)} if allowed is not None else {}
+        req = call.body_as(EventCreate, enums, uses=("A17",))
+        if not req.event_type:  # 1.1.0 takes any type, but one
+            raise validation_problem([{"field": "/event_type", "message": "must not be empty"}])
         occurred_at = None
         if req.occurred_at is not None:
             try:

@@ -20,12 +20,13 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from kit import register
+from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
 from kit.sim.pipeline import authenticate, read_body, reject_clear_pii_parameters
-from kit.sim.problems import OAuthError, Problem, uses
+from kit.sim.problems import ROUTE_DETAILS, ROUTE_ENTRY, OAuthError, Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
 
@@ -122,11 +123,14 @@ async def _issue(request: Request) -> JSONResponse:
     summary="Partner access token (OAuth 2.0 client credentials)",
 )
 async def access_token(request: Request) -> Response:
+    if not versions.token_endpoint_exists(versions.of(request.state)):  # change 1: added in 1.2.0
+        uses(request, ROUTE_ENTRY)
+        return Problem(404, "not-found", ROUTE_DETAILS[404]).response()
     return await _issue(request)
 
 
-def _strict_refusal(sim: Sim) -> Problem | None:
-    if not sim.settings.strict:
+def _strict_refusal(sim: Sim, request: Request) -> Problem | None:
+    if not sim.settings.strict or not versions.legacy_deprecated(versions.of(request.state)):
         return None
     return Problem(
         410,
@@ -145,7 +149,7 @@ def _strict_refusal(sim: Sim) -> Problem | None:
 )
 async def legacy_access_token(request: Request) -> Response:
     uses(request, "A03")
-    refusal = _strict_refusal(request.app.state.sim)
+    refusal = _strict_refusal(request.app.state.sim, request)
     if refusal:
         return refusal.response()
     try:
@@ -165,7 +169,7 @@ async def legacy_access_token(request: Request) -> Response:
 async def legacy_revoke(request: Request) -> Response:
     sim: Sim = request.app.state.sim
     uses(request, "A03")  # and A02, as authenticate runs
-    refusal = _strict_refusal(sim)
+    refusal = _strict_refusal(sim, request)
     if refusal:
         return refusal.response()
     try:

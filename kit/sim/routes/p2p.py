@@ -13,6 +13,7 @@ from decimal import Decimal
 from fastapi import APIRouter, Request, Response
 
 from kit import register
+from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import declare
@@ -109,7 +110,8 @@ async def create_transfer(request: Request) -> Response:
 def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> RouteReply:
     """A transfer answer (A36), its money (A19) and the role header (A18)."""
     call.uses("A18", "A19", "A36")
-    return RouteReply(status, body, {ROLE_HEADER: role})
+    headers = {ROLE_HEADER: role} if versions.p2p_role_header(call.version) else {}  # change 7
+    return RouteReply(status, body, headers)
 
 
 @declare(

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request, Response
 
 from kit import register
 from kit.env import is_loopback
+from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import declare
@@ -37,7 +38,10 @@ RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
 async def subscribe(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         req = call.body_as(SubscriptionCreate, uses=("A23",))
-        renamed = {name: RENAMED[name] for name in req.events if name in RENAMED}
+        version = call.version  # change 6: the names of this version; the subscription is pinned to it
+        allowed = versions.webhook_events(version)
+        renames = versions.renamed_events(version)
+        renamed = {name: renames[name] for name in req.events if name in renames}
         if renamed:
             raise Problem(
                 422,
@@ -45,13 +49,13 @@ async def subscribe(request: Request) -> Response:
                 "These event names were corrected in 1.2.0; subscribe to the new names.",
                 renamed=renamed,
             )
-        unknown = [name for name in req.events if name not in WEBHOOK_EVENTS]
+        unknown = [name for name in req.events if name not in allowed]
         if unknown:
             raise Problem(
                 422,
                 "unknown-event-type",
-                f"Unknown webhook event type; allowed: {', '.join(WEBHOOK_EVENTS)}.",
-                allowed=WEBHOOK_EVENTS,
+                f"Unknown webhook event type; allowed: {', '.join(allowed)}.",
+                allowed=allowed,
                 assumptions=("A40",),
             )
         try:
@@ -71,7 +75,12 @@ async def subscribe(request: Request) -> Response:
                 assumptions=("A39",),
             )
         sub = Subscription(
-            call.state.ids.next("sub"), call.partner, req.url, list(dict.fromkeys(req.events)), call.now
+            call.state.ids.next("sub"),
+            call.partner,
+            req.url,
+            list(dict.fromkeys(req.events)),
+            call.now,
+            api_version=version,
         )
         call.state.subscriptions[sub.subscription_id] = sub
         return RouteReply(201, SubscriptionOut.wire(sub))

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.sim.helpers.contract import API_VERSION
+from tests.sim.helpers.contract import served_version
 from tests.sim.helpers.control import reset
 
 
@@ -28,7 +28,8 @@ def checked_client(base_url: str) -> CheckedClient:
         if path.startswith("/_sim/"):
             return
         where = f"{resp.request.method} {path} -> {resp.status_code}"
-        if not resp.headers.get("svc-request-id") or resp.headers.get("svc-api-version") != API_VERSION:
+        version = resp.headers.get("svc-api-version")
+        if not resp.headers.get("svc-request-id") or version != served_version(resp):
             client.violations.append(f"svc-request-id / svc-api-version missing: {where}")
         if resp.status_code >= 500:
             resp.read()

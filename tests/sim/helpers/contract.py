@@ -6,9 +6,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import httpx
+
 from kit.env import SIM_PARTNER_CLIENTS
 
 API_VERSION = "1.2.0-20221215"
+#: The versions served (A27): a request naming one is answered under it.
+SUPPORTED_VERSIONS = ("1.1.0", API_VERSION)
+
+
+def served_version(resp: httpx.Response) -> str:
+    """The version that must serve ``resp``'s request: the one it named, when served (A27)."""
+    asked = resp.request.headers.get("svc-api-version")
+    return asked if asked in SUPPORTED_VERSIONS else API_VERSION
+
+
 PROBLEM_PREFIX = "urn:partner-api-kit:problem:"
 PROBLEM_CT = "application/problem+json"
 #: The fields every problem body carries (RFC 9457 and the contract's ``code``).

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.sim.helpers.contract import API_VERSION, ECHO, PARTNER_A, PROBLEM_CT, PROBLEM_PREFIX
+from tests.sim.helpers.contract import ECHO, PARTNER_A, PROBLEM_CT, PROBLEM_PREFIX, served_version
 
 # --- small utilities ---------------------------------------------------------------------
 
@@ -124,7 +124,7 @@ def post_raw(
 
 def assert_common_headers(resp: httpx.Response) -> None:
     assert resp.headers.get("svc-request-id"), f"no svc-request-id on {resp.request.url.path}"
-    assert resp.headers.get("svc-api-version") == API_VERSION, dict(resp.headers)
+    assert resp.headers.get("svc-api-version") == served_version(resp), dict(resp.headers)
 
 
 def assert_problem(

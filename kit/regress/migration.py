@@ -1,0 +1,384 @@
+"""``kit regress --versions A,B``: the same flows under two API versions, and what changed.
+
+A notebook that runs on both versions (the migration notebook, and any whose parameters cell
+declares ``api_version``) runs once per version (``api_version`` injected as a parameter). Its
+wire — each call's method, path, status, code, headers and body fields, and each webhook it
+received — is emitted as a ``application/vnd.kit.wire+json`` output (:func:`emit`, with the
+calls recorded by :func:`record`). The two wires are normalised (ids, times, request ids and the
+version header itself are left out or replaced by placeholders) and compared call by call; each
+difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
+``change.N``: its operations, fields, card and event types, and the values of the register
+entries that choose for it) or reported "unexplained". ``OUT/migration.md`` starts with exactly
+"N differences, M unexplained"; ``OUT/migration.json`` holds the same.
+
+    >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
+    '/cards/{id}/close'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kit import register
+
+__all__ = [
+    "WIRE_MIME",
+    "Difference",
+    "attribute",
+    "compare",
+    "emit",
+    "normal_path",
+    "record",
+    "response_hook",
+    "run_versions",
+    "write_report",
+]
+
+WIRE_MIME = "application/vnd.kit.wire+json"
+_ID = re.compile(r"\b(?:acc|per|card|ses|p2p|evt|doc|sub|req|raf|tr)_[A-Za-z0-9]+")
+#: Headers that differ on every call or only name the version: never compared (normalised away).
+IGNORED_HEADERS = frozenset(
+    {
+        "date",
+        "server",
+        "content-length",
+        "content-type",
+        "cache-control",
+        "pragma",
+        "svc-request-id",
+        "svc-api-version",
+        "svc-assumptions",
+        "svc-session-expires-at",
+        "idempotent-replayed",
+        "www-authenticate",
+    }
+)
+#: Headers whose value is compared too (the rest only by presence).
+VALUED_HEADERS = frozenset({"deprecation", "link", "svc-p2p-role"})
+
+
+def normal_path(path: str) -> str:
+    """The path with every id replaced by ``{id}`` (ids differ between runs)."""
+    return _ID.sub("{id}", path.split("?", 1)[0])
+
+
+def _row(response: httpx.Response) -> dict[str, Any]:
+    request = response.request
+    response.read()
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    sent: list[str] = []
+    if request.headers.get("content-type", "").startswith("application/json") and request.content:
+        try:
+            payload = json.loads(request.content)
+        except ValueError:
+            payload = None
+        if isinstance(payload, Mapping):
+            sent = sorted(
+                {str(k) for k in payload}
+                | {v for v in payload.values() if isinstance(v, str) and not _ID.search(v) and len(v) < 64}
+            )
+    headers = {
+        name: (value if name in VALUED_HEADERS else "")
+        for name, value in ((n.lower(), v) for n, v in response.headers.items())
+        if name not in IGNORED_HEADERS
+    }
+    code = None
+    if response.status_code >= 400 and isinstance(body, Mapping):
+        code = body.get("code") or body.get("error")
+    return {
+        "method": request.method,
+        "path": normal_path(request.url.path),
+        "status": response.status_code,
+        "code": code,
+        "headers": dict(sorted(headers.items())),
+        "fields": sorted(body) if isinstance(body, Mapping) and response.status_code < 400 else [],
+        "sent": sent,
+    }
+
+
+def response_hook(rows: list[dict[str, Any]]) -> Callable[[httpx.Response], None]:
+    """An httpx response hook appending each answer's normalised row to ``rows`` (the control
+    plane's ``/_sim`` calls left out): for a plain ``httpx.Client`` beside the kit client."""
+
+    def hook(response: httpx.Response) -> None:
+        if not response.request.url.path.startswith("/_sim"):
+            rows.append(_row(response))
+
+    return hook
+
+
+def record(api: Any) -> list[dict[str, Any]]:
+    """Record every answer ``api`` (a :class:`kit.Client`) receives from now on, normalised,
+    into the list returned (until the client's own record of the wire lands: its connection's
+    response hook)."""
+    rows: list[dict[str, Any]] = []
+    api._requestor.transport._client.event_hooks["response"].append(response_hook(rows))
+    return rows
+
+
+def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[Any] = ()) -> dict[str, Any]:
+    """The wire of one run as a display bundle (``IPython.display.display(..., raw=True)``):
+    the calls, and each webhook received by its type and ``Deprecation`` (never its body)."""
+    hooks = [
+        {"type": getattr(h, "type", None) or h["type"], "deprecation": getattr(h, "deprecation", None)}
+        for h in webhooks
+    ]
+    wire = {"version": version, "calls": list(calls), "webhooks": sorted(hooks, key=lambda h: str(h["type"]))}
+    return {
+        WIRE_MIME: wire,
+        "text/plain": f"wire of {version}: {len(wire['calls'])} calls, {len(hooks)} webhooks",
+    }
+
+
+# --- comparing two wires -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference on the wire between the two versions, and the change it belongs to."""
+
+    kind: str  # path, code, header, field, event type
+    where: str  # "POST /cards/{id}/close" or "webhook"
+    before: str
+    after: str
+    change: int | None  # None: unexplained
+
+    def line(self) -> str:
+        owner = f"change {self.change}" if self.change is not None else "unexplained"
+        return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
+
+
+def _keyed(calls: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, int], Mapping[str, Any]]:
+    seen: dict[tuple[str, str], int] = {}
+    keyed = {}
+    for call in calls:
+        key = (call["method"], call["path"])
+        seen[key] = seen.get(key, 0) + 1
+        keyed[(*key, seen[key])] = call
+    return keyed
+
+
+def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Difference]:
+    """Every difference from the wire ``before`` (the older version's) to ``after``."""
+    found: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
+    old, new = _keyed(before["calls"]), _keyed(after["calls"])
+    for key in [*old, *(k for k in new if k not in old)]:
+        a, b = old.get(key), new.get(key)
+        where = f"{key[0]} {key[1]}"
+        if a is None or b is None:
+            call = a or b
+            assert call is not None
+            found.append(
+                (
+                    "path",
+                    where,
+                    "absent" if a is None else "called",
+                    "absent" if b is None else "called",
+                    call,
+                )
+            )
+            continue
+        if (a["status"], a["code"]) != (b["status"], b["code"]):
+            found.append(
+                (
+                    "code",
+                    where,
+                    f"{a['status']} {a['code'] or ''}".strip(),
+                    f"{b['status']} {b['code'] or ''}".strip(),
+                    a,
+                )
+            )
+            continue
+        for name in sorted(set(a["headers"]) | set(b["headers"])):
+            if a["headers"].get(name) != b["headers"].get(name):
+                found.append(
+                    (
+                        "header",
+                        where,
+                        f"{name}: {a['headers'].get(name, 'absent') or 'present'}",
+                        f"{name}: {b['headers'].get(name, 'absent') or 'present'}",
+                        {**a, "header": name},
+                    )
+                )
+        for name in sorted(set(a["fields"]) ^ set(b["fields"])):
+            found.append(
+                (
+                    "field",
+                    where,
+                    name if name in a["fields"] else "absent",
+                    name if name in b["fields"] else "absent",
+                    {**a, "field": name},
+                )
+            )
+    hooks_a = {(h["type"], h.get("deprecation")) for h in before.get("webhooks", [])}
+    hooks_b = {(h["type"], h.get("deprecation")) for h in after.get("webhooks", [])}
+    for event, deprecation in sorted(hooks_a ^ hooks_b, key=str):
+        side = "before" if (event, deprecation) in hooks_a else "after"
+        shown = f"{event}{' (Deprecation)' if deprecation else ''}"
+        found.append(
+            (
+                "event type",
+                "webhook",
+                shown if side == "before" else "absent",
+                shown if side == "after" else "absent",
+                {"event": event},
+            )
+        )
+    return [Difference(kind, where, x, y, attribute(kind, where, call)) for kind, where, x, y, call in found]
+
+
+def _change_tokens() -> dict[int, set[str]]:
+    """Per change: what it touches, as words a difference can carry (operations, paths, fields,
+    card and event types, headers), from its record and the values of the entries that choose."""
+    tokens: dict[int, set[str]] = {}
+    for change in register.spec()["change"]:
+        words: set[str] = set()
+        for op in [*change["operations"], *change["previously"].values(), *change["previously"]]:
+            words.add(op)
+        words.update(change["fields"], change["card_types"], change["event_types"])
+        for entry in change["chosen_by"]:
+            if entry == "A27":
+                continue  # the versions entry chooses for every change
+            value = register.value(entry)
+            for key in ("paths", "role_header"):
+                item = value.get(key)
+                words.update(item if isinstance(item, list) else [item] if item else [])
+        tokens[change["number"]] = {w for w in words if isinstance(w, str)}
+    return tokens
+
+
+def _template_matches(template: str, path: str) -> bool:
+    pattern = re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template))
+    return re.fullmatch(pattern, path.replace("{id}", "x")) is not None
+
+
+def attribute(kind: str, where: str, call: Mapping[str, Any]) -> int | None:
+    """The number of the change a difference belongs to, or None when none of the change
+    records touches it."""
+    method, _, path = where.partition(" ")
+    for number, words in _change_tokens().items():
+        if kind == "event type":
+            if call.get("event") in words:
+                return number
+            continue
+        if kind == "header" and call.get("header") in words:
+            return number
+        for word in words:
+            op_method, _, op_path = word.partition(" ")
+            if op_path.startswith("/") and op_method == method and _template_matches(op_path, path):
+                return number
+            if word.startswith("/") and _template_matches(word, path):
+                return number
+        if set(call.get("sent", [])) & words or call.get("field") in words:
+            return number
+    return None
+
+
+def write_report(
+    out_dir: str | Path, versions: Sequence[str], by_notebook: Mapping[str, list[Difference]]
+) -> str:
+    """Write ``migration.md`` and ``migration.json`` into ``out_dir``; returns the first line."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    everything = [d for diffs in by_notebook.values() for d in diffs]
+    unexplained = sum(d.change is None for d in everything)
+    first = f"{len(everything)} differences, {unexplained} unexplained"
+    lines = [first, "", f"From {versions[0]} to {versions[1]}, on the wire of the same code path.", ""]
+    for notebook, diffs in by_notebook.items():
+        lines += [f"## {notebook}", ""]
+        lines += [f"- {d.line()}" for d in diffs] or ["- no difference"]
+        lines.append("")
+    changes = sorted({d.change for d in everything if d.change is not None})
+    lines += [f"Changes seen: {', '.join(map(str, changes)) or 'none'}."]
+    (out / "migration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = {
+        "summary": first,
+        "versions": list(versions),
+        "notebooks": {nb: [asdict(d) for d in diffs] for nb, diffs in by_notebook.items()},
+    }
+    (out / "migration.json").write_text(
+        json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return first
+
+
+def wire_of(executed: str | Path) -> dict[str, Any] | None:
+    """The wire an executed notebook emitted (its last ``WIRE_MIME`` output), or None."""
+    cells = json.loads(Path(executed).read_text(encoding="utf-8"))["cells"]
+    found = None
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIRE_MIME in data:
+                found = data[WIRE_MIME]
+    return found
+
+
+#: The migration notebook, run by every ``--versions`` run.
+MIGRATION_NOTEBOOK = "12_migrating_to_1_2_0.ipynb"
+
+
+def runs_on_both(notebook: Path) -> bool:
+    """Whether a notebook declares it runs on both versions: its parameters cell (the one
+    tagged ``parameters``) sets ``api_version``."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            return re.search(r"^api_version\s*=", "".join(cell["source"]), re.MULTILINE) is not None
+    return False
+
+
+def run_versions(
+    versions: Sequence[str], notebooks_dir: str | Path, out_dir: str | Path, **run_options: Any
+) -> tuple[str, Any]:
+    """Run the migration notebook and every notebook declaring ``api_version`` once per version
+    (``kit.regress.run`` with one parameter set per version, into ``OUT/<version>/``), compare
+    each notebook's two wires and write the report; returns its first line and the run's report.
+
+    Raises:
+        RegressError: not two versions, or no such notebooks.
+    """
+    from kit.regress.model import RegressError
+    from kit.regress.runner import run
+
+    if len(versions) != 2 or versions[0] == versions[1]:
+        raise RegressError("--versions takes two different versions: FROM,TO (e.g. 1.1.0,1.2.0-20221215)")
+    folder = Path(notebooks_dir)
+    chosen = [
+        p.name
+        for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+        if p.name == MIGRATION_NOTEBOOK or runs_on_both(p)
+    ]
+    if not chosen:
+        raise RegressError(f"no notebook runs on both versions in {folder} (expected {MIGRATION_NOTEBOOK})")
+    matrix = {v: {"api_version": v} for v in versions}
+    report = run(chosen, notebooks_dir=folder, out_dir=out_dir, matrix=matrix, **run_options)
+    by_notebook: dict[str, list[Difference]] = {}
+    for name in chosen:
+        wires = [
+            wire_of(Path(out_dir) / v / name) if (Path(out_dir) / v / name).exists() else None
+            for v in versions
+        ]
+        if wires[0] is None or wires[1] is None:
+            by_notebook[name] = [
+                Difference(
+                    "notebook",
+                    name,
+                    "no wire" if wires[0] is None else "ran",
+                    "no wire" if wires[1] is None else "ran",
+                    None,
+                )
+            ]
+            continue
+        by_notebook[name] = compare(wires[0], wires[1])
+    return write_report(out_dir, versions, by_notebook), report
