@@ -23,17 +23,27 @@ checks an answer the client received (method, path, status, headers, parsed body
 A row holds no value from the answer: for a type drift it names the JSON types, for an enum
 the allowed values and the JSON type received; never a body.
 
+**Seed or choice.** Most of the document is the simulator's choice where the seed says "not
+shown" (paths, statuses, fields, types, codes, headers). Each row names its ``basis``
+(:attr:`Drift.basis`) from the explicit table :data:`OPERATIONS` (and :data:`HEADER_BASIS`),
+never guessed from the document: a departure from what the seed states (an endpoint it names
+answering 404/405, a removed endpoint answering, another version) is **drift**; a departure
+from a register entry (a field, a type, a status, a code, a header the seed does not show) is a
+**difference** from that entry (:attr:`Drift.differs`).
+
 Example::
 
     >>> contract = Contract.default()
     >>> contract.operation("GET", "/cards/card_123")
     'GET /cards/{card_id}'
-    >>> contract.check("GET", "/cards/card_1", 418, {}, None)[0].field
-    'status'
+    >>> row = contract.check("GET", "/cards/card_1", 418, {}, None)[-1]
+    >>> row.field, row.basis, row.differs
+    ('status', 'A21', True)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -48,7 +58,7 @@ from kit.drift import Drift, json_type, schema_rows
 from kit.errors import by_code
 from kit.shapes import Memo
 
-__all__ = ["DOCUMENT", "HEADERS", "Contract"]
+__all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Contract", "basis_of"]
 
 #: The contract's file name in ``data/`` (:func:`kit.register.data_dir`).
 DOCUMENT = "openapi.json"
@@ -61,6 +71,83 @@ _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
 #: The statuses that say "no such operation": what the contract implies for one it lacks.
 _ABSENT = frozenset({404, 405})
 _VERSION_SHAPE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+
+#: What each operation of the document rests on: ``(seed statement, register entry)``. The
+#: statement (``""`` where the seed does not name the operation) is what the seed states — that
+#: the endpoint exists; the entry chose the rest — its statuses, fields, types and body shape.
+OPERATIONS: Mapping[str, tuple[str, str]] = {
+    "POST /oauth/accesstoken": ("endpoint.1", "A01"),
+    "POST /authorization/server_api/access_tokens": ("endpoint.2", "A03"),
+    "DELETE /authorization/server_api/access_tokens": ("endpoint.3", "A03"),
+    "GET /sessions/user_session_initialization_data": ("endpoint.4", "A04"),
+    "POST /sessions": ("endpoint.5", "A05"),
+    "DELETE /sessions": ("", "A34"),
+    "POST /accounts": ("", "A10"),
+    "POST /accounts/{account_id}/persons": ("", "A11"),
+    "GET /persons/{person_id}/kyc/questions": ("", "A12"),
+    "POST /persons/{person_id}/kyc/answers": ("", "A12"),
+    "POST /accounts/{account_id}/cards": ("", "A35"),
+    "GET /cards/{card_id}": ("", "A35"),
+    "POST /cards/{card_id}/close": ("endpoint.6", "A16"),
+    "POST /accounts/{account_id}/events": ("endpoint.7", "A17"),
+    "POST /p2p/transfers": ("", "A36"),
+    "GET /p2p/transfers/{transfer_id}": ("", "A36"),
+    "POST /webhooks/subscriptions": ("", "A23"),
+    "GET /webhooks/jwks": ("", "A24"),
+    "GET /persons/{person_id}/document_requests": ("", "A26"),
+    "POST /document_requests/{document_request_id}/submit": ("", "A26"),
+}
+#: The simulator's control plane (``/_sim/…``): the simulator's own (A45).
+CONTROL_PLANE_ENTRY = "A45"
+#: Error answers (status 400 and above): their statuses, media type, body shape and codes are
+#: the register's choice (the seed shows none: ``error.1``).
+ERROR_ENTRY = "A21"
+#: An operation the document does not have, answered anyway.
+UNKNOWN_ENTRY = "A44"
+#: Endpoints the seed says no longer exist: an answer other than 404/405 is drift.
+REMOVED: Mapping[str, str] = {"POST /accounts/{account_id}/savings/close": "endpoint.8"}
+_REMOVED_PATTERNS = {
+    re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(k.split(" ", 1)[1])) + "$"): (k, v)
+    for k, v in REMOVED.items()
+}
+#: What the checked response headers rest on: the request id (A28), the version header (A27);
+#: the version it announces is the seed's (``version.1``).
+HEADER_BASIS: Mapping[str, str] = {
+    f"header {_HEADERS['request_id']}": "A28",
+    f"header {_VERSION_HEADER}": "A27",
+}
+VERSION_STATEMENT = "version.1"
+
+
+def basis_of(kind: str, operation: str, status: int, field: str) -> str:
+    """The basis of one drift row (see the module docstring): a seed statement id or a
+    register entry id.
+
+    Example::
+
+        >>> basis_of("status", "POST /sessions", 404, "status")
+        'endpoint.5'
+        >>> basis_of("body", "GET /cards/{card_id}", 200, "body.last4")
+        'A35'
+    """
+    if kind == "version":
+        return VERSION_STATEMENT
+    if kind == "header":
+        return HEADER_BASIS.get(field, "A28")
+    if kind == "operation":
+        method, _, path = operation.partition(" ")
+        for pattern, (key, statement) in _REMOVED_PATTERNS.items():
+            if key.startswith(method + " ") and pattern.match(path):
+                return statement
+        return UNKNOWN_ENTRY
+    if operation.split(" ", 1)[-1].startswith("/_sim/"):
+        return CONTROL_PLANE_ENTRY
+    statement, entry = OPERATIONS.get(operation, ("", UNKNOWN_ENTRY))
+    if kind == "status" and statement and status in _ABSENT:
+        return statement  # an endpoint the seed names is not there
+    if kind == "code" or status >= 400:
+        return ERROR_ENTRY
+    return entry
 
 
 @dataclass(frozen=True)
@@ -194,6 +281,19 @@ class Contract:
         Raises:
             Nothing.
         """
+        rows = self._rows(method, path, status, headers, body, content_type, has_content)
+        return [dataclasses.replace(d, basis=basis_of(d.kind, d.operation, status, d.field)) for d in rows]
+
+    def _rows(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: Any,
+        content_type: str | None,
+        has_content: bool | None,
+    ) -> list[Drift]:
         rid = headers.get(_HEADERS["request_id"])
         operation = self.operation(method, path)
         if operation is None:

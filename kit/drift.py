@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["COLUMNS", "MODES", "Drift", "DriftLog", "json_type", "schema_rows"]
 
 #: The columns of ``api.drift`` and :func:`frame`.
-COLUMNS = ["operation", "field", "expected", "got", "request_id", "kind"]
+COLUMNS = ["operation", "field", "expected", "got", "request_id", "kind", "basis"]
 #: What ``kit.connect(..., drift=…)`` accepts: report (the default), raise, or off.
 MODES = ("report", "raise", "off")
 #: At most this many rows are kept per log (a drifting sandbox under a population run).
@@ -42,7 +42,10 @@ class Drift:
     """One way an answer differs from the contract; never a value from the answer.
 
     ``kind``: operation, status, content-type, body, header, version or code; ``operation``:
-    ``"GET /cards/{card_id}"``; ``field``: ``status``, ``body.last4``, ``header svc-api-version``…
+    ``"GET /cards/{card_id}"``; ``field``: ``status``, ``body.last4``, ``header svc-api-version``…;
+    ``basis``: what the departed part rests on (:data:`kit.contract.OPERATIONS`) — a statement
+    of the seed (``"endpoint.5"``, ``"version.1"``: the row is **drift**) or a register entry
+    (``"A35"``: the row is a **difference** from the simulator's choice, :attr:`differs`).
     """
 
     kind: str
@@ -51,6 +54,12 @@ class Drift:
     expected: str
     got: str
     request_id: str | None = None
+    basis: str = ""
+
+    @property
+    def differs(self) -> bool:
+        """True when the row departs from a choice (a register entry), not from the seed."""
+        return self.basis[:1] == "A"
 
     def __str__(self) -> str:
         rid = f" (request {self.request_id})" if self.request_id else ""

@@ -16,9 +16,11 @@ __all__ = [
     "BASE_URL",
     "CLIENT_ID",
     "CLIENT_SECRET",
+    "EXPECT_CHOICES",
     "REGRESS",
     "SANDBOX_FIXTURES",
     "SECRET_VARIABLES",
+    "SIM_CHOICES",
     "SIM_CONTROL_TOKEN",
     "SIM_CONTROL_TOKEN_HEADER",
     "SIM_PARTNERS",
@@ -41,6 +43,9 @@ SANDBOX_FIXTURES = "PARTNER_API_SANDBOX_FIXTURES"
 # -- the simulator (``kit serve``) -------------------------------------------------------------
 #: ``id:secret,id2:secret2`` — the partner clients ``kit serve`` accepts.
 SIM_PARTNERS = "KIT_SIM_PARTNERS"
+#: A choice overlay (TOML, :mod:`kit.choices`) the simulator serves instead of the register's
+#: own values (``kit serve --choices FILE`` sets it for the server it starts).
+SIM_CHOICES = "KIT_SIM_CHOICES"
 #: The token the control plane (``/_sim``) requires off loopback.
 SIM_CONTROL_TOKEN = "KIT_SIM_CONTROL_TOKEN"
 #: The request header that carries that token to the control plane.
@@ -49,6 +54,10 @@ SIM_CONTROL_TOKEN_HEADER = "svc-control-token"
 # -- kit regress ------------------------------------------------------------------------------
 #: ``1`` in the kernels ``kit regress`` starts: notebooks show deterministic text, not widgets.
 REGRESS = "KIT_REGRESS"
+
+#: A choice overlay a run expects (``kit regress --choices FILE``): choice checks compare with
+#: its values (``kit.notebook.chosen``) instead of the register's.
+EXPECT_CHOICES = "KIT_EXPECT_CHOICES"
 
 #: The environment variables whose values are secrets, with the kind of secret each holds.
 SECRET_VARIABLES: dict[str, str] = {

@@ -149,11 +149,22 @@ class Model:
 
     @classmethod
     def from_wire(cls: type[M], data: Mapping[str, Any], **extra: Any) -> M:
-        """Build from a JSON object: unknown keys dropped, missing ones ``None``, and each value
-        converted by its field's type (:data:`FROM_WIRE`: times, dates, money, lists)."""
+        """Build from a JSON object: unknown keys dropped, missing ones ``None`` (an absent
+        optional field stays absent: ``-`` in tables), and each value converted by its field's
+        type (:data:`FROM_WIRE`: times, dates, money, lists). A value that cannot be converted
+        (another server's format) is kept as ``None`` too — the contract check reports it — so
+        that a different field never crashes the caller.
+
+        Example::
+
+            >>> Card.from_wire({"card_id": "c1", "created_at": "yesterday"}).created_at is None
+            True
+        """
         values = {**data, **extra}
         fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        converted = {f.name: FROM_WIRE.get(str(f.type), _same)(values.get(f.name)) for f in fields}
+        converted = {
+            f.name: _converted(FROM_WIRE.get(str(f.type), _same), values.get(f.name)) for f in fields
+        }
         return cls(**cls._convert(converted))
 
     @classmethod
@@ -163,6 +174,13 @@ class Model:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _converted(convert: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return convert(value)
+    except (ValueError, TypeError, KeyError, InvalidOperation):
+        return None
 
 
 #: How a wire value becomes a field's value, by the field's annotation.

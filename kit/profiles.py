@@ -11,7 +11,8 @@ keeps the object as ``api.config.profile``. Everything that depends on the profi
 - the server's clock (:meth:`Profile.server_clock`), whether a webhook receiver on this
   machine can be reached (:meth:`Profile.reaches_receiver`), whether a control plane exists
   (:attr:`Profile.control_plane`), whether the server's own choices are known
-  (:attr:`Profile.server_choices`: ``svc-assumptions``), whether secrets may leave this
+  (:attr:`Profile.server_choices`: ``svc-assumptions``), whether a choice check that misses
+  is a failure or a difference (:attr:`Profile.knows_choices`), whether secrets may leave this
   machine (:attr:`Profile.secrets_may_leave`).
 
 A third profile (a partner's staging, say) is one class; pass it (or an instance) to
@@ -199,6 +200,10 @@ class Profile:
     control_plane: ClassVar[bool] = False
     #: The server names its own choices (``svc-assumptions``: register entries).
     server_choices: ClassVar[bool] = False
+    #: The server's choices are the ones checks expect (the register's, or an expectation
+    #: overlay's): a choice check that does not hold is a failure. Elsewhere it is a
+    #: difference (``kit.notebook``), reported apart and not failing the run.
+    knows_choices: ClassVar[bool] = False
     #: Secrets (client secret, partner token) may be handed to other machines. When not,
     #: ``kit regress`` fetches the partner token once, here, for the whole run and refuses a
     #: Dask scheduler.
@@ -292,6 +297,7 @@ class SimProfile(Profile):
     name = "sim"
     control_plane = True
     server_choices = True
+    knows_choices = True
     secrets_may_leave = True
     listens_by_default = True
 

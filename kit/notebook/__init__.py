@@ -8,6 +8,16 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   with the reason when this client's profile lacks what a check ``needs`` (asked of the
   profile, :mod:`kit.profiles`); each outcome is a line of text and a display of MIME type
   :data:`CHECK_MIME_TYPE` that ``kit regress`` counts;
+- each check's basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` — a statement of the
+  seed, which any conforming server must hold — or ``choice="A15"`` — a register entry, the
+  simulator's choice; off the simulator a choice check that does not hold **differs**
+  (``≠ check differs: … — differs from A15: the simulator chooses …, this server answered …``),
+  counted apart and never raising. :func:`chosen` is the value a choice check expects (the
+  register's, or an expectation overlay's: ``KIT_EXPECT_CHOICES``, :func:`expect_choices`);
+- comparisons that say what was expected and what came (:func:`expect`, :func:`expect_in`,
+  :func:`expect_true`, also methods of a check; :func:`id_format` shows an id's format, never
+  the id), and :class:`refused`, which catches a refusal whatever its code and checks the code
+  as a choice;
 - the drift display: after each cell, the contract drift its clients met (MIME type
   :data:`DRIFT_MIME_TYPE`, one :func:`text_line` per drift);
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
@@ -21,8 +31,11 @@ Example::
     from kit.notebook import check, connect
 
     api = connect(profile, seed=seed)
-    with check("an anonymous session opens"):
-        assert api.sessions.create("anonymous").session_type == "anonymous"
+    with check("an anonymous session opens", spec="session.1") as c:
+        c.expect(api.sessions.create("anonymous").session_type, "anonymous",
+                 what="session type", show=True)
+    with check("a card's id has the simulator's format", choice="A41") as c:
+        c.expect(id_format(card.card_id), "card_ + 20 hex", what="card id format", show=True)
 """
 
 from __future__ import annotations
@@ -30,11 +43,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kit.notebook.basis import Basis, chosen, expect_choices, expectation, require_basis
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
-from kit.notebook.checks import NEEDS, CheckOutcome, Need, check, results, skip, use
+from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion, connect
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
+from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format
+from kit.notebook.refusal import refused
 
 if TYPE_CHECKING:
     from kit.client import Client
@@ -47,14 +63,27 @@ __all__ = [
     "COMPANION",
     "DRIFT_MIME_TYPE",
     "NEEDS",
+    "Basis",
+    "CheckFailed",
     "CheckOutcome",
     "Companion",
+    "Mismatch",
     "Need",
     "check",
+    "chosen",
     "connect",
+    "describe",
+    "expect",
+    "expect_choices",
+    "expect_in",
+    "expect_true",
+    "expectation",
     "findings",
+    "id_format",
     "kyc_answers",
     "persona",
+    "refused",
+    "require_basis",
     "results",
     "skip",
     "text_line",

@@ -31,16 +31,18 @@ What a check needs is asked of a profile (:mod:`kit.profiles`): the one given to
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict
+import traceback
+from collections.abc import Callable, Collection, Sequence
 from types import TracebackType
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
+from kit.notebook import expect as _expect
+from kit.notebook.basis import Basis, chooser
 from kit.notebook.companion import COMPANION
 from kit.notebook.outcome import CheckOutcome
 from kit.profiles import Profile
 
-__all__ = ["MIME_TYPE", "NEEDS", "CheckOutcome", "Need", "check", "results", "skip", "use"]
+__all__ = ["MIME_TYPE", "NEEDS", "CheckFailed", "CheckOutcome", "Need", "check", "results", "skip", "use"]
 
 T = TypeVar("T")
 
@@ -99,44 +101,103 @@ def _emit(outcome: CheckOutcome) -> None:
         return
     from IPython.display import display
 
-    data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(outcome).items()}
-    display({MIME_TYPE: data, "text/plain": outcome.line}, raw=True)
+    display({MIME_TYPE: outcome.data(), "text/plain": outcome.line}, raw=True)
 
 
-def skip(name: str, reason: str) -> CheckOutcome:
-    """Report the check ``name`` as skipped for ``reason`` (when no ``needs`` says it)."""
-    outcome = CheckOutcome(name, "skipped", reason)
+def skip(name: str, reason: str, *, spec: str | None = None, choice: str | None = None) -> CheckOutcome:
+    """Report the check ``name`` as skipped for ``reason`` (when no ``needs`` says it).
+
+    Raises:
+        ValueError: an unknown basis id (see :func:`check`).
+    """
+    basis = Basis.of(spec=spec, choice=choice)
+    outcome = CheckOutcome(name, "skipped", reason, kind=basis.kind, basis=basis.id)
     _emit(outcome)
     return outcome
+
+
+class CheckFailed(AssertionError):
+    """A check failed: raised from the error inside it, with the check's name and what was
+    expected and what came (:mod:`kit.notebook.expect`), so the notebook stops as before."""
+
+
+def _reason(error: BaseException, tb: TracebackType | None) -> str:
+    """What went wrong, in one line: a :class:`~kit.notebook.expect.Mismatch`'s own words, else
+    the error's class and message; a bare ``assert`` (no message) names its source line."""
+    if isinstance(error, _expect.Mismatch):
+        return str(error)[:300]
+    message = str(error)
+    if not message and isinstance(error, AssertionError):
+        frames = traceback.extract_tb(tb or error.__traceback__)
+        line = (frames[-1].line or "").strip() if frames else ""
+        at = f" at `{line[:160]}`" if line else ""
+        return f"AssertionError (a bare assert without a message){at}"
+    return f"{type(error).__name__}: {message[:200]}".rstrip(": ")
 
 
 class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, like a function
     """A named check (see the module docstring): a ``with`` block, or a decorated function
     that runs at once — or is reported skipped when this profile lacks what it ``needs``.
 
+    Its basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` (a statement of the seed: fails on
+    any server that violates it) or ``choice="A15"`` (a register entry: fails on the simulator;
+    on any other profile, a miss is reported as a **difference** — ``≠ check differs: … —
+    differs from A15: …`` — and the notebook goes on). Compare with :meth:`expect`,
+    :meth:`expect_in` and :meth:`expect_true`, so that a miss says what was expected and what
+    came; a failure is re-raised as :class:`CheckFailed` (an ``AssertionError``) naming the check.
+
     Example::
 
         >>> with check("two plus two"):
         ...     assert 2 + 2 == 4
         ✔ check passed: two plus two
+        >>> with check("close reasons are the register's", choice="A15") as c:  # doctest: +SKIP
+        ...     c.expect(reasons, chosen("A15", "reasons"), what="close reasons", show=True)
 
     Raises:
-        ValueError: an unknown ``needs`` (the known ones are named).
-        TypeError: a ``with`` block that ``needs`` something (it could not be skipped).
+        ValueError: an unknown ``needs``, an unknown basis id, or both ``spec`` and ``choice``.
+        TypeError: a ``with`` block that ``needs`` something (it could not be skipped); no basis
+            once :func:`kit.notebook.require_basis` is on.
     """
 
-    def __init__(self, name: str, *, needs: str | Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        needs: str | Sequence[str] | None = None,
+        spec: str | None = None,
+        choice: str | None = None,
+    ) -> None:
         wanted = (needs,) if isinstance(needs, str) else tuple(needs or ())
         unknown = [n for n in wanted if n not in NEEDS]
         if unknown:
             raise ValueError(f"check {name!r}: unknown needs {unknown}; known: {', '.join(NEEDS)}")
+        try:
+            self.basis = Basis.of(spec=spec, choice=choice)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"check {name!r}: {exc}") from None
         self.name = name
         self.needs = wanted
         self.outcome: CheckOutcome | None = None
 
     def __repr__(self) -> str:
-        return f"check({self.name!r}, needs={self.needs!r})"
+        basis = f", {self.basis.kind}={self.basis.id!r}" if self.basis else ""
+        return f"check({self.name!r}, needs={self.needs!r}{basis})"
 
+    # -- comparisons: what was expected and what came ------------------------------------------
+    def expect(self, got: Any, want: Any, *, what: str, show: bool = False) -> None:
+        """``got == want`` (:func:`kit.notebook.expect.expect`)."""
+        _expect.expect(got, want, what=what, show=show)
+
+    def expect_in(self, got: Any, allowed: Collection[Any], *, what: str, show: bool = False) -> None:
+        """``got in allowed`` (:func:`kit.notebook.expect.expect_in`)."""
+        _expect.expect_in(got, allowed, what=what, show=show)
+
+    def expect_true(self, condition: object, what: str, *, got: Any = None, want: str = "true") -> None:
+        """``condition`` holds (:func:`kit.notebook.expect.expect_true`)."""
+        _expect.expect_true(condition, what, got=got, want=want)
+
+    # -- running -------------------------------------------------------------------------------
     def missing(self) -> str | None:
         """Why this check cannot run on the current profile, or ``None`` when it can."""
         profile, base_url = COMPANION.judged()
@@ -146,10 +207,41 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
                 return need.reason
         return None
 
-    def _finish(self, failed: BaseException | None) -> None:
-        reason = "" if failed is None else f"{type(failed).__name__}: {str(failed)[:200]}".rstrip(": ")
-        self.outcome = CheckOutcome(self.name, "failed" if failed else "passed", reason, self.needs)
+    def _differs(self, error: BaseException, tb: TracebackType | None) -> str | None:
+        """The difference this error is, for a choice check off the simulator (else ``None``)."""
+        if self.basis.kind != "choice" or not isinstance(error, Exception):
+            return None
+        profile, _ = COMPANION.judged()
+        if profile.knows_choices:
+            return None
+        entry = self.basis.id
+        if isinstance(error, _expect.Mismatch):
+            return (
+                f"differs from {entry}: {error.what}: {chooser(entry)} chooses {error.want}, "
+                f"this server answered {error.got}"
+            )
+        return f"differs from {entry}: this server answered otherwise — {_reason(error, tb)}"
+
+    def _finish(self, failed: BaseException | None, tb: TracebackType | None = None) -> bool:
+        """Record and show the outcome; True when the error is a difference (not raised)."""
+        kind, basis = self.basis.kind, self.basis.id
+        if failed is None:
+            self.outcome = CheckOutcome(self.name, "passed", "", self.needs, kind, basis)
+            _emit(self.outcome)
+            return False
+        difference = self._differs(failed, tb)
+        if difference is not None:
+            self.outcome = CheckOutcome(self.name, "differs", difference, self.needs, kind, basis)
+            _emit(self.outcome)
+            return True
+        self.outcome = CheckOutcome(self.name, "failed", _reason(failed, tb), self.needs, kind, basis)
         _emit(self.outcome)
+        return False
+
+    def _failure(self) -> CheckFailed:
+        assert self.outcome is not None
+        where = f" ({self.basis.describe()})" if self.basis else ""
+        return CheckFailed(f"check {self.name!r}{where} failed: {self.outcome.reason}")
 
     def __enter__(self) -> check:
         if self.needs:
@@ -161,19 +253,26 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._finish(error)
+    ) -> bool:
+        if self._finish(error, tb):
+            return True  # a difference: reported, the notebook goes on
+        if error is not None and isinstance(error, Exception) and not isinstance(error, CheckFailed):
+            raise self._failure() from error
+        return False
 
     def __call__(self, fn: Callable[[], T]) -> T | None:
         why = self.missing()
         if why is not None:
-            self.outcome = CheckOutcome(self.name, "skipped", why, self.needs)
+            self.outcome = CheckOutcome(self.name, "skipped", why, self.needs, self.basis.kind, self.basis.id)
             _emit(self.outcome)
             return None
         try:
             value = fn()
         except BaseException as exc:
-            self._finish(exc)
+            if self._finish(exc, exc.__traceback__):
+                return None
+            if isinstance(exc, Exception) and not isinstance(exc, CheckFailed):
+                raise self._failure() from exc
             raise
         self._finish(None)
         return value

@@ -22,13 +22,18 @@ MIME_TYPE = "application/vnd.partner-api-kit.drift+json"
 
 
 def text_line(drift: Drift) -> str:
-    """The line a notebook shows for one drift.
+    """The line a notebook shows for one drift: ``contract drift: …`` where the seed's word was
+    departed from, ``≠ differs from A35 (contract): …`` where a register entry's choice was.
 
     Example::
 
-        >>> text_line(Drift("body", "GET /cards/{card_id}", "body.last4", "string", "integer", "r1"))
-        'contract drift: GET /cards/{card_id}: body.last4: expected string, got integer (request r1)'
+        >>> text_line(Drift("status", "POST /sessions", "status", "one of 201", "404", "r1", "endpoint.5"))
+        'contract drift: POST /sessions: status: expected one of 201, got 404 (request r1)'
+        >>> text_line(Drift("body", "GET /cards/{card_id}", "body.last4", "string", "integer", None, "A35"))
+        '≠ differs from A35 (contract): GET /cards/{card_id}: body.last4: expected string, got integer'
     """
+    if drift.differs:
+        return f"≠ differs from {drift.basis} (contract): {drift}"
     return f"contract drift: {drift}"
 
 

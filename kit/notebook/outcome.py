@@ -3,23 +3,42 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["CheckOutcome"]
+__all__ = ["OUTCOMES", "CheckOutcome"]
 
-_MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘"}
+_MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘", "differs": "≠"}
+#: What a check can end as: ``differs`` is a choice check that did not hold off the simulator.
+OUTCOMES = tuple(_MARKS)
 
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """One check's outcome: ``passed``, ``failed`` or ``skipped`` (``reason`` says why)."""
+    """One check's outcome: ``passed``, ``failed``, ``skipped`` or ``differs`` (``reason`` says
+    why); ``kind`` and ``basis`` what it rests on (``spec`` and a seed statement id, ``choice``
+    and a register entry id; empty for a check that names none)."""
 
     name: str
     outcome: str
     reason: str = ""
     needs: tuple[str, ...] = ()
+    kind: str = ""
+    basis: str = ""
 
     @property
     def line(self) -> str:
-        """``✔ check passed: <name>`` (and ``: <reason>`` when skipped or failed)."""
+        """``✔ check passed: <name>`` (and `` — <reason>`` when skipped, failed or differing)."""
         tail = f" — {self.reason}" if self.reason else ""
         return f"{_MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
+
+    def data(self) -> dict[str, Any]:
+        """The display's JSON: name, outcome, reason, needs; ``kind`` and ``basis`` when named."""
+        found: dict[str, Any] = {
+            "name": self.name,
+            "needs": list(self.needs),
+            "outcome": self.outcome,
+            "reason": self.reason,
+        }
+        if self.basis:
+            found.update(kind=self.kind, basis=self.basis)
+        return found

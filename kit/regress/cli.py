@@ -3,7 +3,10 @@
 Exit status (:mod:`kit.regress.model`): 0 when every notebook passed and nothing leaked, 1 when
 a notebook failed or leaked, 2 for a usage error (a refused parameter, a missing variable, no
 notebook selected, an unusable fixtures file), 3 when an answer differed from the contract
-(``data/openapi.json``) — unless ``--allow-drift``, which only reports it.
+(``data/openapi.json``) departed from what the seed states — unless ``--allow-drift``, which
+only reports it. A difference from the simulator's choices (a register entry) is reported
+apart and fails the run (1) only with ``--strict-choices``; ``--choices FILE`` makes the run's
+choice checks expect an overlay's values.
 
 Example::
 
@@ -105,6 +108,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="report contract drift (summary.md, junit.xml) without failing the run (exit 3)",
     )
     parser.add_argument(
+        "--strict-choices",
+        action="store_true",
+        help="fail the run (exit 1) when the server differs from a register entry (a choice check "
+        "that differs, a contract difference); by default differences are only reported",
+    )
+    parser.add_argument(
+        "--choices",
+        metavar="FILE",
+        help="a choice overlay (TOML, one [Axx] table per register entry): choice checks expect its "
+        "values instead of the simulator's (known differences stop being news)",
+    )
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -115,8 +130,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
         f"Test personas and KYC answers for a sandbox: {env.SANDBOX_FIXTURES} names a TOML file "
         "(kit.fixtures). "
-        "Exit status: 0 all passed, 1 a notebook failed or leaked, 2 a usage error, 3 contract drift "
-        "(unless --allow-drift)."
+        "Exit status: 0 all passed, 1 a notebook failed or leaked (or differed, with --strict-choices), "
+        "2 a usage error, 3 contract drift from the seed (unless --allow-drift)."
     )
     parser.set_defaults(func=command)
     return parser
@@ -166,6 +181,8 @@ def command(args: argparse.Namespace) -> int:
             matrix=load_matrix(args.matrix) if args.matrix else None,
             scheduler=args.scheduler,
             allow_drift=args.allow_drift,
+            strict_choices=args.strict_choices,
+            expect_choices=args.choices,
         )
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)
@@ -175,6 +192,14 @@ def command(args: argparse.Namespace) -> int:
         print(f"leak in a report file: {finding}", file=sys.stderr)
     if report.drift and not report.allow_drift:
         print(f"kit regress: contract drift ({len(report.drift)}): see summary.md", file=sys.stderr)
+    entries = sorted({d[0] for _, d in report.differences})
+    if entries:
+        verdict = "failing the run (--strict-choices)" if report.strict_choices else "reported"
+        print(
+            f"kit regress: differs from {len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
+            f"({', '.join(entries)}), {verdict}: see summary.md",
+            file=sys.stderr,
+        )
     return report.exit_code
 
 

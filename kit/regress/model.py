@@ -8,6 +8,11 @@ could not start; :data:`EXIT_DRIFT` 3 an answer differed from the contract (``da
 — it wins over 1, since a drifting API is the likely cause of the failures it brings; with
 ``--allow-drift`` drift is only reported.
 
+Drift is a departure from what the seed states. A departure from a register entry — a choice
+check that **differs** (:mod:`kit.notebook`) or a contract row whose basis is an entry
+(:attr:`kit.drift.Drift.differs`) — is a **difference**: reported apart, and it fails the run
+(exit 1) only with ``--strict-choices``.
+
 Example::
 
     >>> from pathlib import Path
@@ -48,13 +53,16 @@ class RegressError(KitError):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One named check of a notebook (:mod:`kit.notebook`): ``passed``, ``failed`` or ``skipped``
-    (``reason`` says why), in ``cell`` (``cell 7``, counted from 1)."""
+    """One named check of a notebook (:mod:`kit.notebook`): ``passed``, ``failed``, ``skipped``
+    or ``differs`` (``reason`` says why), in ``cell`` (``cell 7``, counted from 1); ``kind`` and
+    ``basis`` what it rests on (``spec`` and a seed statement id, ``choice`` and an entry id)."""
 
     name: str
     outcome: str
     reason: str = ""
     cell: str = ""
+    kind: str = ""
+    basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,28 @@ class NotebookResult:
         return self.status == "passed"
 
     def count(self, outcome: str) -> int:
-        """How many of its checks ended ``outcome`` (passed, failed, skipped)."""
+        """How many of its checks ended ``outcome`` (passed, failed, skipped, differs)."""
         return sum(c.outcome == outcome for c in self.checks)
+
+    @property
+    def seed_drift(self) -> tuple[Drift, ...]:
+        """Its drift that departs from the seed (the rest differs from a register entry)."""
+        return tuple(d for d in self.drift if not d.differs)
+
+    @property
+    def differences(self) -> tuple[tuple[str, str, str, str], ...]:
+        """Every departure from a register entry: ``(entry, what, where, how)`` — a check that
+        differs (its name, cell, reason) or a contract row that differs (operation and field,
+        expected and got)."""
+        found = [
+            (c.basis, f"check {c.name!r}", c.cell, c.reason) for c in self.checks if c.outcome == "differs"
+        ]
+        found += [
+            (d.basis, f"contract {d.operation} {d.field}", "", f"expected {d.expected}, got {d.got}")
+            for d in self.drift
+            if d.differs
+        ]
+        return tuple(found)
 
     @property
     def message(self) -> str:
@@ -112,11 +140,14 @@ class RegressReport:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
     allow_drift: bool = False
+    strict_choices: bool = False
 
     @property
     def ok(self) -> bool:
-        """True when every notebook passed and no report file holds a leak."""
-        return all(r.ok for r in self.results) and not self.findings
+        """True when every notebook passed and no report file holds a leak (and, with
+        ``strict_choices``, nothing differed from the simulator's choices)."""
+        strict = self.strict_choices and bool(self.differences)
+        return all(r.ok for r in self.results) and not self.findings and not strict
 
     @property
     def failed(self) -> tuple[NotebookResult, ...]:
@@ -125,8 +156,13 @@ class RegressReport:
 
     @property
     def drift(self) -> tuple[tuple[str, Drift], ...]:
-        """Every contract drift of the run: (notebook, drift)."""
-        return tuple((r.notebook, d) for r in self.results for d in r.drift)
+        """Every departure from the seed in the contract check: (notebook, drift)."""
+        return tuple((r.notebook, d) for r in self.results for d in r.seed_drift)
+
+    @property
+    def differences(self) -> tuple[tuple[str, tuple[str, str, str, str]], ...]:
+        """Every departure from a register entry: (notebook, difference)."""
+        return tuple((r.notebook, d) for r in self.results for d in r.differences)
 
     @property
     def exit_code(self) -> int:

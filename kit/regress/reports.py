@@ -1,11 +1,15 @@
 """What a run tells: ``summary.md`` (also printed), ``junit.xml`` for CI, a progress bar.
 
 The summary has a row per notebook, then (when there are any) a **Checks** section — per
-notebook how many named checks ran, passed, failed and were skipped, and each skip with its
-reason — and a **Contract drift** section: each answer that differed from ``data/openapi.json``
-(operation, field or header, expected, got, request id). In ``junit.xml``, besides a testcase per
-notebook, :func:`add_checks` adds a testcase per check (``<skipped message=…>`` when skipped)
-and one failure per drift.
+notebook how many named checks ran, passed, failed, were skipped and differ, and each one that
+did not pass with its reason (a failure says what was expected and what came) — a **Contract
+drift** section: each answer that departed from what the seed states (operation, field or
+header, expected, got, request id) — and a **Differences from the simulator's choices** section:
+one line per departure from a register entry, naming the entry and saying "differs", with the
+notebook, the check or contract field, and what. In ``junit.xml``, besides a testcase per
+notebook, :func:`add_checks` adds a testcase per check (``<skipped message=…>`` when skipped;
+a difference is a testcase with properties ``outcome=differs`` and ``basis`` and its words in
+``<system-out>``, a failure only with ``--strict-choices``) and one failure per drift.
 
 Example::
 
@@ -25,7 +29,15 @@ from typing import Any
 
 from kit.regress.model import NotebookResult
 
-__all__ = ["add_checks", "checks_section", "drift_section", "junit", "progress", "summary"]
+__all__ = [
+    "add_checks",
+    "checks_section",
+    "differences_section",
+    "drift_section",
+    "junit",
+    "progress",
+    "summary",
+]
 
 
 def _md(text: str | None) -> str:
@@ -48,9 +60,12 @@ def summary(
     noun = "notebook" if total == 1 else "notebooks"
     title = f"{failed} of {total} {noun} failed" if failed else f"{total} {noun}, all passed"
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) or "none"
-    drift = sum(len(r.drift) for r in results)
+    drift = sum(len(r.seed_drift) for r in results)
     if drift:
         title += f" — contract drift: {drift}"
+    differ = sorted({d[0] for r in results for d in r.differences})
+    if differ:
+        title += f" — {len(differ)} register entr{'y' if len(differ) == 1 else 'ies'} differ"
     lines = [
         f"# kit regress: {title}",
         "",
@@ -66,7 +81,7 @@ def summary(
     found = [f for r in results for f in r.findings]
     if found:
         lines += ["", "## Leaks", ""] + [f"- `{f.location}`: {f.kind} — {f.hint}" for f in found]
-    lines += checks_section(results) + drift_section(results)
+    lines += checks_section(results) + drift_section(results) + differences_section(results)
     notes = [f"- {r.notebook}: {n}" for r in results for n in r.notes]
     if notes:
         lines += ["", "## Notes", "", *notes]
@@ -86,17 +101,60 @@ def checks_section(results: Sequence[NotebookResult]) -> list[str]:
         "",
         "## Checks",
         "",
-        "| notebook | ran | passed | failed | skipped |",
-        "|---|---:|---:|---:|---:|",
+        "| notebook | ran | passed | failed | skipped | differ |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in with_checks:
         passed, failed, skipped = r.count("passed"), r.count("failed"), r.count("skipped")
+        differ = r.count("differs")
         shown = f"**{failed}**" if failed else "0"
-        lines.append(f"| {r.notebook} | {passed + failed} | {passed} | {shown} | {skipped} |")
-    others = [(r.notebook, c) for r in with_checks for c in r.checks if c.outcome != "passed"]
+        lines.append(
+            f"| {r.notebook} | {passed + failed + differ} | {passed} | {shown} | {skipped} | {differ} |"
+        )
+    others = [
+        (r.notebook, c) for r in with_checks for c in r.checks if c.outcome not in ("passed", "differs")
+    ]
     if others:
         lines.append("")
-        lines += [f"- {nb}: {c.outcome} — {_md(c.name)} ({c.cell}): {_md(c.reason)}" for nb, c in others]
+        lines += [
+            f"- {nb}: {c.outcome} — {_md(c.name)}{_basis(c.kind, c.basis)} ({c.cell}): {_md(c.reason)}"
+            for nb, c in others
+        ]
+    return lines
+
+
+def _basis(kind: str, basis: str) -> str:
+    return f" [{kind} {basis}]" if basis else ""
+
+
+def differences_section(results: Sequence[NotebookResult]) -> list[str]:
+    """The summary's **Differences from the simulator's choices**: one line per departure from a
+    register entry, by entry: ``- A15 differs: 05_cards.ipynb — check 'close reasons' (cell 7):
+    differs from A15: …`` (empty when none).
+
+    Raises:
+        Nothing.
+    """
+    rows = sorted(
+        ((d[0], nb, d) for r in results for nb, d in ((r.notebook, d) for d in r.differences)),
+        key=lambda row: row[0],
+    )
+    if not rows:
+        return []
+    entries = sorted({entry for entry, _, _ in rows})
+    lines = [
+        "",
+        "## Differences from the simulator's choices",
+        "",
+        f"{len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
+        f"({', '.join(entries)}) differ on this server, {len(rows)} time(s): the simulator chose "
+        'otherwise where the seed says "not shown" (`data/assumptions.toml`). Not a failure '
+        "unless `--strict-choices`.",
+        "",
+    ]
+    for entry, nb, (_, what, cell, how) in rows:
+        where = f" ({cell})" if cell else ""
+        lines.append(f"- {entry} differs: {nb} — {_md(what)}{where}: {_md(how)}")
     return lines
 
 
@@ -106,45 +164,70 @@ def drift_section(results: Sequence[NotebookResult]) -> list[str]:
     Raises:
         Nothing.
     """
-    rows = [(r.notebook, d) for r in results for d in r.drift]
+    rows = [(r.notebook, d) for r in results for d in r.seed_drift]
     if not rows:
         return []
     lines = [
         "",
         "## Contract drift",
         "",
-        f"{len(rows)} time(s) an answer differed from the contract (`data/openapi.json`):",
+        f"{len(rows)} time(s) an answer departed from what the seed states "
+        "(checked against `data/openapi.json`):",
         "",
-        "| notebook | operation | field or header | expected | got | request id |",
-        "|---|---|---|---|---|---|",
+        "| notebook | operation | field or header | expected | got | request id | seed |",
+        "|---|---|---|---|---|---|---|",
     ]
     for nb, d in rows:
-        cells = (nb, d.operation, d.field, d.expected, d.got, d.request_id or "")
+        cells = (nb, d.operation, d.field, d.expected, d.got, d.request_id or "", d.basis)
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return lines
 
 
-def add_checks(report: bytes, results: Sequence[NotebookResult], *, allow_drift: bool = False) -> bytes:
+def _differs(case: ET.Element, basis: str, text: str, strict: bool) -> None:
+    """A difference on a testcase: properties ``outcome=differs`` and ``basis``, the words in
+    ``<system-out>`` (CI tools show both on a passed test); a failure when ``strict``."""
+    props = ET.SubElement(case, "properties")
+    ET.SubElement(props, "property", name="outcome", value="differs")
+    ET.SubElement(props, "property", name="basis", value=basis)
+    if strict:
+        ET.SubElement(case, "failure", message=f"{text} (--strict-choices)", type="ChoiceDiffers")
+    ET.SubElement(case, "system-out").text = text
+
+
+def add_checks(
+    report: bytes,
+    results: Sequence[NotebookResult],
+    *,
+    allow_drift: bool = False,
+    strict_choices: bool = False,
+) -> bytes:
     """``report`` (a JUnit XML of one testcase per notebook) with a ``checks`` testsuite (a
-    testcase per named check: ``<skipped message=…>`` when skipped, ``<failure>`` when failed)
-    and a ``contract drift`` testsuite (a failed testcase per drift; skipped with
-    ``allow_drift``). Unchanged when there is neither.
+    testcase per named check: ``<skipped message=…>`` when skipped, ``<failure>`` when failed, a
+    difference as properties and ``<system-out>`` — a failure with ``strict_choices``), a
+    ``contract drift`` testsuite (a failed testcase per departure from the seed; skipped with
+    ``allow_drift``) and a ``contract differences`` testsuite (a testcase per departure from a
+    register entry, like a check's). Unchanged when there is none.
 
     Raises:
         xml.etree.ElementTree.ParseError: ``report`` is not XML.
     """
     checks = [(r, c) for r in results for c in r.checks]
-    drift = [(r, d) for r in results for d in r.drift]
-    if not checks and not drift:
+    drift = [(r, d) for r in results for d in r.seed_drift]
+    differ = [(r, d) for r in results for d in r.drift if d.differs]
+    if not checks and not drift and not differ:
         return report
     root = ET.fromstring(report)
     if checks:
-        failed = sum(c.outcome == "failed" for _, c in checks)
+        failed = sum(c.outcome == "failed" or (strict_choices and c.outcome == "differs") for _, c in checks)
         suite = _suite(root, "checks", len(checks), failed, sum(c.outcome == "skipped" for _, c in checks))
         for r, c in checks:
             case = _case(suite, f"checks.{_stem(r.notebook)}", c.name)
+            if c.basis:
+                case.set("basis", f"{c.kind} {c.basis}")
             if c.outcome == "skipped":
                 ET.SubElement(case, "skipped", message=c.reason)
+            elif c.outcome == "differs":
+                _differs(case, c.basis, c.reason, strict_choices)
             elif c.outcome != "passed":
                 failure = ET.SubElement(case, "failure", message=c.reason or c.outcome, type="CheckFailed")
                 failure.text = c.cell
@@ -160,6 +243,12 @@ def add_checks(report: bytes, results: Sequence[NotebookResult], *, allow_drift:
                 ET.SubElement(case, "skipped", message=f"contract drift allowed (--allow-drift): {message}")
             else:
                 ET.SubElement(case, "failure", message=message, type="ContractDrift").text = str(d)
+    if differ:
+        suite = _suite(root, "contract differences", len(differ), strict_choices * len(differ), 0)
+        for r, d in differ:
+            case = _case(suite, f"differs.{_stem(r.notebook)}", f"{d.operation} {d.field}")
+            text = f"differs from {d.basis}: {d}"
+            _differs(case, d.basis, text, strict_choices)
     root.set("tests", str(len(root.findall(".//testcase"))))
     root.set("failures", str(len(root.findall(".//testcase/failure"))))
     ET.indent(root)

@@ -84,21 +84,22 @@ def _checks(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[CheckResult,
     for cell, mark in _displays(nb, CHECK_MIME_TYPE):
         name = leaks.redact(str(mark.get("name", "")), secrets=secrets)
         reason = leaks.redact(str(mark.get("reason", "")), secrets=secrets)
-        found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell))
+        kind, basis = str(mark.get("kind", "")), str(mark.get("basis", ""))
+        found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell, kind, basis))
     return tuple(found)
 
 
 def _drift(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[Drift, ...]:
     """The contract drift the kernel displayed after its cells (:mod:`kit.notebook`)."""
-    names = ("kind", "operation", "field", "expected", "got", "request_id")
+    names = ("kind", "operation", "field", "expected", "got", "request_id", "basis")
     found = []
     for _, mark in _displays(nb, DRIFT_MIME_TYPE):
         for row in mark.get("drift", []):
             if isinstance(row, Mapping):
-                kind, operation, where, expected, got, rid = (
+                kind, operation, where, expected, got, rid, basis = (
                     leaks.redact(str(row.get(n) or ""), secrets=secrets) for n in names
                 )
-                found.append(Drift(kind, operation, where, expected, got, rid or None))
+                found.append(Drift(kind, operation, where, expected, got, rid or None, basis))
     return tuple(found)
 
 

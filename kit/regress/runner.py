@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import env, fixtures
+from kit import choices, env, fixtures
 from kit.errors import ConfigError, FixturesError
 from kit.profiles import Profile, profile_class
 from kit.regress import cluster, leaks, reports
@@ -168,6 +168,8 @@ def run(
     matrix: Mapping[str, Mapping[str, Any]] | None = None,
     scheduler: Any = None,
     allow_drift: bool = False,
+    strict_choices: bool = False,
+    expect_choices: str | os.PathLike[str] | None = None,
 ) -> RegressReport:
     """Execute notebooks in parallel, scan them for leaks, write ``junit.xml`` and ``summary.md``.
 
@@ -183,7 +185,10 @@ def run(
     task on the cluster's workers (:mod:`kit.regress.cluster`) instead of the local pool.
 
     The kernels' named checks and contract drift are counted per notebook; a run with drift
-    exits :data:`~kit.regress.model.EXIT_DRIFT` unless ``allow_drift``. With
+    exits :data:`~kit.regress.model.EXIT_DRIFT` unless ``allow_drift``; a difference from the
+    simulator's choices (a choice check that differs, a contract row on a register entry) fails
+    the run only with ``strict_choices``. ``expect_choices`` names a choice overlay
+    (:mod:`kit.choices`) the kernels' choice checks expect (``KIT_EXPECT_CHOICES``). With
     ``PARTNER_API_SANDBOX_FIXTURES`` set, the fixtures file is checked before any kernel
     starts, handed to the kernels, and each of its values is a leak wherever it appears.
 
@@ -199,8 +204,8 @@ def run(
     Raises:
         RegressError: a secret-looking parameter (in ``parameters`` or a set), no notebook
             selected, a missing sandbox variable, a refused token request, a sandbox run on a
-            cluster, an unusable fixtures file, or an unreachable scheduler — before any kernel
-            starts.
+            cluster, an unusable fixtures file or choice overlay, or an unreachable scheduler —
+            before any kernel starts.
     """
     params = dict(parameters or {})
     check_parameters(params)
@@ -212,6 +217,8 @@ def run(
     pending = plan_jobs(notebooks, out, params, sets)
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
+    if expect_choices is not None:
+        kernel_env[env.EXPECT_CHOICES] = _expected_choices(expect_choices)
     secrets: list[str] = _fixture_values(environment, kernel_env)
     kept = [p for p in _profiles(pending) if not p.secrets_may_leave]
     if kept:
@@ -266,12 +273,35 @@ def run(
         )
     junit_path, summary_path = out / "junit.xml", out / "summary.md"
     per_notebook = junit_pairs(reports.junit(ordered, params, folder), ordered, pending)
-    junit_path.write_bytes(reports.add_checks(per_notebook, ordered, allow_drift=allow_drift))
+    junit_path.write_bytes(
+        reports.add_checks(per_notebook, ordered, allow_drift=allow_drift, strict_choices=strict_choices)
+    )
     summary_path.write_text(text, encoding="utf-8")
     leaked = tuple(f for path in (junit_path, summary_path) for f in leaks.scan_file(path, secrets=secrets))
     return RegressReport(
-        ordered, out, junit_path, summary_path, text, params, findings=leaked, allow_drift=allow_drift
+        ordered,
+        out,
+        junit_path,
+        summary_path,
+        text,
+        params,
+        findings=leaked,
+        allow_drift=allow_drift,
+        strict_choices=strict_choices,
     )
+
+
+def _expected_choices(path: str | os.PathLike[str]) -> str:
+    """The overlay file the kernels expect, validated now (its absolute path).
+
+    Raises:
+        RegressError: the file is not a valid overlay (entry and key named).
+    """
+    try:
+        choices.load(path)
+    except choices.ChoicesError as exc:
+        raise RegressError(f"--choices: {exc}") from None
+    return str(Path(path).resolve())
 
 
 def _profiles(jobs: Sequence[Job]) -> list[type[Profile]]:

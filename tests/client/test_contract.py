@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 import kit
 import kit.drift
 import kit.notebook
-from kit import env, register
+from kit import contract, env, register
 from kit.contract import Contract
 from kit.drift import Drift, DriftLog
 from kit.shapes import Memo
@@ -182,3 +183,51 @@ def test_an_injected_fault_is_drift_outside_the_sim_profile(
         assert [(d.operation, d.field, d.got) for d in api.drift.itertuples()] == [
             ("GET /webhooks/jwks", "status", "503")
         ]
+
+
+# -- seed or choice: the explicit table ----------------------------------------------------------
+
+
+def test_every_operation_of_the_document_names_its_basis() -> None:
+    document = json.loads((register.data_dir() / "openapi.json").read_text(encoding="utf-8"))
+    operations = {f"{method.upper()} {path}" for path, ops in document["paths"].items() for method in ops}
+    partner = {op for op in operations if not op.split(" ", 1)[1].startswith("/_sim/")}
+    assert set(contract.OPERATIONS) == partner
+    entries = {a["id"] for a in register.assumptions()}
+    assert {entry for _, entry in contract.OPERATIONS.values()} <= entries
+    assert set(contract.HEADER_BASIS.values()) <= entries
+
+
+def test_the_seed_statements_of_the_table_name_those_endpoints() -> None:
+    statements = {s["id"]: s for s in getattr(register, "statements", list)()}
+    if not statements:
+        pytest.skip("data/spec.toml has no statement ids yet")
+    named = {op: seed for op, (seed, _) in contract.OPERATIONS.items() if seed} | dict(contract.REMOVED)
+    for operation, seed in named.items():
+        method, path = operation.split(" ", 1)
+        assert statements[seed]["row"][:2] == [method, path], (operation, seed)
+    assert contract.VERSION_STATEMENT in statements
+
+
+@pytest.mark.parametrize(
+    ("kind", "operation", "status", "field", "basis"),
+    [
+        ("status", "POST /sessions", 404, "status", "endpoint.5"),  # a seed endpoint missing: drift
+        ("status", "POST /sessions", 418, "status", "A21"),  # another error status: a choice
+        ("body", "POST /sessions", 201, "body.session_token", "A05"),
+        ("body", "GET /cards/{card_id}", 200, "body.created_at", "A35"),
+        ("code", "POST /cards/{card_id}/close", 409, "body.code", "A21"),
+        ("header", "GET /cards/{card_id}", 200, "header svc-request-id", "A28"),
+        ("header", "GET /cards/{card_id}", 200, "header svc-api-version", "A27"),
+        ("version", "GET /cards/{card_id}", 200, "header svc-api-version", "version.1"),
+        ("operation", "POST /accounts/acc_1/savings/close", 200, "operation", "endpoint.8"),
+        ("operation", "GET /somewhere", 200, "operation", "A44"),
+        ("body", "GET /_sim/clock", 200, "body.now", "A45"),
+    ],
+)
+def test_each_row_rests_on_a_seed_statement_or_a_register_entry(
+    kind: str, operation: str, status: int, field: str, basis: str
+) -> None:
+    assert contract.basis_of(kind, operation, status, field) == basis
+    row = Drift(kind, operation, field, "x", "y", None, basis)
+    assert row.differs == basis.startswith("A")

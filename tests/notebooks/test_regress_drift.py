@@ -1,6 +1,7 @@
-"""``kit regress -p profile=sandbox`` against a stand-in sandbox that drifts: exit status 3, a
-Contract drift section naming each drift, JUnit failures — and against one that does not: 0,
-no fixture value in any output, a planted one found."""
+"""``kit regress -p profile=sandbox`` against a stand-in sandbox that drifts: a departure from the
+seed is drift (exit status 3, a Contract drift section, JUnit failures), a departure from a
+register entry is a difference (listed apart, exit 0 unless --strict-choices) — and against one
+that does not: 0, no fixture value in any output, a planted one found."""
 
 from __future__ import annotations
 
@@ -72,29 +73,58 @@ def test_a_drifting_sandbox_fails_the_run_with_its_own_exit_status(
     folder = tmp_path / "nb"
     notebook(folder, "01_journey.ipynb", JOURNEY)
     rules = [
-        Rule("GET", r"/cards/[^/]+", retype="last4"),
-        Rule("GET", r"/cards/[^/]+", version=OTHER_VERSION),
+        Rule("GET", r"/cards/[^/]+", retype="last4"),  # a field type: register entry A35
+        Rule("GET", r"/cards/[^/]+", version=OTHER_VERSION),  # the version the seed states
     ]
     with DriftingProxy(served.base_url, rules) as proxy:
         code, stdout, stderr = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "out")
         allowed = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "allowed", "--allow-drift")
     assert code == EXIT_DRIFT, stdout + stderr
-    assert "contract drift (2)" in stderr
+    assert "contract drift (1)" in stderr
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
-    assert "— contract drift: 2" in summary.splitlines()[0]
-    assert "## Contract drift" in summary
-    assert "| 01_journey.ipynb | GET /cards/{card_id} | body.last4 | string | integer | req_" in summary
-    assert f"| GET /cards/{{card_id}} | header svc-api-version | {VERSION} | {OTHER_VERSION} |" in summary
+    assert "— contract drift: 1 — 1 register entry differ" in summary.splitlines()[0]
+    drift = summary.split("## Contract drift", 1)[1].split("## Differences", 1)[0]
+    assert f"| GET /cards/{{card_id}} | header svc-api-version | {VERSION} | {OTHER_VERSION} |" in drift
+    assert "body.last4" not in drift and "version.1 |" in drift
+    assert (
+        "- A35 differs: 01_journey.ipynb — contract GET /cards/{card_id} body.last4: "
+        "expected string, got integer"
+    ) in summary
     root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     failures = root.findall(".//testcase/failure[@type='ContractDrift']")
-    assert sorted(f.get("message", "").split(" (request")[0] for f in failures) == [
-        f"expected {VERSION}, got {OTHER_VERSION}",
-        "expected string, got integer",
+    assert [f.get("message", "").split(" (request")[0] for f in failures] == [
+        f"expected {VERSION}, got {OTHER_VERSION}"
     ]
+    (differs,) = root.findall(".//testsuite[@name='contract differences']/testcase")
+    assert differs.find("failure") is None
+    assert {p.get("name"): p.get("value") for p in differs.iter("property")} == {
+        "outcome": "differs",
+        "basis": "A35",
+    }
     assert allowed[0] == EXIT_OK, allowed[1] + allowed[2]
     allowed_root = ET.parse(tmp_path / "allowed" / "junit.xml").getroot()
     assert not allowed_root.findall(".//failure")
-    assert len(allowed_root.findall(".//testcase/skipped")) == 2
+    assert len(allowed_root.findall(".//testcase/skipped")) == 1
+
+
+def test_a_sandbox_that_only_differs_from_choices_passes_unless_strict(
+    sandbox: tuple[Served, Path], tmp_path: Path
+) -> None:
+    served, fixtures = sandbox
+    folder = tmp_path / "nb"
+    notebook(folder, "01_journey.ipynb", JOURNEY)
+    rules = [Rule("GET", r"/cards/[^/]+", drop="created_at"), Rule("POST", r"/accounts", drop="product")]
+    with DriftingProxy(served.base_url, rules) as proxy:
+        code, stdout, stderr = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "out")
+        strict = run_sandbox(proxy.base_url, fixtures, folder, tmp_path / "strict", "--strict-choices")
+    assert code == EXIT_OK, stdout + stderr
+    assert "## Contract drift" not in stdout
+    assert "- A10 differs: 01_journey.ipynb — contract POST /accounts body.product" in stdout
+    assert "- A35 differs: 01_journey.ipynb — contract GET /cards/{card_id} body.created_at" in stdout
+    assert "differs from 2 register entries (A10, A35), reported" in stderr
+    assert strict[0] == EXIT_FAILED, strict[1] + strict[2]
+    root = ET.parse(tmp_path / "strict" / "junit.xml").getroot()
+    assert len(root.findall(".//testcase/failure[@type='ChoiceDiffers']")) == 2
 
 
 def test_a_sandbox_that_keeps_the_contract_passes_and_nothing_leaks(

@@ -11,8 +11,9 @@ import pytest
 import kit
 import kit.notebook
 from kit import register
-from kit.errors import ContractDrift
+from kit.errors import ApiError, ContractDrift
 from kit.lab.journeys import onboard
+from kit.notebook import text_line
 from tests.sandbox.conftest import point_at
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
 from tests.support.launcher import Served
@@ -50,17 +51,18 @@ def test_each_drift_is_named_with_operation_field_expected_and_got(drifting: Dri
     with kit.notebook.connect("sandbox") as api:
         seen = _journey(api)
         rows = api.drift
-    named = {(r.operation, r.field, r.expected, r.got, r.kind) for r in rows.itertuples()}
+    named = {(r.operation, r.field, r.expected, r.got, r.kind, r.basis) for r in rows.itertuples()}
     assert named == {
-        ("GET /cards/{card_id}", "body.last4", "string", "integer", "body"),
-        ("POST /accounts", "body.product", "present (required)", "missing", "body"),
-        ("GET /webhooks/jwks", "header svc-api-version", VERSION, OTHER_VERSION, "version"),
+        ("GET /cards/{card_id}", "body.last4", "string", "integer", "body", "A35"),
+        ("POST /accounts", "body.product", "present (required)", "missing", "body", "A10"),
+        ("GET /webhooks/jwks", "header svc-api-version", VERSION, OTHER_VERSION, "version", "version.1"),
         (
             "POST /accounts/{account_id}/events",
             "status",
             "one of 202, 400, 401, 403, 404, 409, 413, 415, 422",
             "200",
             "status",
+            "A17",
         ),
     }
     assert rows["request_id"].str.startswith("req_").all()
@@ -83,3 +85,50 @@ def test_the_sandbox_itself_keeps_the_contract(connect: object) -> None:
     with kit.connect("sandbox") as api:
         _journey(api)
         assert api.drift.empty, api.drift.to_string()
+
+
+def test_a_departure_from_the_seed_is_drift_and_one_from_a_choice_differs(
+    sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The basis of each row comes from kit.contract's table: an endpoint the seed names
+    answering 404 is drift (its statement); a header, a status or a field the seed does not show
+    differs from the register entry that chose it."""
+    rules = [
+        Rule("GET", r"/sessions/user_session_initialization_data", status=404),  # seed: endpoint.4
+        Rule("GET", r"/webhooks/jwks", status=404),  # a path the seed does not show: A21 (an error)
+        Rule("GET", r"/cards/[^/]+", drop="created_at"),  # a field the seed does not show: A35
+    ]
+    with DriftingProxy(sandbox.base_url, rules) as proxy:
+        point_at(monkeypatch, proxy.base_url, fixtures_path)
+        with kit.notebook.connect("sandbox") as api:
+            with pytest.raises(ApiError):
+                api.sessions.init_data()
+            with pytest.raises(ApiError):
+                api.webhooks.jwks()
+            rows = list(api.drift.itertuples())
+    found = {(r.operation, r.field, r.basis) for r in rows}
+    assert ("GET /sessions/user_session_initialization_data", "status", "endpoint.4") in found
+    assert ("GET /webhooks/jwks", "status", "A21") in found
+    seed = [r for r in rows if not r.basis.startswith("A")]
+    assert [(r.operation, r.basis) for r in seed] == [
+        ("GET /sessions/user_session_initialization_data", "endpoint.4")
+    ]
+    lines = [text_line(d) for d in kit.notebook.findings()[-len(rows) :]]
+    assert any(
+        line.startswith("contract drift: GET /sessions/user_session_initialization_data") for line in lines
+    )
+    assert any(line.startswith("≠ differs from A21 (contract): GET /webhooks/jwks") for line in lines)
+
+
+def test_a_card_without_created_at_is_a_difference_and_the_model_keeps_it_absent(
+    sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with DriftingProxy(sandbox.base_url, [Rule("GET", r"/cards/[^/]+", drop="created_at")]) as proxy:
+        point_at(monkeypatch, proxy.base_url, fixtures_path)
+        with kit.notebook.connect("sandbox") as api:
+            done = onboard(api, persona="persona-02", expiration="sliding")
+            card = api.cards.get(api.cards.create(done.account_id, type="virtual").card_id)
+            rows = list(api.drift.itertuples())
+    assert card.created_at is None
+    assert "<td style='text-align:left'>-</td>" in card._repr_html_()
+    assert [(r.field, r.basis) for r in rows] == [("body.created_at", "A35")]
