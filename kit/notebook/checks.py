@@ -18,8 +18,18 @@ with its reason, never silently passed::
 
 Each outcome is shown in the cell's output: a line of text (``✔ check passed: …``) and a
 display with the MIME type :data:`MIME_TYPE` that ``kit regress`` counts per notebook
-(``summary.md``, one JUnit testcase per check). A failing check shows its line and re-raises:
-the notebook fails as before. Outside Jupyter the line is printed.
+(``summary.md``, one JUnit testcase per check). A failing check shows its line and raises
+:class:`CheckFailed` (from the error inside it, naming the check and what was expected and
+what came): the notebook fails as before. Outside Jupyter the line is printed.
+
+Every check names its basis (:mod:`kit.notebook.basis`): ``spec="<statement id>"`` or
+``choice="A.."``. A choice check that does not hold on a profile other than ``sim``
+(:attr:`kit.profiles.Profile.knows_choices`) **differs** instead of failing::
+
+    ≠ check differs: card id format — differs from A41: card id: the simulator chooses
+      'card_ + 20 hex', this server answered 'UUID'
+
+and the notebook goes on; the display carries ``outcome: "differs"``, ``kind`` and ``basis``.
 
 What a check needs is asked of a profile (:mod:`kit.profiles`): the one given to
 :func:`use`, else that of the latest client made through :func:`kit.notebook.connect`, else

@@ -130,31 +130,33 @@ def _basis(kind: str, basis: str) -> str:
 def differences_section(results: Sequence[NotebookResult]) -> list[str]:
     """The summary's **Differences from the simulator's choices**: one line per departure from a
     register entry, by entry: ``- A15 differs: 05_cards.ipynb — check 'close reasons' (cell 7):
-    differs from A15: …`` (empty when none).
+    differs from A15: …``; the same one met again is counted, not repeated (empty when none).
 
     Raises:
         Nothing.
     """
-    rows = sorted(
-        ((d[0], nb, d) for r in results for nb, d in ((r.notebook, d) for d in r.differences)),
-        key=lambda row: row[0],
-    )
-    if not rows:
+    counted: dict[tuple[str, str, str, str, str], int] = {}
+    for r in results:
+        for entry, what, cell, how in r.differences:
+            key = (entry, r.notebook, what, cell, how)
+            counted[key] = counted.get(key, 0) + 1
+    if not counted:
         return []
-    entries = sorted({entry for entry, _, _ in rows})
+    entries = sorted({key[0] for key in counted})
     lines = [
         "",
         "## Differences from the simulator's choices",
         "",
         f"{len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
-        f"({', '.join(entries)}) differ on this server, {len(rows)} time(s): the simulator chose "
-        'otherwise where the seed says "not shown" (`data/assumptions.toml`). Not a failure '
+        f"({', '.join(entries)}) differ on this server, {sum(counted.values())} time(s): the simulator "
+        'chose otherwise where the seed says "not shown" (`data/assumptions.toml`). Not a failure '
         "unless `--strict-choices`.",
         "",
     ]
-    for entry, nb, (_, what, cell, how) in rows:
+    for (entry, nb, what, cell, how), times in sorted(counted.items(), key=lambda item: item[0][0]):
         where = f" ({cell})" if cell else ""
-        lines.append(f"- {entry} differs: {nb} — {_md(what)}{where}: {_md(how)}")
+        again = f" ({times} times)" if times > 1 else ""
+        lines.append(f"- {entry} differs: {nb} — {_md(what)}{where}: {_md(how)}{again}")
     return lines
 
 
