@@ -9,12 +9,15 @@ Tests read the import graph to keep it that way (``tests/test_layout.py``,
 from __future__ import annotations
 
 from kit._extras import require
+from kit.choices import ChoicesError, Overlay
+from kit.errors import ConfigError
 
 __all__ = ["embedded_base_url"]
 
 
-def embedded_base_url() -> str:
-    """Start the process-wide embedded simulator (or reuse it) and return its base URL.
+def embedded_base_url(choices: Overlay | None = None) -> str:
+    """Start the process-wide embedded simulator (or reuse it) and return its base URL; with a
+    choice overlay, the one this process runs with that overlay (a second one if another runs).
 
     Example::
 
@@ -24,8 +27,12 @@ def embedded_base_url() -> str:
     Raises:
         MissingExtra: the ``sim`` extra is not installed (the message says how to install it).
         RuntimeError: the simulator could not start (wrapped by ``kit.connect``).
+        ConfigError: the simulator refuses the overlay (entry and key named).
     """
     require("sim", "kit.connect('sim')")
     from kit.sim.server import shared_server  # the only import of kit.sim in the client
 
-    return shared_server().base_url
+    try:
+        return shared_server(choices).base_url
+    except ChoicesError as exc:
+        raise ConfigError(f"choice overlay refused: {exc}") from None

@@ -29,10 +29,14 @@ import contextlib
 import os
 import sys
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 from kit import env
 from kit._extras import missing, require
 from kit.errors import MissingExtra
+
+if TYPE_CHECKING:
+    from kit.choices import Overlay
 
 PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
@@ -88,6 +92,23 @@ def _write_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS
     return None
 
 
+def _choices(path: str | None) -> Overlay | str | None:
+    """The overlay of ``--choices`` (else ``KIT_SIM_CHOICES``), validated for the simulator
+    (``kit.choices``, then ``kit.sim.personality``); the refusal, naming entry and key, as text."""
+    from kit.choices import ChoicesError, load
+    from kit.sim.personality import resolve
+
+    path = path or os.environ.get(env.SIM_CHOICES) or None
+    if path is None:
+        return None
+    try:
+        overlay = load(path)
+        resolve(overlay)
+    except ChoicesError as exc:
+        return f"choice overlay refused: {exc}"
+    return overlay
+
+
 def _serve(args: argparse.Namespace) -> int:
     require("sim", "kit serve")
     import uvicorn
@@ -101,6 +122,10 @@ def _serve(args: argparse.Namespace) -> int:
             "(or pass --no-control)",
             file=sys.stderr,
         )
+        return 2
+    choices = _choices(args.choices)  # validated first: a refused overlay starts nothing
+    if isinstance(choices, str):
+        print(f"refusing to start: {choices}", file=sys.stderr)
         return 2
     if args.sandbox_fixtures:
         if args.fixture_personas < 1:
@@ -131,6 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
         webhook_hosts=tuple(args.allow_webhook_host),
         crypto_workers=args.crypto_workers,
         wall_clock=None if args.clock is None else args.clock == "wall",
+        choices=choices,
         **overrides,  # type: ignore[arg-type]
     )
     config = uvicorn.Config(
@@ -194,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
         "machine's clock (default: seeded, or wall with --no-control; register A46)",
     )
     serve.add_argument("--starting-balance", help="balance of new accounts, e.g. 500.00 (USD)")
+    serve.add_argument(
+        "--choices",
+        metavar="FILE",
+        help=f"a choice overlay (TOML, one [Axx] table per register entry) the simulator answers "
+        f"with, e.g. data/choices/other.toml (default: {env.SIM_CHOICES}, else the register's own)",
+    )
     serve.add_argument(
         "--allow-webhook-host",
         action="append",

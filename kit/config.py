@@ -79,6 +79,7 @@ _OPTIONS = {
     "token_refresh_margin",
     "drift",
     "hooks",
+    "choices",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
 DRIFT_MODES = ("report", "raise", "off")
@@ -93,7 +94,8 @@ def resolve(
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
     (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
     :class:`kit.hooks.Hooks` (or a mapping of its fields). For ``sim`` the base URL may be
-    left out: the embedded simulator's is filled in by :func:`kit.connect`.
+    left out: the embedded simulator's is filled in by :func:`kit.connect`; ``choices`` (a
+    path, else ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
 
     Raises:
         ConfigError: an unknown profile or option, or (sandbox) missing settings, named.
@@ -103,6 +105,8 @@ def resolve(
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
     opts = dict(overrides)
+    # A choice overlay for the simulator the profile starts (kit.choices; sim only).
+    chosen = chosen.with_choices(opts.pop("choices", None), environ, base_url=bool(opts.get("base_url")))
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):
         secret_in = secret_in.reveal()

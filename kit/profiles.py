@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
+from kit import choices as overlays
 from kit import env, fixtures, register
 from kit.env import is_loopback_url
 from kit.errors import ConfigError, FixturesError
@@ -254,6 +255,22 @@ class Profile:
         """Start (or reuse) the server this profile brings along; its base URL, or ``None``."""
         return None
 
+    def with_choices(
+        self, path: str | None, environ: Mapping[str, str], *, base_url: bool = False
+    ) -> Profile:
+        """This profile with a choice overlay (``kit.connect(..., choices=FILE)``) for the server
+        it brings along. A server this profile does not start answers with its own choices.
+
+        Raises:
+            ConfigError: ``choices=`` given to a profile that starts no simulator.
+        """
+        if path:
+            raise ConfigError(
+                f"choices= starts a simulator with a choice overlay; the {self.name} profile's "
+                "server answers with its own choices"
+            )
+        return self
+
     def reaches_receiver(self, base_url: str | None) -> bool:
         """Whether the API can deliver to a webhook receiver on this machine's loopback."""
         return is_loopback_url(base_url)
@@ -312,10 +329,40 @@ class SimProfile(Profile):
             {},
         )
 
+    #: The choice overlay the embedded simulator starts with (``choices=``, ``KIT_SIM_CHOICES``).
+    choices: overlays.Overlay | None = None
+
+    def with_choices(
+        self, path: str | None, environ: Mapping[str, str], *, base_url: bool = False
+    ) -> Profile:
+        """This profile with the overlay ``path`` (else ``KIT_SIM_CHOICES``), validated: the
+        embedded simulator starts with it; another overlay than a running one's starts a second
+        embedded simulator (``kit.sim.server.shared_server``).
+
+        Raises:
+            ConfigError: the overlay is refused (entry and key named), or ``choices=`` was given
+                with ``base_url=`` (a ``kit serve`` takes ``--choices``).
+        """
+        if path and base_url:
+            raise ConfigError(
+                "choices= starts the embedded simulator with an overlay; a kit serve at base_url= "
+                "takes it at its start (kit serve --choices FILE)"
+            )
+        path = path or (None if base_url else environ.get(env.SIM_CHOICES))
+        if not path:
+            return self
+        try:
+            overlay = overlays.load(path)
+        except overlays.ChoicesError as exc:
+            raise ConfigError(f"choice overlay refused: {exc}") from None
+        profile = type(self)(self._environ)
+        profile.choices = overlay
+        return profile
+
     def start(self) -> str | None:
         from kit._embedded import embedded_base_url
 
-        return embedded_base_url()
+        return embedded_base_url(self.choices)
 
     def reaches_receiver(self, base_url: str | None) -> bool:
         return True

@@ -102,6 +102,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for url in (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
         if url
     )
-    app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version, documents=documents)
-    openapi.install(app)
+    chosen = sim.personality
+    app.add_middleware(
+        ServiceHeaders,
+        state=sim.state,
+        version=sim.version,
+        documents=documents,
+        send_assumptions=chosen.send_assumptions,
+        codes=chosen.codes,
+    )
+    openapi.install(app, chosen)
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import uuid
 from collections import defaultdict
 
 
@@ -14,13 +15,16 @@ class Ids:
     a card does not shift the next account id.
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, uuids: bool = False) -> None:
         self.seed = seed
+        self.uuids = uuids  # ids as UUIDs without a prefix, still seeded (a choice overlay, A60)
         self._counters: defaultdict[str, int] = defaultdict(int)
 
     def next(self, prefix: str) -> str:
         self._counters[prefix] += 1
         digest = hashlib.sha256(f"{self.seed}:{prefix}:{self._counters[prefix]}".encode()).hexdigest()
+        if self.uuids:
+            return str(uuid.UUID(hex=digest[:32], version=4))
         return f"{prefix}_{digest[:20]}"
 
     def rng(self, *parts: object) -> random.Random:

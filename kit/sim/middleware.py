@@ -10,10 +10,18 @@ and its pages (``/openapi.json``, ``/docs``, ``/redoc``) name A48: the document 
 simulator's choices. Every answer from a deprecated endpoint's path, whatever the method, gets
 its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included.
 
+Under a choice overlay (``kit.sim.personality``) it is also where two choices are applied to
+every answer: ``svc-assumptions`` left out (A61), and problem codes renamed (A64: the ``code``
+and the end of the ``type`` of a problem+json body). With the register's own choices neither
+costs anything: the body is not touched.
+
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,12 +44,21 @@ class ServiceHeaders:
     """
 
     def __init__(
-        self, app: ASGIApp, state: State, version: str, documents: frozenset[str] = frozenset()
+        self,
+        app: ASGIApp,
+        state: State,
+        version: str,
+        documents: frozenset[str] = frozenset(),
+        *,
+        send_assumptions: bool = True,
+        codes: Mapping[str, str] | None = None,
     ) -> None:
         self.app = app
         self.state = state
         self.version = version
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
+        self.send_assumptions = send_assumptions  # A61
+        self.codes = dict(codes or {})  # our problem code -> the code sent (A64); empty: as ours
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -62,6 +79,9 @@ class ServiceHeaders:
         if deprecation:
             assumptions.add("A03")
 
+        # a problem's start, held while its body's code is renamed (A64; only under an overlay)
+        held: list[Message] | None = [] if self.codes else None
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
@@ -70,10 +90,39 @@ class ServiceHeaders:
                 headers[API_VERSION] = self.version
                 for name, value in deprecation.items():
                     headers[name] = value
-                if headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE):
+                problem = headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE)
+                if problem:
                     assumptions.add("A21")
-                if assumptions and ASSUMPTIONS not in headers:
+                if not self.send_assumptions:
+                    if ASSUMPTIONS in headers:  # an idempotent replay's stored headers
+                        del headers[ASSUMPTIONS]
+                elif assumptions and ASSUMPTIONS not in headers:
                     headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
+                if problem and held is not None:
+                    held.append(message)
+                    return
+            elif held and message["type"] == "http.response.body":
+                if message.get("more_body"):
+                    raise RuntimeError("a problem+json body in parts")  # JSONResponse sends one
+                start, body = held.pop(), self.renamed(message.get("body", b""))
+                MutableHeaders(scope=start)["content-length"] = str(len(body))
+                await send(start)
+                message = {**message, "body": body}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+    def renamed(self, body: bytes) -> bytes:
+        """A problem+json body with its code renamed as the overlay says (A64)."""
+        try:
+            problem = json.loads(body)
+        except ValueError:
+            return body
+        code = problem.get("code") if isinstance(problem, dict) else None
+        if not isinstance(code, str) or code not in self.codes:
+            return body
+        problem["code"] = self.codes[code]
+        kind = problem.get("type")
+        if isinstance(kind, str) and kind.endswith(code):
+            problem["type"] = kind[: -len(code)] + self.codes[code]
+        return json.dumps(problem, separators=(",", ":"), ensure_ascii=False).encode()

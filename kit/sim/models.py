@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,12 +106,23 @@ class Representation(BaseModel):
             if missing:
                 raise TypeError(f"{cls.__name__}: {record.__name__} has no {', '.join(sorted(missing))}")
             plan.append((name, frm))
+        cls.wire_plan = tuple(plan)
         cls.wire = staticmethod(_written_out(plan))  # type: ignore[method-assign,assignment]
+
+    wire_plan: ClassVar[tuple[tuple[str, From | None], ...]] = ()
 
     @classmethod
     def wire(cls, record: Any) -> dict[str, Any]:
         """``record`` as sent: this model's fields, in order, as JSON-ready values."""
         raise TypeError(f"{cls.__name__} is not declared with a record")
+
+    @classmethod
+    def wire_without(cls, omitted: frozenset[str]) -> Callable[[Any], dict[str, Any]]:
+        """:meth:`wire` leaving out the fields ``omitted`` (a choice overlay's, register A62);
+        :meth:`wire` itself when none is."""
+        if not omitted & {name for name, _ in cls.wire_plan}:
+            return cls.wire
+        return _written_out([(name, frm) for name, frm in cls.wire_plan if name not in omitted])
 
 
 def _written_out(plan: list[tuple[str, From | None]]) -> Callable[[Any], dict[str, Any]]:

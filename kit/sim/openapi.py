@@ -22,7 +22,8 @@ from pydantic.json_schema import models_json_schema
 
 from kit import register
 from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
-from kit.sim.models import OAuthErrorBody, ProblemBody
+from kit.sim.models import CardClose, CardCreate, OAuthErrorBody, ProblemBody
+from kit.sim.personality import DEFAULT, REPRESENTATIONS, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
@@ -103,8 +104,9 @@ def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": OAuthErrorBody, "description": "RFC 6749 error"} for status in statuses}
 
 
-def install(app: FastAPI) -> None:
-    """Build the document once, adding the request-body schemas declared with :func:`body`."""
+def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
+    """Build the document once, adding the request-body schemas declared with :func:`body`;
+    its chosen parts are ``chosen``'s (a choice overlay's: :func:`follow`)."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -124,6 +126,8 @@ def install(app: FastAPI) -> None:
                 "clientBasic": {"type": "http", "scheme": "basic"},
             }
             _finish(schema)
+            if chosen.overlay:
+                follow(schema, chosen)
             app.openapi_schema = schema
         return app.openapi_schema
 
@@ -193,3 +197,34 @@ def _finish(schema: dict[str, Any]) -> None:
                         maxLength=register.value("A47")["idempotency_key_max_chars"],
                     )
                 )
+
+
+def follow(schema: dict[str, Any], chosen: Personality) -> None:
+    """The document of a simulator under a choice overlay: its enumerations (card types, close
+    reasons), the fields it sends (A62) and its ids (A60) are the overlay's, and ``info`` lists
+    every value the overlay re-chose (``x-choices``: entry → its effective value) and what the
+    overlay is. ``data/openapi.json`` stays the document of the register's own choices."""
+    components = schema["components"]["schemas"]
+    components[CardCreate.__name__]["properties"]["type"]["enum"] = list(chosen.card_types)
+    components[CardClose.__name__]["properties"]["reason"]["enum"] = [*chosen.close_reasons, None]
+    for model in REPRESENTATIONS.values():
+        component = components.get(model.__name__)
+        if component is None:
+            continue
+        for name in chosen.omitted_fields(model):
+            component["properties"].pop(name, None)
+            if name in component.get("required", []):
+                component["required"].remove(name)
+        if chosen.uuid_ids:
+            for name, prop in component["properties"].items():
+                if name.endswith("_id") and prop.get("type") == "string":
+                    prop["format"] = "uuid"
+    overlay = chosen.overlay
+    info = schema["info"]
+    entries = overlay.entries()
+    named = overlay.description or overlay.source or "given at start"
+    info["description"] += (
+        f" This server answers under a choice overlay ({named}): it re-chooses {', '.join(entries)} "
+        "(x-choices)."
+    )
+    info["x-choices"] = {entry: overlay.value(entry) for entry in entries}

@@ -46,7 +46,7 @@ import asyncio
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
@@ -66,6 +66,7 @@ from kit.sim.headers import (
     TOKEN_PATH,
     TOKEN_SCHEME,
 )
+from kit.sim.personality import DEFAULT, SessionLifetimes
 from kit.sim.pii import pii_parameter, pii_path
 from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
 from kit.sim.runtime import Sim
@@ -77,10 +78,6 @@ MAX_BODY = int(_A("A22")["max_body_bytes"])
 MAX_JWE = int(_A("A33")["max_jwe_bytes"])
 IDEMPOTENCY_RETENTION = int(_A("A20")["retention_seconds"])
 MAX_IDEMPOTENCY_KEY = int(_A("A47")["idempotency_key_max_chars"])
-_LIFETIMES = _A("A06")
-FIXED_LIFETIME = timedelta(seconds=int(_LIFETIMES["fixed_seconds"]))
-SLIDING_IDLE = timedelta(seconds=int(_LIFETIMES["sliding_idle_seconds"]))
-SLIDING_MAX = timedelta(seconds=int(_LIFETIMES["sliding_max_seconds"]))
 ENCRYPTED_DATA_DETAIL = (
     "The encrypted data could not be used. Encrypt with a key from "
     "GET /sessions/user_session_initialization_data: its kid and alg, enc "
@@ -126,7 +123,8 @@ async def run(
         fault = await injected_fault(sim.state, request)
         token = request.headers.get(SESSION_ID)
         if check_session and token is not None:
-            call.session = call.session_in_force = load_session(sim.state, partner, token)  # 5
+            lifetimes = sim.personality.sessions
+            call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
             call.uses("A06")  # its lifetime: it is valid, and svc-session-expires-at says until when
         reject_clear_pii_parameters(request.query_params.multi_items(), "query")  # 9, for the query
         reply = handler(call)  # 6-14
@@ -388,7 +386,9 @@ def fault_problem(fault: Fault) -> Problem:
 # --- 5. session validity ----------------------------------------------------------------------
 
 
-def load_session(state: State, partner: str, token: str) -> Session:
+def load_session(
+    state: State, partner: str, token: str, lifetimes: SessionLifetimes = DEFAULT.sessions
+) -> Session:
     """The valid session named by ``svc-session-id``, or the 401 that says why not.
 
     Unknown, another partner's (A30) or ended (A34): ``invalid-session``; promoted (A07):
@@ -409,18 +409,19 @@ def load_session(state: State, partner: str, token: str) -> Session:
             "The session was promoted; use the session token the promotion returned.",
             assumptions=("A07",),
         )
-    if state.now >= session_expires_at(s):
+    if state.now >= session_expires_at(s, lifetimes):
         raise Problem(
             401, "session-expired", "The session has expired; create a new one.", assumptions=("A06",)
         )
     return s
 
 
-def session_expires_at(s: Session) -> datetime:
-    """When a session stops being valid (A06): fixed from creation, sliding from last use."""
+def session_expires_at(s: Session, lifetimes: SessionLifetimes = DEFAULT.sessions) -> datetime:
+    """When a session stops being valid (A06, the simulator's lifetimes): fixed from creation,
+    sliding from last use."""
     if s.strategy == "fixed":
-        return s.created_at + FIXED_LIFETIME
-    return min(s.last_used + SLIDING_IDLE, s.chain_start + SLIDING_MAX)
+        return s.created_at + lifetimes.fixed
+    return min(s.last_used + lifetimes.sliding_idle, s.chain_start + lifetimes.sliding_max)
 
 
 # --- 6-14: what the route's handler checks, through its Call ----------------------------------
@@ -470,6 +471,13 @@ class Call:
                 allowed=list(types),
             )
         return self.session
+
+    def require_rule5_session(self) -> None:
+        """Step 6 on card and event routes: a session, where a choice overlay requires one where
+        rule 5 says "should" (A63); by default none is needed (the partner token suffices)."""
+        if self.sim.personality.require_session:
+            self.uses("A63")
+            self.require_session("account", "person")
 
     # 7. the resource exists (for this partner: another partner's is not there, A30)
     def find_account(self, account_id: str) -> Account:
@@ -648,4 +656,5 @@ def _json_response(reply: RouteReply) -> Response:
 def _session_header(call: Call, response: Response) -> None:
     s = call.session_in_force
     if s is not None and not s.ended and not s.superseded:
-        response.headers[SESSION_EXPIRES_AT] = format_time(session_expires_at(s))
+        expires = session_expires_at(s, call.sim.personality.sessions)
+        response.headers[SESSION_EXPIRES_AT] = format_time(expires)

@@ -15,6 +15,8 @@ from typing import Any
 from kit import register
 from kit.sim.cryptoworker import CryptoWorkers
 from kit.sim.delivery import DeliveryEngine
+from kit.sim.models import Representation
+from kit.sim.personality import Personality, resolve
 from kit.sim.settings import Settings
 from kit.sim.state import State
 
@@ -25,7 +27,14 @@ class Sim:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.version: str = register.spec()["version"]
-        self.state = State(settings.seed, settings.clock_start, wall_clock=settings.follows_wall_clock)
+        #: The register's values under the settings' choice overlay, resolved once (ChoicesError).
+        self.personality: Personality = resolve(settings.choices)
+        self.state = State(
+            settings.seed,
+            settings.clock_start,
+            wall_clock=settings.follows_wall_clock,
+            uuid_ids=self.personality.uuid_ids,
+        )
         self.delivery = DeliveryEngine(self.state, self.version)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
@@ -48,12 +57,16 @@ class Sim:
         """The balance a new account opens with: the setting, else the register's (A10)."""
         if self.settings.starting_balance is not None:
             return Decimal(self.settings.starting_balance)
-        return Decimal(register.value("A10")["starting_balance"])
+        return self.personality.starting_balance
 
     def reset(self, seed: int) -> None:
         """Back to the seeded start: deliveries in flight cancelled, state reset to ``seed``."""
         self.delivery.cancel_all()
         self.state.reset(seed)
+
+    def show(self, model: type[Representation], record: Any) -> dict[str, Any]:
+        """``record`` as ``model`` answers it under this personality (optional fields, A62)."""
+        return self.personality.wire[model](record)
 
     def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
         """Record a webhook event for the partner's subscriptions; returns its ``evt_`` id."""

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import logging
 import threading
 from dataclasses import dataclass
 
 import uvicorn
 
+from kit.choices import Overlay
 from kit.sim.app import create_app
 from kit.sim.settings import Settings
 
@@ -93,15 +95,31 @@ def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1")
     return EmbeddedServer(f"http://{host}:{port}", settings, server, thread)
 
 
-_shared: EmbeddedServer | None = None
+_shared: dict[str, EmbeddedServer] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_server() -> EmbeddedServer:
-    """The process-wide embedded simulator: started on first use, reused, stopped at exit."""
-    global _shared
+def shared_server(choices: Overlay | None = None) -> EmbeddedServer:
+    """The process-wide embedded simulator: started on first use, reused, stopped at exit.
+
+    One per choice overlay (``kit.choices``): a client asking for another overlay than a
+    running simulator's gets a second simulator with that one, never the first re-chosen
+    under it; the same overlay (the same values, from any file) reuses its simulator.
+
+    Raises:
+        ChoicesError: the simulator cannot serve the overlay (entry and key named).
+    """
+    key = _overlay_key(choices)
     with _shared_lock:
-        if _shared is None or not _shared.running:
-            _shared = start_embedded()
-            atexit.register(_shared.stop)
-        return _shared
+        server = _shared.get(key)
+        if server is None or not server.running:
+            server = _shared[key] = start_embedded(Settings(choices=choices or None))
+            atexit.register(server.stop)
+        return server
+
+
+def _overlay_key(choices: Overlay | None) -> str:
+    """The same values give the same key, whatever file they came from."""
+    if not choices:
+        return ""
+    return json.dumps({entry: choices.changes(entry) for entry in choices.entries()}, sort_keys=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from kit.choices import Overlay
 from kit.env import SIM_PARTNER_CLIENTS
 
 
@@ -22,6 +23,7 @@ class Settings:
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
     per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
     every request through FastAPI, as a reference for the fast path (``kit.sim.fastpath``).
+    ``choices`` re-chooses register values (``kit.sim.personality``: validated when the app is built).
 
         >>> Settings(seed=11, strict=True).partners["sim-partner"]
         'sim-secret'
@@ -39,6 +41,7 @@ class Settings:
     allow_any_webhook_host: bool = False
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
     fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
+    choices: Overlay | None = None  # a choice overlay (kit.choices); None: the register's own values
 
     @property
     def follows_wall_clock(self) -> bool:

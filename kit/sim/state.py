@@ -235,9 +235,16 @@ class State:
     """
 
     def __init__(
-        self, seed: int, clock_start: str, bounds: Bounds | None = None, *, wall_clock: bool = False
+        self,
+        seed: int,
+        clock_start: str,
+        bounds: Bounds | None = None,
+        *,
+        wall_clock: bool = False,
+        uuid_ids: bool = False,
     ) -> None:
         self.clock = Clock(clock_start, wall=wall_clock)
+        self.uuid_ids = uuid_ids  # ids as UUIDs (A60)
         self.bounds = bounds or Bounds.from_register()
         self.reset(seed)
 
@@ -245,7 +252,7 @@ class State:
         self.seed = seed
         self.generation = getattr(self, "generation", 0) + 1
         self.clock.reset()
-        self.ids = Ids(seed)
+        self.ids = Ids(seed, uuids=self.uuid_ids)
         self.random = random.Random(f"kit-sim:{seed}:faults")
         self.keys = keys_for(seed)
         b = self.bounds

@@ -31,7 +31,9 @@ async def clock_moved(sim: Sim) -> None:
     """Catch up with the clock: expire cards, send due retries, forget stale records."""
     expire_cards(sim)
     await sim.delivery.run_due()
-    sim.state.sweep(session_expires_at)  # time-based bounds act when the clock moves (A59)
+    lifetimes = sim.personality.sessions
+    # time-based bounds act when the clock moves (A59)
+    sim.state.sweep(lambda s: session_expires_at(s, lifetimes))
 
 
 async def follow_wall_clock(

@@ -1,8 +1,9 @@
 """Cards: create (physical, virtual, temporary), read, close with a reason (A13-A16, A35).
 
 The partner token suffices; a session, when sent, must be bound to the card's account (A31,
-spec rule 5). A card whose expiry passes becomes ``expired`` and is sent as the deprecated
-``card.expired`` (A38).
+spec rule 5), unless a choice overlay requires one (A63). Types, lifetimes, close reasons and
+the fields sent are the simulator's personality's (``kit.sim.personality``). A card whose
+expiry passes becomes ``expired`` and is sent as the deprecated ``card.expired`` (A38).
 """
 
 from __future__ import annotations
@@ -22,16 +23,23 @@ from kit.sim.runtime import Sim
 from kit.sim.state import Card
 
 router = APIRouter(tags=["cards"], route_class=PlainRoute)
+#: The register's own card types and close reasons (a simulator's own: ``sim.personality``).
 CARD_TYPES: list[str] = register.value("A13")["types"]
-_LIFETIME = register.value("A14")
 CLOSE_REASONS: list[str] = register.value("A15")["reasons"]
+_LIFETIME = register.value("A14")
 
 
-def expires_on(issued: datetime, card_type: str) -> str:
-    """Temporary: issue + 30 days; others: the last day of the month 36 months later (A14)."""
+def expires_on(
+    issued: datetime,
+    card_type: str,
+    months: int = _LIFETIME["months"],
+    temporary_days: int = _LIFETIME["temporary_days"],
+) -> str:
+    """Temporary: issue + 30 days; others: the last day of the month 36 months later (A14;
+    the lifetimes are a simulator's personality's)."""
     if card_type == "temporary":
-        return (issued.date() + timedelta(days=int(_LIFETIME["temporary_days"]))).isoformat()
-    months = issued.year * 12 + issued.month - 1 + int(_LIFETIME["months"])
+        return (issued.date() + timedelta(days=int(temporary_days))).isoformat()
+    months = issued.year * 12 + issued.month - 1 + int(months)
     year, month = divmod(months, 12)
     return f"{year:04d}-{month + 1:02d}-{calendar.monthrange(year, month + 1)[1]:02d}"
 
@@ -45,7 +53,7 @@ def expiry_instant(expires_on_date: str) -> datetime:
 def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
     """A card answer: its representation (A35) with its expiry (A14)."""
     call.uses("A14", "A35")
-    return RouteReply(status, CardOut.wire(card))
+    return RouteReply(status, call.sim.show(CardOut, card))
 
 
 @declare(
@@ -60,11 +68,15 @@ def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
 )
 async def create_card(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
+        call.require_rule5_session()
         account = call.bound_account(account_id)
-        req = call.body_as(CardCreate, {"type": ("unknown-card-type", CARD_TYPES)}, uses=("A13", "A35"))
+        chosen = call.sim.personality
+        req = call.body_as(
+            CardCreate, {"type": ("unknown-card-type", chosen.card_types)}, uses=("A13", "A35")
+        )
         card_id = call.state.ids.next("card")
         last4 = f"{call.state.ids.rng('last4', card_id).randrange(10_000):04d}"
-        on = expires_on(call.now, req.type)
+        on = expires_on(call.now, req.type, chosen.card_months, chosen.temporary_card_days)
         card = Card(
             card_id, call.partner, account.account_id, req.type, last4, on, expiry_instant(on), call.now
         )
@@ -77,6 +89,7 @@ async def create_card(request: Request, account_id: str) -> Response:
 @declare(router, "GET", "/cards/{card_id}", CardOut, errors=(403, 404), summary="Read a card")
 async def get_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
+        call.require_rule5_session()
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
         return _card(call, card)
@@ -96,9 +109,11 @@ async def get_card(request: Request, card_id: str) -> Response:
 )
 async def close_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
+        call.require_rule5_session()
         card = call.find_card(card_id)
         call.bound_account(card.account_id)
-        req = call.body_as(CardClose, {"reason": ("unknown-close-reason", CLOSE_REASONS)}, uses=("A15",))
+        reasons = call.sim.personality.close_reasons
+        req = call.body_as(CardClose, {"reason": ("unknown-close-reason", reasons)}, uses=("A15",))
         if card.status == "closed":
             raise Problem(409, "card-already-closed", "The card is already closed.", assumptions=("A16",))
         if card.status != "active":
@@ -109,7 +124,7 @@ async def close_card(request: Request, card_id: str) -> Response:
                 assumptions=("A14", "A16"),
             )
         card.status, card.close_reason, card.closed_at = "closed", req.reason, call.now
-        call.emit("card.closed", CardOut.wire(card))
+        call.emit("card.closed", call.sim.show(CardOut, card))
         call.uses("A16")
         return _card(call, card)
 
@@ -123,4 +138,4 @@ def expire_cards(sim: Sim) -> None:
     for card in state.cards.values():
         if card.status == "active" and state.now >= card.expires_at:
             card.status = "expired"
-            sim.emit(card.partner, "card.expired", CardOut.wire(card))
+            sim.emit(card.partner, "card.expired", sim.show(CardOut, card))

@@ -115,8 +115,8 @@ async def create_document_request(request: Request, person_id: str) -> dict[str,
         state.now,
     )
     state.document_requests[doc.document_request_id] = doc
-    sim.emit(person.partner, "document_request.created", DocumentRequestOut.wire(doc))
-    return DocumentRequestOut.wire(doc)
+    sim.emit(person.partner, "document_request.created", sim.show(DocumentRequestOut, doc))
+    return sim.show(DocumentRequestOut, doc)
 
 
 @router.post("/accounts/{account_id}/fund")

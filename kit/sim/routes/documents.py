@@ -30,7 +30,7 @@ async def list_document_requests(request: Request, person_id: str) -> Response:
         call.bound_account(call.find_person(person_id).account_id)
         docs = [d for d in call.state.document_requests.values() if d.person_id == person_id]
         call.uses("A26")
-        return RouteReply(200, {"document_requests": [DocumentRequestOut.wire(d) for d in docs]})
+        return RouteReply(200, {"document_requests": [call.sim.show(DocumentRequestOut, d) for d in docs]})
 
     return await run(request, handle)
 
@@ -61,7 +61,7 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
                 assumptions=("A26",),
             )
         doc.status, doc.completed_at = "completed", call.now
-        call.emit("document_request.completed", DocumentRequestOut.wire(doc))
-        return RouteReply(200, DocumentRequestOut.wire(doc))
+        call.emit("document_request.completed", call.sim.show(DocumentRequestOut, doc))
+        return RouteReply(200, call.sim.show(DocumentRequestOut, doc))
 
     return await run(request, handle)

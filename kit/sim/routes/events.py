@@ -29,6 +29,7 @@ EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
 )
 async def send_event(request: Request, account_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
+        call.require_rule5_session()
         account = call.bound_account(account_id)
         req = call.body_as(EventCreate, {"event_type": ("unknown-event-type", EVENT_TYPES)}, uses=("A17",))
         occurred_at = None
@@ -48,6 +49,6 @@ async def send_event(request: Request, account_id: str) -> Response:
             call.now,
         )
         call.state.inbound_events[event.event_id] = event
-        return RouteReply(202, EventOut.wire(event))
+        return RouteReply(202, call.sim.show(EventOut, event))
 
     return await run(request, handle)

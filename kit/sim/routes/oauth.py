@@ -101,7 +101,7 @@ async def _issue(request: Request) -> JSONResponse:
     if scope is not None and scope != _TOKEN["scope"]:
         raise OAuthError(400, "invalid_scope", f"The only scope is {_TOKEN['scope']}.")
     token = secrets.token_urlsafe(32)
-    lifetime = int(_TOKEN["token_lifetime_seconds"])
+    lifetime = sim.personality.token_lifetime  # A01, under a choice overlay
     sim.state.partner_tokens[token] = PartnerToken(client_id, sim.state.clock.after(lifetime))
     return JSONResponse(
         {

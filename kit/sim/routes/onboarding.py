@@ -67,7 +67,7 @@ async def create_account(request: Request) -> Response:
         account.device_keys[session.device] = session.device_key
         call.state.accounts[account.account_id] = account
         call.uses("A09", "A19")  # the device is bound to it; the balance is money
-        return RouteReply(201, AccountOut.wire(account))
+        return RouteReply(201, call.sim.show(AccountOut, account))
 
     return await run(request, handle)
 

@@ -101,7 +101,7 @@ async def create_transfer(request: Request) -> Response:
             created_at=call.now,
         )
         call.state.transfers[transfer.transfer_id] = transfer
-        return _transfer(call, 201, TransferOut.wire(transfer), "sender")
+        return _transfer(call, 201, call.sim.show(TransferOut, transfer), "sender")
 
     return await run(request, handle, idempotency="required")
 
@@ -132,6 +132,6 @@ async def get_transfer(request: Request, transfer_id: str) -> Response:
                 role = "receiver"
         if transfer is None or role is None:
             raise not_found("transfer", "A18", "A30")
-        return _transfer(call, 200, {**TransferOut.wire(transfer), "viewer_role": role}, role)
+        return _transfer(call, 200, {**call.sim.show(TransferOut, transfer), "viewer_role": role}, role)
 
     return await run(request, handle)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Request, Response
@@ -21,12 +20,8 @@ from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import DeviceId, Nonce, Session
 
 router = APIRouter(tags=["sessions"], route_class=PlainRoute)
-_INIT = register.value("A04")
 _SESSION = register.value("A05")
 _LIFETIME = register.value("A06")
-_RATE = register.value("A32")
-RATE_WINDOW = timedelta(seconds=int(_RATE["window_seconds"]))
-MAX_PER_WINDOW = int(_RATE["max_sessions_per_device_per_minute"])
 SESSION_TYPES: list[str] = _SESSION["session_types"]
 STRATEGIES: list[str] = _LIFETIME["strategies"]
 PLATFORMS: list[str] = _SESSION["platforms"]
@@ -44,7 +39,7 @@ async def init_data(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A04")
         nonce = secrets.token_urlsafe(24)
-        expires = call.state.clock.after(int(_INIT["nonce_lifetime_seconds"]))
+        expires = call.state.clock.after(call.sim.personality.nonce_lifetime)
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
         return RouteReply(
             200,
@@ -168,13 +163,14 @@ def _within_rate(call: Call, device_id: str) -> Callable[[], None]:
     the new one in, once issued."""
     state = call.state
     window = state.session_starts.setdefault((call.partner, device_id), [])
-    recent = [t for t in window if state.now - t < RATE_WINDOW]
-    if len(recent) >= MAX_PER_WINDOW:
+    chosen = call.sim.personality  # A32's window and limit
+    recent = [t for t in window if state.now - t < chosen.rate_window]
+    if len(recent) >= chosen.max_sessions_per_window:
         raise Problem(
             429,
             "rate-limited",
             "Too many sessions created for this device; wait and retry.",
-            headers={"Retry-After": str(int(RATE_WINDOW.total_seconds()))},
+            headers={"Retry-After": str(int(chosen.rate_window.total_seconds()))},
             assumptions=("A32",),
         )
 
@@ -253,7 +249,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
     answer = {
         "session_type": kind,
         "expiration_strategy": session.strategy,
-        "expires_at": format_time(session_expires_at(session)),
+        "expires_at": format_time(session_expires_at(session, call.sim.personality.sessions)),
         "device_id": device[0],
     }
     if owner.direct:

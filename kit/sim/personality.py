@@ -1,0 +1,225 @@
+"""The simulator's personality: the register's values under a choice overlay, resolved once.
+
+A simulator answers with the register's choices (``data/assumptions.toml``) unless it was
+started with a choice overlay (:mod:`kit.choices`: ``kit serve --choices FILE``,
+``kit.connect("sim", choices=FILE)``, ``KIT_SIM_CHOICES``). :func:`resolve` validates the overlay
+for this simulator and turns it into a :class:`Personality`: plain attributes read by the routes,
+the middleware and the OpenAPI document, so that no request looks anything up in the overlay.
+
+What an overlay may re-choose here (:data:`APPLIED`): lifetimes (A01, A04, A06, A14), the close
+reasons (A15), the card types (A13), the starting balance (A10), the session rate (A32), the id
+format (A60), whether ``svc-assumptions`` is sent (A61), the optional response fields (A62),
+whether card and event routes require a session (A63) and the problem codes (A64). Any other key
+of the register is refused by name: the simulator reads it where its code is loaded, so it could
+not serve it.
+
+    >>> from kit.choices import parse
+    >>> resolve(parse({"A60": {"id_format": "uuid"}})).uuid_ids
+    True
+    >>> resolve(parse({"A02": {"header": "X-Token"}}))
+    Traceback (most recent call last):
+    ...
+    kit.choices.ChoicesError: [A02] header: this simulator cannot serve another value of it (...)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
+from typing import Any
+
+from kit import register
+from kit.choices import EMPTY, ChoicesError, Overlay
+from kit.choices import Problem as Refusal
+from kit.sim.models import AccountOut, CardOut, DocumentRequestOut, EventOut, Representation, TransferOut
+
+__all__ = ["APPLIED", "DEFAULT", "Personality", "SessionLifetimes", "resolve"]
+
+#: The register keys a simulator applies from an overlay (entry → keys; ``None``: every key).
+APPLIED: Mapping[str, frozenset[str] | None] = MappingProxyType(
+    {
+        "A01": frozenset({"token_lifetime_seconds"}),
+        "A04": frozenset({"nonce_lifetime_seconds"}),
+        "A06": frozenset({"fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds"}),
+        "A10": frozenset({"starting_balance"}),
+        "A13": frozenset({"types"}),
+        "A14": None,
+        "A15": None,
+        "A32": None,
+        "A60": None,
+        "A61": None,
+        "A62": None,
+        "A63": None,
+        "A64": None,
+    }
+)
+#: The representations whose optional fields A62 lists, by the name A62 uses.
+REPRESENTATIONS: Mapping[str, type[Representation]] = MappingProxyType(
+    {
+        "account": AccountOut,
+        "card": CardOut,
+        "event": EventOut,
+        "transfer": TransferOut,
+        "document_request": DocumentRequestOut,
+    }
+)
+ID_FORMATS = ("prefixed", "uuid")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class SessionLifetimes:
+    """A06: ``fixed`` from creation; ``sliding`` from the last 2xx call, capped from the chain's start."""
+
+    fixed: timedelta
+    sliding_idle: timedelta
+    sliding_max: timedelta
+
+
+@dataclass(frozen=True)
+class Personality:
+    """Every overlayable value, resolved (see the module docstring). ``overlay`` is what it came
+    from; ``wire`` maps each representation to the function that writes its answer."""
+
+    overlay: Overlay
+    token_lifetime: int
+    nonce_lifetime: int
+    sessions: SessionLifetimes
+    starting_balance: Decimal
+    card_types: list[str]
+    card_months: int
+    temporary_card_days: int
+    close_reasons: list[str]
+    rate_window: timedelta
+    max_sessions_per_window: int
+    uuid_ids: bool
+    send_assumptions: bool
+    require_session: bool
+    #: Our code → the code sent, only for the codes the overlay renames (empty by default).
+    codes: Mapping[str, str]
+    #: ``resource.field`` of A62 not sent.
+    omitted: frozenset[str]
+    wire: Mapping[type[Representation], Callable[[Any], dict[str, Any]]] = field(repr=False)
+
+    def omitted_fields(self, model: type[Representation]) -> frozenset[str]:
+        """The fields of ``model`` this personality does not send."""
+        names = {prefix for prefix, m in REPRESENTATIONS.items() if m is model}
+        return frozenset(item.split(".", 1)[1] for item in self.omitted if item.split(".", 1)[0] in names)
+
+
+def _problems(overlay: Overlay) -> list[Refusal]:
+    """What this simulator cannot serve of ``overlay`` (entry and key named)."""
+    found: list[Refusal] = []
+    for entry in overlay.entries():
+        applied = APPLIED.get(entry, frozenset())
+        for key in overlay.changes(entry):
+            if applied is not None and key not in applied:
+                served = ", ".join(sorted(applied)) if applied else "none of its keys"
+                found.append(
+                    Refusal(
+                        entry,
+                        key,
+                        "this simulator cannot serve another value of it (it is read where its code "
+                        f"is loaded; of {entry} an overlay may re-choose: {served})",
+                    )
+                )
+    value = overlay.value
+
+    def positive(entry: str, *keys: str) -> None:
+        for key in keys:
+            if key in overlay.changes(entry) and int(value(entry)[key]) <= 0:
+                found.append(Refusal(entry, key, "must be a positive number"))
+
+    positive("A01", "token_lifetime_seconds")
+    positive("A04", "nonce_lifetime_seconds")
+    positive("A06", "fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds")
+    positive("A14", "months", "temporary_days")
+    positive("A32", "max_sessions_per_device_per_minute", "window_seconds")
+    if "A06" in overlay and value("A06")["sliding_max_seconds"] < value("A06")["sliding_idle_seconds"]:
+        found.append(Refusal("A06", "sliding_max_seconds", "must not be shorter than sliding_idle_seconds"))
+    for entry, key in (("A13", "types"), ("A15", "reasons")):
+        if key in overlay.changes(entry):
+            items = value(entry)[key]
+            if not items or len(set(items)) != len(items) or not all(_SLUG.match(i) for i in items):
+                found.append(Refusal(entry, key, "must be a non-empty list of distinct lower-case names"))
+    if "starting_balance" in overlay.changes("A10"):
+        text = value("A10")["starting_balance"]
+        if not re.match(register.value("A19")["pattern"], text):
+            found.append(Refusal("A10", "starting_balance", "must be a decimal string such as 500.00"))
+    if value("A60")["id_format"] not in ID_FORMATS:
+        found.append(Refusal("A60", "id_format", f"must be one of {', '.join(ID_FORMATS)}"))
+    unknown = sorted(set(value("A62")["sent"]) - set(register.value("A62")["sent"]))
+    if unknown:
+        listed = ", ".join(register.value("A62")["sent"])
+        found.append(Refusal("A62", "sent", f"not optional fields: {', '.join(unknown)} (listed: {listed})"))
+    codes = value("A64")["codes"]
+    bad = sorted(k for k, v in codes.items() if not _SLUG.match(v))
+    if bad:
+        found.append(
+            Refusal("A64", "codes", f"not a code (lower-case letters, digits, -_.): {', '.join(bad)}")
+        )
+    sent = list(codes.values())
+    clashes = sorted({c for c in sent if sent.count(c) > 1})
+    if clashes:
+        found.append(Refusal("A64", "codes", f"two codes would be sent as one: {', '.join(clashes)}"))
+    return found
+
+
+def resolve(overlay: Overlay | None = None) -> Personality:
+    """The personality of a simulator started with ``overlay`` (the register's own when ``None``).
+
+    Raises:
+        ChoicesError: a key this simulator cannot serve, or a value it cannot use (entry and key
+            named); nothing is half-applied.
+    """
+    overlay = overlay or EMPTY
+    found = _problems(overlay)
+    if found:
+        raise ChoicesError(found, overlay.source)
+    value = overlay.value
+    lifetimes, rate = value("A06"), value("A32")
+    omitted = frozenset(register.value("A62")["sent"]) - frozenset(value("A62")["sent"])
+    codes = {ours: theirs for ours, theirs in value("A64")["codes"].items() if ours != theirs}
+    personality = Personality(
+        overlay=overlay,
+        token_lifetime=int(value("A01")["token_lifetime_seconds"]),
+        nonce_lifetime=int(value("A04")["nonce_lifetime_seconds"]),
+        sessions=SessionLifetimes(
+            timedelta(seconds=int(lifetimes["fixed_seconds"])),
+            timedelta(seconds=int(lifetimes["sliding_idle_seconds"])),
+            timedelta(seconds=int(lifetimes["sliding_max_seconds"])),
+        ),
+        starting_balance=_decimal(value("A10")["starting_balance"]),
+        card_types=list(value("A13")["types"]),
+        card_months=int(value("A14")["months"]),
+        temporary_card_days=int(value("A14")["temporary_days"]),
+        close_reasons=list(value("A15")["reasons"]),
+        rate_window=timedelta(seconds=int(rate["window_seconds"])),
+        max_sessions_per_window=int(rate["max_sessions_per_device_per_minute"]),
+        uuid_ids=value("A60")["id_format"] == "uuid",
+        send_assumptions=bool(value("A61")["send_assumptions"]),
+        require_session=bool(value("A63")["cards_and_events_require_session"]),
+        codes=MappingProxyType(codes),
+        omitted=omitted,
+        wire=MappingProxyType({}),
+    )
+    wires = {
+        model: model.wire_without(personality.omitted_fields(model)) for model in REPRESENTATIONS.values()
+    }
+    object.__setattr__(personality, "wire", MappingProxyType(wires))
+    return personality
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:  # validated above; the register's own is a decimal
+        raise ValueError(f"not a decimal: {text!r}") from None
+
+
+#: The register's own personality (no overlay).
+DEFAULT = resolve()

@@ -1,0 +1,111 @@
+"""Starting a simulator with a choice overlay: ``kit serve --choices FILE``, ``KIT_SIM_CHOICES``
+and ``kit.connect("sim", choices=FILE)``. A refused overlay starts nothing and names entry and key;
+another overlay than the running embedded simulator's starts a second embedded simulator."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+import kit
+from kit import env, register
+from kit.errors import ConfigError
+from tests.support.launcher import serve_process
+
+OTHER = register.data_dir() / "choices" / "other.toml"
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def _serve(*args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kit", "serve", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(environ or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[A99]\nx = 1\n", "[A99]"),
+        ('[A14]\nmonths = "two"\n', "[A14] months"),
+        ('[A02]\nheader = "X-Token"\n', "[A02] header"),
+    ],
+)
+def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text: str, named: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    fixtures = tmp_path / "fixtures.toml"
+    done = _serve("--no-control", "--choices", str(bad), "--sandbox-fixtures", str(fixtures))
+    assert done.returncode == 2, done.stderr
+    assert "refusing to start: choice overlay refused:" in done.stderr and named in done.stderr
+    assert done.stdout == "" and not fixtures.exists()  # nothing started, nothing written
+
+
+def test_kit_serve_reads_kit_sim_choices(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[A15]\nreasons = 3\n")
+    done = _serve(environ={env.SIM_CHOICES: str(bad)})
+    assert done.returncode == 2 and "[A15] reasons" in done.stderr
+
+
+def test_kit_serve_with_the_other_choices_answers_with_them() -> None:
+    with (
+        serve_process("--no-control", "--choices", str(OTHER)) as served,
+        httpx.Client(base_url=served.base_url, timeout=10) as http,
+    ):
+        token = http.post(
+            "/oauth/accesstoken",
+            data={"grant_type": "client_credentials"},
+            auth=next(iter(env.SIM_PARTNER_CLIENTS.items())),
+        )
+        assert token.json()["expires_in"] == 3600
+        assert UUID.match(token.headers["svc-request-id"]) and "svc-assumptions" not in token.headers
+        document = http.get("/openapi.json").json()
+        assert document["info"]["x-choices"]["A15"]["reasons"] == ["lost", "stolen", "customer_request"]
+
+
+def test_connect_with_choices_starts_a_second_embedded_simulator() -> None:
+    with kit.connect("sim") as plain, kit.connect("sim", choices=str(OTHER)) as other:
+        again = kit.connect("sim", choices=str(OTHER))
+        assert other.config.base_url != plain.config.base_url
+        assert again.config.base_url == other.config.base_url  # the same overlay: the same simulator
+        assert other.config.profile.choices is not None and plain.config.profile.choices is None
+        assert kit.connect("sim").config.base_url == plain.config.base_url
+        answer = httpx.get(f"{other.config.base_url}/webhooks/jwks")
+        assert UUID.match(answer.headers["svc-request-id"]) and "svc-assumptions" not in answer.headers
+        again.close()
+
+
+def test_connect_reads_kit_sim_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env.SIM_CHOICES, str(OTHER))
+    with kit.connect("sim") as api:
+        assert api.config.profile.choices is not None
+        assert "A60" in api.config.profile.choices
+
+
+def test_connect_refuses_a_bad_overlay_naming_entry_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[A60]\nid_format = "ulid"\n')
+    with pytest.raises(ConfigError, match=r"\[A60\] id_format"):
+        kit.connect("sim", choices=str(bad))
+    bad.write_text("[A14]\nyears = 2\n")
+    with pytest.raises(ConfigError, match=r"\[A14\] years"):
+        kit.connect("sim", choices=str(bad))
+
+
+def test_choices_are_for_a_simulator_the_profile_starts() -> None:
+    with pytest.raises(ConfigError, match="own choices"):
+        kit.connect(
+            "sandbox", base_url="http://127.0.0.1:9", client_id="a", client_secret="b", choices=str(OTHER)
+        )
+    with pytest.raises(ConfigError, match="kit serve --choices"):
+        kit.connect("sim", base_url="http://127.0.0.1:9", choices=str(OTHER))
