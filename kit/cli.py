@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=FIXTURE_PERSONAS,
         metavar="N",
-        help=f"how many personas --sandbox-fixtures publishes (default {FIXTURE_PERSONAS}, as a sandbox might)",
+        help=f"how many personas --sandbox-fixtures publishes (default {FIXTURE_PERSONAS})",
     )
     serve.add_argument(
         "--crypto-workers",

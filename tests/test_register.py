@@ -31,8 +31,15 @@ COVERED_CODE = re.compile(r"[1-5][0-9][0-9] [a-z0-9_-]+")
 # contract's, written once in tests/sim/helpers/contract.py) so that an edit of the register
 # that changes behaviour fails this test and has to be made on purpose.
 ID_PREFIXES = {
-    "account": "acc_", "person": "per_", "card": "card_", "session": "ses_", "transfer": "p2p_",
-    "event": "evt_", "document_request": "doc_", "subscription": "sub_", "request": "req_",
+    "account": "acc_",
+    "person": "per_",
+    "card": "card_",
+    "session": "ses_",
+    "transfer": "p2p_",
+    "event": "evt_",
+    "document_request": "doc_",
+    "subscription": "sub_",
+    "request": "req_",
 }
 REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A01", "token_lifetime_seconds", 86400),

@@ -53,7 +53,9 @@ def _basis(call: ast.Call) -> dict[str, str]:
     return {
         k.arg: k.value.value
         for k in call.keywords
-        if k.arg in ("spec", "choice") and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+        if k.arg in ("spec", "choice")
+        and isinstance(k.value, ast.Constant)
+        and isinstance(k.value.value, str)
     }
 
 
@@ -69,17 +71,23 @@ def test_every_check_names_one_known_basis(path: Path) -> None:
     for call in calls:
         basis = _basis(call)
         name = ast.unparse(call.args[0]) if call.args else "?"
-        assert len(basis) == 1, f"{path.name}: check {name} names {basis or 'no basis'}: one of spec= or choice="
-        (kind, ident), = basis.items()
+        assert len(basis) == 1, (
+            f"{path.name}: check {name} names {basis or 'no basis'}: one of spec= or choice="
+        )
+        ((kind, ident),) = basis.items()
         known = statement_ids() if kind == "spec" else entries
-        assert ident in known, f"{path.name}: check {name}: {kind}={ident!r} is not in data/{'spec' if kind == 'spec' else 'assumptions'}.toml"
+        assert ident in known, (
+            f"{path.name}: check {name}: {kind}={ident!r} is not a seed statement or register entry"
+        )
 
 
 @pytest.mark.parametrize("path", FLOWS, ids=lambda p: p.stem)
 def test_every_entry_a_check_rests_on_is_cited_in_the_prose(path: Path) -> None:
     chosen = {b["choice"] for b in map(_basis, _checks(path)) if "choice" in b}
     cited = set(re.findall(r"\bA\d\d\b", _prose(path)))
-    assert not chosen - cited, f"{path.name}: choice checks on {sorted(chosen - cited)}, not cited in its markdown"
+    assert not chosen - cited, (
+        f"{path.name}: choice checks on {sorted(chosen - cited)}, not cited in its markdown"
+    )
 
 
 @pytest.mark.parametrize("path", [*FLOWS, TEMPLATE], ids=lambda p: p.stem)
@@ -93,8 +101,8 @@ def test_no_bare_assert_is_left(path: Path) -> None:
 @pytest.mark.parametrize("path", FLOWS, ids=lambda p: p.stem)
 def test_no_check_spells_out_the_simulators_id_prefixes(path: Path) -> None:
     """Id formats are the simulator's choice (A41): compared with ``chosen("A41", "id_prefixes")``."""
-    prefixes = sorted(register.value("A41")["id_prefixes"].values()) + ["flt_"]
-    literal = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, prefixes)))
+    prefixes = [*sorted(register.value("A41")["id_prefixes"].values()), "flt_"]
+    literal = re.compile(r"""["']({})["']""".format("|".join(map(re.escape, prefixes))))
     found = [m.group(0) for source in _code(path) for m in literal.finditer(source)]
     assert not found, f"{path.name} spells out {found}"
 

@@ -65,7 +65,12 @@ def test_numbered_sections_then_recap_then_checks(cells: list[dict[str, Any]]) -
     recap = next(i for i, c in enumerate(cells) if _source(c).startswith("## Recap"))
     after = [c for c in cells[recap + 1 :] if c["cell_type"] == "code"]
     trees = [ast.parse(_source(c)) for c in after]
-    calls = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"]
+    calls = [
+        n
+        for t in trees
+        for n in ast.walk(t)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"
+    ]
     assert calls, "named checks after the recap"
     assert all({k.arg for k in n.keywords} & {"spec", "choice"} for n in calls), "each check names its basis"
     assert not any(isinstance(n, ast.Assert) for t in trees for n in ast.walk(t)), "no bare assert"
@@ -90,9 +95,7 @@ def test_template_runs_cleanly_with_execution_counts(tmp_path: Path) -> None:
     assert not any(o.get("name") == "stderr" for c in code for o in c["outputs"])
 
 
-@pytest.mark.parametrize(
-    "path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
 def test_papermill_reads_every_parameter_with_its_help(path: Path) -> None:
     """papermill parses each parameter line (``--help-notebook``); a line it cannot parse (an
     ``=`` in the comment) would show in every ``kit regress`` summary as a note."""

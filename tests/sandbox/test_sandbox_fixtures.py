@@ -120,7 +120,8 @@ def test_kit_serve_writes_the_simulators_personas_and_refuses_to_overwrite(tmp_p
 
 def test_kit_serve_publishes_three_personas_by_default_and_refuses_fewer_than_one(tmp_path: Path) -> None:
     """A sandbox may publish three test customers: the flow notebooks need no more."""
-    assert kit_main(["serve", "--port", "0", "--fixture-personas", "0", "--sandbox-fixtures", str(tmp_path / "f.toml")]) == 2
+    target = str(tmp_path / "f.toml")
+    assert kit_main(["serve", "--port", "0", "--fixture-personas", "0", "--sandbox-fixtures", target]) == 2
     assert not (tmp_path / "f.toml").exists()
     assert len(fixtures.parse(sim_fixtures_text(2)).personas) == 2
 

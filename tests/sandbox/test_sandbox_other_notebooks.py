@@ -30,7 +30,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 pytestmark = [
     pytest.mark.papermill,
     pytest.mark.slow,
-    pytest.mark.skipif(not OTHER.is_file(), reason="data/choices/other.toml (the second personality) is not shipped yet"),
+    pytest.mark.skipif(
+        not OTHER.is_file(), reason="data/choices/other.toml (the second personality) is not shipped yet"
+    ),
 ]
 
 
@@ -43,7 +45,9 @@ def other_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ser
 
 
 @pytest.fixture(scope="module")
-def report(other_server: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory) -> regress.RegressReport:
+def report(
+    other_server: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory
+) -> regress.RegressReport:
     served, path = other_server
     with pytest.MonkeyPatch.context() as patch:
         for name, value in sandbox_variables(served.base_url, path).items():
@@ -63,7 +67,9 @@ def test_every_notebook_passes_on_a_server_with_other_choices(report: regress.Re
     assert len(report.results) == len(NOTEBOOKS)
     failed = {r.notebook: r.message for r in report.failed}
     assert not failed, failed
-    violated = [(r.notebook, c.name, c.reason) for r in report.results for c in r.checks if c.outcome == "failed"]
+    violated = [
+        (r.notebook, c.name, c.reason) for r in report.results for c in r.checks if c.outcome == "failed"
+    ]
     assert not violated, violated
     assert not report.drift, [f"{n}: {d}" for n, d in report.drift]
     unchecked = [r.notebook for r in report.results if r.count("passed") == 0]
@@ -76,7 +82,9 @@ def test_every_difference_is_reported_with_its_entry(report: regress.RegressRepo
     assert all(re.fullmatch(r"A\d\d", entry) for entry, *_ in differences), differences
     summary = report.summary_path.read_text(encoding="utf-8")
     for entry in {entry for entry, *_ in differences}:
-        assert re.search(rf"\b{entry}\b.*differs|differs.*\b{entry}\b", summary), f"{entry} not listed as differing"
+        assert re.search(rf"\b{entry}\b.*differs|differs.*\b{entry}\b", summary), (
+            f"{entry} not listed as differing"
+        )
     # The id formats, the close reasons and the optional fields are among what this server re-chose.
     differing = {entry for entry, *_ in differences}
     assert {"A41", "A15"} <= differing, differing
