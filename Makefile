@@ -71,10 +71,12 @@ stress: install
 	$(PY) -m benchmarks.stress
 
 # kit serve under a week of team traffic (200,000 requests), its memory sampled: fails on a 5xx,
-# a wrong answer or memory still growing after the warm-up; writes benchmarks/results/soak.json
+# a wrong answer or memory still growing after the warm-up; writes benchmarks/results/soak.json,
+# then the same with kit serve --state (benchmarks/results/soak_state.json)
 .PHONY: soak
 soak: install
 	$(PY) -m benchmarks.soak
+	$(PY) -m benchmarks.soak --state
 
 bench: install
 	$(PY) -m benchmarks.bench

@@ -21,6 +21,7 @@ Benchmarks (modules ``bench_*.py`` beside this file):
 7. ``cluster``    — the same shards on a 2-worker Dask ``LocalCluster`` ÷ on local processes
 8. ``memory``     — a 1,000,000-customer run streamed to Parquet, projected ÷ 8 GiB
 9. ``connect``    — ``kit.connect("sim")`` beyond ``import kit`` in a fresh interpreter ÷ 0.3 s
+10. ``state``     — ``kit serve --state FILE`` ÷ in memory: sessions/s and one client's journey time
 
 A ``before`` section (figures from before the performance fixes, and the fixes themselves)
 is carried over from the previous record unless ``--before FILE`` names another one.
@@ -53,9 +54,21 @@ NUMBERS = {
     "cluster": 7,
     "memory": 8,
     "connect": 9,
+    "state": 10,
 }
 #: The order they run in: quick ones first, the notebook suite (minutes) last.
-ORDER = ("imports", "connect", "sessions", "client", "prism", "population", "cluster", "memory", "notebooks")
+ORDER = (
+    "imports",
+    "connect",
+    "sessions",
+    "client",
+    "state",
+    "prism",
+    "population",
+    "cluster",
+    "memory",
+    "notebooks",
+)
 #: The performance fixes the profiles justified (issue #7), kept in the record beside the
 #: figures from before them. Each says what the profile showed and the isolated effect.
 FIXES = [
@@ -207,6 +220,7 @@ def _plan(quick: bool) -> dict[str, tuple[str, str, dict[str, Any]]]:
         "cluster": ("bench_population", "measure_cluster", population),
         "memory": ("bench_population", "measure_memory", {"small": 200, "large": 600 if quick else 1200}),
         "notebooks": ("bench_notebooks", "measure", {"rounds": 1 if quick else 2}),
+        "state": ("bench_state", "measure", {"rounds": 2 if quick else 5}),
     }
 
 

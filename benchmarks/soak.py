@@ -7,7 +7,10 @@ steps, a webhook receiver down a quarter of the time), prints the figures and wr
 server's resident memory, workers included, grows more than 5 % after the warm-up. Loopback
 only; bounded in requests and in time (47 s on a quiet 2-core machine, 2½ minutes on a busy one).
 
-    .venv/bin/python -m benchmarks.soak [--requests 200000] [--time-limit 1800]
+    .venv/bin/python -m benchmarks.soak [--requests 200000] [--time-limit 1800] [--state]
+
+``--state`` runs ``kit serve --state FILE`` (a temporary file) and writes ``soak_state.json``,
+with the records each home keeps in the file at the end: the capped ones stay capped there too.
 """
 
 from __future__ import annotations
@@ -32,14 +35,19 @@ def main(argv: list[str] | None = None) -> int:
         "--clock-steps", type=int, default=defaults.clock_steps, help="over the week; 0: a frozen clock"
     )
     parser.add_argument("--time-limit", type=float, default=defaults.time_limit_s, help="seconds")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "soak.json")
+    parser.add_argument(
+        "--state", action="store_true", help="kit serve --state FILE: the whole state in a SQLite file"
+    )
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/soak.json (soak_state.json)")
     args = parser.parse_args(argv)
+    out = args.out or ROOT / "benchmarks" / "results" / ("soak_state.json" if args.state else "soak.json")
     config = SoakConfig(
         requests=args.requests,
         devices=args.devices,
         concurrency=args.concurrency,
         clock_steps=args.clock_steps,
         time_limit_s=args.time_limit,
+        state=args.state,
     )
     host = machine()
     result = run_soak(config)
@@ -56,9 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         print("  !", line)
     print("result:", "OK" if result.ok else "FAILED")
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if result.file_rows:
+        print("records in the state file at the end:", result.file_rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
     record = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": host, **result.record()}
-    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    out.write_text(json.dumps(record, indent=2) + "\n")
     return 0 if result.ok else 1
 
 

@@ -1,11 +1,17 @@
-"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit regress`` (the notebooks as
-regression checks) and ``kit walk`` (a scripted tour of every flow).
+"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit state`` (its state file),
+``kit regress`` (the notebooks as regression checks) and ``kit walk`` (a scripted tour of every
+flow).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
 ``KIT_SIM_CONTROL_TOKEN``: :data:`kit.env.SIM_PARTNERS`, :data:`kit.env.SIM_CONTROL_TOKEN`).
 Each wing is imported when its command runs (``regress`` when the parser is built, for its
 options; papermill only when notebooks run).
+
+``kit serve --state FILE`` keeps the whole simulator state in a SQLite file that survives
+restarts (``kit.sim.statefile``); ``--restore SNAPSHOT`` starts it from a snapshot (over a file
+that already holds state only with ``--replace``); ``kit state snapshot FILE OUT`` copies a
+running server's state file.
 
 ``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit.fixtures`)
 for the simulator's own personas — their PII and the KYC answers that pass — so that the
@@ -17,6 +23,9 @@ Example::
 
     $ kit serve --port 0 --seed 11
     $ kit serve --no-control --sandbox-fixtures /tmp/sandbox.toml
+    $ kit serve --state team.kitstate
+    $ kit state snapshot team.kitstate bug-1234.kitstate
+    $ kit serve --state new.kitstate --restore bug-1234.kitstate
     $ kit walk
     $ kit regress 04 -p seed=11
 """
@@ -142,6 +151,13 @@ def _serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"refusing to start: {exc}", file=sys.stderr)
             return 2
+    if args.restore and not args.state:
+        print("refusing to start: --restore needs --state FILE (the file the server keeps)", file=sys.stderr)
+        return 2
+    if args.state:
+        overrides["state_file"] = args.state
+        overrides["restore"] = args.restore
+        overrides["replace"] = args.replace
     if args.starting_balance is not None:
         try:
             overrides["starting_balance"] = Decimal(args.starting_balance)
@@ -159,8 +175,15 @@ def _serve(args: argparse.Namespace) -> int:
         choices=choices,
         **overrides,  # type: ignore[arg-type]
     )
+    from kit.sim.statefile import StateFileError
+
+    try:
+        app = create_app(settings)
+    except StateFileError as exc:
+        print(f"refusing to start: {exc}", file=sys.stderr)
+        return 2
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=args.host,
         port=args.port,
         access_log=args.access_log,
@@ -184,6 +207,18 @@ def _serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(serve())
     return 0 if server.started else 1
+
+
+def _state_snapshot(args: argparse.Namespace) -> int:
+    from kit.sim.statefile import StateFileError, backup
+
+    try:
+        backup(args.file, args.out)
+    except StateFileError as exc:
+        print(f"no snapshot: {exc}", file=sys.stderr)
+        return 2
+    print(f"Snapshot written to {args.out} (owner-only): kit serve --state NEW --restore {args.out}")
+    return 0
 
 
 def _walk(args: argparse.Namespace) -> int:
@@ -257,12 +292,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes decrypting JWEs beside the event loop (default: one per spare core, "
         "at most 4; 0 decrypts on the loop)",
     )
+    serve.add_argument(
+        "--state",
+        metavar="FILE",
+        help="keep the whole state in this SQLite file, written before every answer (survives restarts)",
+    )
+    serve.add_argument("--restore", metavar="SNAPSHOT", help="with --state: start from this snapshot")
+    serve.add_argument(
+        "--replace", action="store_true", help="with --restore: replace the state FILE already holds"
+    )
     defaults = " and ".join(f"{client}/{secret}" for client, secret in env.SIM_PARTNER_CLIENTS.items())
     serve.epilog = (
         f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default {defaults}). "
         f"Control token: {CONTROL_TOKEN_ENV}."
     )
     serve.set_defaults(func=_serve)
+
+    state = commands.add_parser("state", help="a kit serve --state file")
+    state_commands = state.add_subparsers(dest="state_command", required=True)
+    snap = state_commands.add_parser(
+        "snapshot", help="copy the state of a (running) server from its file into a new snapshot file"
+    )
+    snap.add_argument("file", metavar="FILE", help="the server's --state file")
+    snap.add_argument("out", metavar="OUT", help="the snapshot to write (a new file, owner-only)")
+    snap.set_defaults(func=_state_snapshot)
 
     walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
     walk.set_defaults(func=_walk)

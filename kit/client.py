@@ -44,7 +44,12 @@ from kit.sensitive import Sensitive
 from kit.sessions import Sessions
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
+
+    from kit.wire import Exchange, Recorder
+    from kit.wire_view import WireView
 
 __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
@@ -56,7 +61,7 @@ class Client:
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
     ``p2p``, ``document_requests``, ``webhooks``, ``sim`` (sim profile), ``history``,
-    ``calls``, ``drift``, ``session``, ``device``, ``personas``.
+    ``calls``, ``drift``, ``session``, ``device``, ``personas``, ``wire_log`` (``record=True``).
     """
 
     def __init__(self, config: Config) -> None:
@@ -136,6 +141,73 @@ class Client:
             (3, 201)
         """
         return self._requestor.history
+
+    # -- the wire (record=True) ----------------------------------------------------------------
+
+    @property
+    def wire_log(self) -> Recorder | None:
+        """The redacted wire log of a client made with ``record=True`` (:mod:`kit.wire`), else ``None``."""
+        return self._requestor.wire
+
+    def _recorded(self) -> Recorder:
+        recorder = self._requestor.wire
+        if recorder is None:
+            raise ConfigError(
+                "this client does not record the wire: connect with kit.connect(..., record=True) "
+                "(kit.notebook.connect records)"
+            )
+        return recorder
+
+    def wire(
+        self,
+        which: int = -1,
+        *,
+        kind: str | None = "call",
+        path: str | None = None,
+        method: str | None = None,
+        status: int | None = None,
+        where: Callable[[Exchange], bool] | None = None,
+    ) -> WireView:
+        """A call as it went over the wire, redacted: each attempt's request line, headers and
+        body, the response's status, headers and body (HTML in Jupyter, text elsewhere).
+
+        ``which``: the last (``-1``), one before (``-3``)… among the calls passing the filters:
+        ``path`` (a part of it), ``method``, ``status`` (of any attempt: ``503`` finds the call
+        that was retried), ``kind="delivery"`` (a webhook delivery received), ``where``.
+
+        Example::
+
+            >>> api.wire()                                   # doctest: +SKIP
+            >>> api.wire(path="/p2p/transfers", status=503)  # doctest: +SKIP
+
+        Raises:
+            ConfigError: the client does not record (``record=True``).
+            LookupError: no such call.
+        """
+        from kit.wire_view import WireView, choose
+
+        exchanges = self._recorded().exchanges()
+        chosen = choose(exchanges, which, kind=kind, path=path, method=method, status=status, where=where)
+        return WireView(chosen)
+
+    def export_har(self, path: str | os.PathLike[str]) -> int:
+        """Write every recorded call and delivery as a HAR 1.2 file (open it in a browser's
+        network panel); return the number of entries. Redacted as recorded.
+
+        Example::
+
+            >>> api = kit.connect("sim", record=True)       # doctest: +SKIP
+            >>> api.accounts.create()                       # doctest: +SKIP
+            >>> api.export_har("accounts.har")              # doctest: +SKIP
+            3
+
+        Raises:
+            ConfigError: the client does not record (``record=True``).
+            OSError: the file cannot be written.
+        """
+        from kit.wire_view import write_har
+
+        return write_har(path, self._recorded().exchanges())
 
     @property
     def webhooks(self) -> Webhooks:
@@ -265,7 +337,9 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
     (``"RSA-OAEP-256"`` or ``"ECDH-ES+A256KW"``), ``device`` (``{"device_id", "platform",
     "model", "os_version"}``), ``max_retries``, ``backoff_base``, ``backoff_cap``, ``seed`` /
     ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
-    (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``).
+    (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``),
+    ``record`` (keep the wire, redacted: ``api.wire()``, ``api.export_har(path)``; off by
+    default, bounded — :mod:`kit.wire`).
 
     ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
     :class:`kit.hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
@@ -299,4 +373,3 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
         if started is not None:
             config = dataclasses.replace(config, base_url=started)
     return Client(config)
-

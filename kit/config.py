@@ -58,6 +58,7 @@ class Config:
     access_token: Sensitive[str] | None = field(default=None, repr=False)
     drift: str = "report"
     hooks: Hooks = field(default_factory=Hooks, repr=False)
+    record: bool = False
 
 
 _OPTIONS = {
@@ -80,6 +81,7 @@ _OPTIONS = {
     "drift",
     "hooks",
     "choices",
+    "record",
 }
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
 DRIFT_MODES = ("report", "raise", "off")
@@ -93,9 +95,10 @@ def resolve(
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
     (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``hooks``:
-    :class:`kit.hooks.Hooks` (or a mapping of its fields). For ``sim`` the base URL may be
-    left out: the embedded simulator's is filled in by :func:`kit.connect`; ``choices`` (a
-    path, else ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
+    :class:`kit.hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
+    (:mod:`kit.wire`; off by default). For ``sim`` the base URL may be left out: the embedded
+    simulator's is filled in by :func:`kit.connect`; ``choices`` (a path, else
+    ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
 
     Raises:
         ConfigError: an unknown profile or option, or (sandbox) missing settings, named.

@@ -85,6 +85,7 @@ class under its base, with the problem code it stands for::
         │   ├── DocumentRequestNotFound: document-request-not-found
         │   └── SubscriptionNotFound: subscription-not-found
         ├── InvalidControlToken: invalid-control-token
+        ├── SnapshotInvalid: snapshot-invalid
         ├── MethodNotAllowed: method-not-allowed
         ├── EndpointRemoved: endpoint-removed
         ├── EndpointDeprecated: endpoint-deprecated
@@ -175,6 +176,7 @@ __all__ = [
     "SignatureInvalid",
     "SignatureMalformed",
     "SignatureMissing",
+    "SnapshotInvalid",
     "SubscriptionNotFound",
     "TransferNotFound",
     "TransferRejected",
@@ -713,6 +715,13 @@ class InvalidControlToken(ApiError):
         "off loopback the control plane needs the token kit serve was given "
         f"({env.SIM_CONTROL_TOKEN}): kit.connect('sim', base_url=..., control_token=...)"
     )
+
+
+class SnapshotInvalid(ApiError):
+    """400 from ``POST /_sim/restore``: not a kit state snapshot, or one of another version."""
+
+    code = "snapshot-invalid"
+    hint = "restore a snapshot taken with api.sim.snapshot() or kit state snapshot, by this kit's version"
 
 
 class MethodNotAllowed(ApiError):

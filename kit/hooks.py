@@ -3,7 +3,9 @@
 ``kit.connect(..., hooks={"call": [on_call], "drift": [on_drift]})`` (or a :class:`Hooks`):
 each ``call`` hook is called with every :class:`~kit.history.Entry` the client records (the
 same redacted row as ``api.history``: never a header, body or secret), each ``drift`` hook
-with the :class:`~kit.drift.Drift` rows of one answer that differed from the contract. Hooks
+with the :class:`~kit.drift.Drift` rows of one answer that differed from the contract, each
+``wire`` hook (a client made with ``record=True``) with every redacted
+:class:`~kit.wire.Exchange` once it is complete. Hooks
 run on the calling thread, after the row is kept; an exception in a hook propagates to the
 caller, as in httpx. The notebook companion (:mod:`kit.notebook`) observes its clients this
 way; the client core itself keeps no process-wide record.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kit.errors import ConfigError
 
@@ -28,20 +30,24 @@ if TYPE_CHECKING:
     from kit.drift import Drift
     from kit.history import Entry
 
-__all__ = ["CallHook", "DriftHook", "Hooks"]
+__all__ = ["CallHook", "DriftHook", "Hooks", "WireHook"]
 
 #: Called with every call a client records.
 CallHook = Callable[["Entry"], None]
 #: Called with the drift rows of one answer.
 DriftHook = Callable[[Sequence["Drift"]], None]
+#: Called with each redacted :class:`kit.wire.Exchange` a recording client completes (typed
+#: loosely here: :mod:`kit.wire` imports nothing of this module, and this module nothing of it).
+WireHook = Callable[[Any], None]
 
 
 @dataclass(frozen=True)
 class Hooks:
-    """The hooks of one client: ``call`` and ``drift`` (tuples of callables)."""
+    """The hooks of one client: ``call``, ``drift`` and ``wire`` (tuples of callables)."""
 
     call: tuple[CallHook, ...] = ()
     drift: tuple[DriftHook, ...] = ()
+    wire: tuple[WireHook, ...] = ()
 
     @classmethod
     def of(cls, given: Hooks | Mapping[str, Iterable[Callable[..., None]]] | None) -> Hooks:
@@ -54,14 +60,15 @@ class Hooks:
             return cls()
         if isinstance(given, Hooks):
             return given
-        unknown = sorted(set(given) - {"call", "drift"})
+        unknown = sorted(set(given) - {"call", "drift", "wire"})
         if unknown:
-            raise ConfigError(f"unknown hook(s) {', '.join(unknown)}; accepted: call, drift")
+            raise ConfigError(f"unknown hook(s) {', '.join(unknown)}; accepted: call, drift, wire")
         call, drift = tuple(given.get("call", ())), tuple(given.get("drift", ()))
-        if not all(callable(h) for h in (*call, *drift)):
+        wire = tuple(given.get("wire", ()))
+        if not all(callable(h) for h in (*call, *drift, *wire)):
             raise ConfigError("every hook must be callable")
-        return cls(call=call, drift=drift)
+        return cls(call=call, drift=drift, wire=wire)
 
     def __add__(self, other: Hooks) -> Hooks:
         """Both sets of hooks, ``self``'s first."""
-        return Hooks(call=self.call + other.call, drift=self.drift + other.drift)
+        return Hooks(call=self.call + other.call, drift=self.drift + other.drift, wire=self.wire + other.wire)

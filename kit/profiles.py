@@ -13,7 +13,9 @@ keeps the object as ``api.config.profile``. Everything that depends on the profi
   (:attr:`Profile.control_plane`), whether the server's own choices are known
   (:attr:`Profile.server_choices`: ``svc-assumptions``), whether a choice check that misses
   is a failure or a difference (:attr:`Profile.knows_choices`), whether secrets may leave this
-  machine (:attr:`Profile.secrets_may_leave`).
+  machine (:attr:`Profile.secrets_may_leave`), whether this machine may start servers of its
+  own for it (:attr:`Profile.own_servers`: a population's shards each run a simulator, or are
+  clients of the one server the settings name).
 
 A third profile (a partner's staging, say) is one class; pass it (or an instance) to
 ``kit.connect``::
@@ -211,6 +213,10 @@ class Profile:
     secrets_may_leave: ClassVar[bool] = False
     #: The loopback webhook receiver starts and subscribes on first use of ``api.webhooks``.
     listens_by_default: ClassVar[bool] = False
+    #: This machine may start servers of this profile at will (the simulator, embedded in a
+    #: process): a population's shards each run their own. When not, the shards are clients of
+    #: the one server the settings name, and a population there is capped (``kit.simulate``).
+    own_servers: ClassVar[bool] = False
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._environ = environ
@@ -317,6 +323,7 @@ class SimProfile(Profile):
     knows_choices = True
     secrets_may_leave = True
     listens_by_default = True
+    own_servers = True
 
     def settings(self, given: dict[str, Any], environ: Mapping[str, str]) -> Settings:
         """The simulator's first built-in partner client unless overridden; the base URL may

@@ -3,7 +3,8 @@
 A :class:`Requestor` holds what one device's calls share: the configuration (its profile and
 hooks, :mod:`kit.hooks`), the transport, the partner auth (:attr:`Requestor.auth`, whose one
 token exchange is :meth:`Requestor.exchange_token`), the call history, the contract drift
-found, the device key pair, the server's encryption keys and the current session.
+found, the device key pair, the server's encryption keys, the current session and — for a
+client made with ``record=True`` — the wire log (:class:`~kit.wire.Recorder`, :attr:`Requestor.wire`).
 :class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>`` receive the same requestor
 (never the client); only the requestor changes its state, through the methods below.
 
@@ -29,10 +30,12 @@ from kit.auth import CLIENT_CREDENTIALS, TOKEN_PATH, PartnerAuth, TokenGrant, to
 from kit.config import Config
 from kit.crypto import Device, ServerKeys
 from kit.drift import DriftLog
+from kit.errors import KitError
 from kit.history import History
 from kit.models import SessionInfo, parse_time
 from kit.sensitive import Sensitive
 from kit.transport import Reply, Transport, shared_ssl_context
+from kit.wire import Recorder
 
 __all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
 
@@ -56,6 +59,21 @@ class CurrentSession:
 SessionArg = Literal["current"] | CurrentSession | None
 
 
+def _known_secrets(config: Config) -> list[tuple[str, str]]:
+    """What the wire recorder redacts from the first call: the client's secrets and the
+    profile's fixture values (test personas' PII, KYC answers)."""
+    known = [("client-secret", config.client_secret.reveal())]
+    for kind, secret in (("control-token", config.control_token), ("partner-token", config.access_token)):
+        if secret is not None:
+            known.append((kind, secret.reveal()))
+    try:
+        published = config.profile.fixtures()
+    except KitError:  # an unusable fixtures file is reported where personas are asked for
+        published = None
+    known += [("fixture-value", v) for v in (published.values() if published is not None else [])]
+    return known
+
+
 class Requestor:
     """Sends a device's calls and keeps its state (see the module docstring).
 
@@ -66,7 +84,9 @@ class Requestor:
         self.config = config
         self.history = History()
         self.drift = DriftLog()
-        self.transport = Transport(config, history=self.history, drift=self.drift)
+        #: The wire log (``record=True``), else ``None``.
+        self.wire = Recorder(_known_secrets(config), hooks=config.hooks.wire) if config.record else None
+        self.transport = Transport(config, history=self.history, drift=self.drift, recorder=self.wire)
         self.auth = PartnerAuth(
             self._fetch_grant,
             client_id=config.client_id,

@@ -11,6 +11,7 @@ Example::
 from kit.lab.populations.simulate import (
     CLOSE_REASONS,
     DEFAULT_CLIENT_OPTIONS,
+    DEFAULT_SERVER_CAP,
     DEFAULT_SHARDS,
     FAULT_PROFILES,
     FUNNEL_STAGES,
@@ -35,6 +36,7 @@ from kit.lab.populations.simulate import (
 __all__ = [
     "CLOSE_REASONS",
     "DEFAULT_CLIENT_OPTIONS",
+    "DEFAULT_SERVER_CAP",
     "DEFAULT_SHARDS",
     "FAULT_PROFILES",
     "FUNNEL_STAGES",

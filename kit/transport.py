@@ -9,7 +9,9 @@ loading). For every call it
   injectable sleep), honouring ``Retry-After``, at most ``max_retries`` times;
 - turns error answers into :mod:`kit.errors` classes and httpx failures into
   :class:`~kit.errors.TransportError`;
-- records one :class:`~kit.history.Entry` (never headers or bodies);
+- records one :class:`~kit.history.Entry` (never headers or bodies), and, for a client made
+  with ``record=True``, tells its :class:`~kit.wire.Recorder` where each call begins and ends
+  (the recorder sees every attempt through httpx's event hooks);
 - checks every final answer (and the token exchanges) against the contract
   (:mod:`kit.contract`): drift goes to the client's :class:`~kit.drift.DriftLog`.
 
@@ -22,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import ssl
@@ -42,6 +45,7 @@ from kit.contract import Contract
 from kit.drift import DriftLog
 from kit.errors import ContractDrift, TransportError, error_from_response
 from kit.history import Entry, History
+from kit.wire import Recorder
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
 
@@ -105,12 +109,20 @@ def _parse_body(response: httpx.Response) -> Any:
 class Transport:
     """Sends requests for one client (see the module docstring)."""
 
-    def __init__(self, config: Config, *, history: History, drift: DriftLog | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        history: History,
+        drift: DriftLog | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
         if not config.base_url:
             raise TransportError("no base URL configured")
         self.config = config
         self.history = history
         self.drift = drift if drift is not None else DriftLog()
+        self.recorder = recorder
         self._prefix = urlsplit(config.base_url).path.rstrip("/")
         self._client = httpx.Client(
             base_url=config.base_url,
@@ -118,6 +130,7 @@ class Transport:
             headers={"Accept": "application/json", "User-Agent": USER_AGENT},
             follow_redirects=False,
             verify=shared_ssl_context(),
+            event_hooks=recorder.event_hooks() if recorder is not None else None,
         )
         #: The partner auth flow sent with partner calls (set by the requestor, which owns it).
         self.auth: PartnerAuth | None = None
@@ -202,8 +215,9 @@ class Transport:
             self.drift.record(rows)
             for hook in self.config.hooks.drift:
                 hook(rows)
-            if mode == "raise":
-                raise ContractDrift(rows)
+            seed_drift = [row for row in rows if not row.differs]  # a difference is not drift
+            if mode == "raise" and seed_drift:
+                raise ContractDrift(seed_drift)
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -227,7 +241,41 @@ class Transport:
         idempotency_key: str | None = None,
         submitted: Mapping[str, str] | None = None,
     ) -> Reply:
-        """Send one call (with retries) and return its :class:`Reply`.
+        """Send one call (with retries) and return its :class:`Reply` (:meth:`_request`).
+
+        Raises:
+            ApiError: (a subclass) for any 4xx/5xx answer after retries.
+            TransportError: the server could not be reached after retries.
+        """
+        call = self.recorder.call(method, path) if self.recorder is not None else contextlib.nullcontext()
+        with call:
+            return self._request(
+                method,
+                path,
+                json,
+                data,
+                headers,
+                partner,
+                session_token,
+                session_type,
+                idempotency_key,
+                submitted,
+            )
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        json: Any,
+        data: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None,
+        partner: bool,
+        session_token: str | None,
+        session_type: str | None,
+        idempotency_key: str | None,
+        submitted: Mapping[str, str] | None,
+    ) -> Reply:
+        """One call, with retries.
 
         ``partner``: attach the partner bearer token (``False`` for ``/_sim`` and token calls).
         ``session_token``: sent as ``svc-session-id``. ``submitted``: a non-sensitive value

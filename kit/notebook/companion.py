@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from kit.drift import Drift, DriftLog
 from kit.hooks import Hooks
+from kit.notebook.wire import Sink, cell
 from kit.profiles import Profile, SimProfile, lookup
 
 if TYPE_CHECKING:
     from kit.client import Client
     from kit.history import Entry
     from kit.notebook.outcome import CheckOutcome
+    from kit.wire import Exchange
 
 __all__ = ["COMPANION", "Companion", "connect"]
 
@@ -39,7 +41,9 @@ class Companion:
         self.clients = 0
         self._latest: tuple[Profile, str | None] | None = None
         self._chosen: Profile | None = None
-        self.hooks = Hooks(call=(self._on_call,), drift=(self._on_drift,))
+        self.hooks = Hooks(call=(self._on_call,), drift=(self._on_drift,), wire=(self._on_wire,))
+        self._sink: Sink | None = None
+        self._sink_read = False
 
     def _on_call(self, entry: Entry) -> None:
         with self._lock:
@@ -48,16 +52,27 @@ class Companion:
     def _on_drift(self, rows: Sequence[Drift]) -> None:
         self.drift.record(rows)
 
+    def _on_wire(self, exchange: Exchange) -> None:
+        exchange.comment = exchange.comment or cell()
+        if self._sink is not None:
+            self._sink.write(exchange)
+
     def connect(self, profile: Any = "sim", **overrides: Any) -> Client:
-        """:func:`kit.connect` with the companion's hooks added to the caller's."""
+        """:func:`kit.connect` with the companion's hooks added to the caller's, recording the
+        wire (``record=True`` unless the caller says otherwise)."""
         from kit.client import connect as core_connect
         from kit.notebook.display import install
 
         hooks = Hooks.of(overrides.pop("hooks", None)) + self.hooks
+        overrides.setdefault("record", True)
         api = core_connect(profile, hooks=hooks, **overrides)
         with self._lock:
             self.clients += 1
             self._latest = (api.config.profile, api.config.base_url)
+            if not self._sink_read:  # kit regress names the kernel's wire files (once)
+                self._sink, self._sink_read = Sink.from_env(), True
+            if self._sink is not None:
+                self._sink.watch(api.wire_log)
         install(self.drift)
         return api
 
@@ -95,7 +110,9 @@ COMPANION = Companion()
 def connect(profile: Any = "sim", **overrides: Any) -> Client:
     """A client for one device, as :func:`kit.connect` (same arguments), seen by the
     companion: its checks are judged against this client's profile, the drift its answers
-    meet is shown after the cell, its calls are counted.
+    meet is shown after the cell, its calls are counted, and its wire is recorded, redacted
+    (``api.wire()``, ``api.export_har(path)``; each exchange names its notebook cell; under
+    ``kit regress`` written for the run, :mod:`kit.notebook.wire`).
 
     Example::
 

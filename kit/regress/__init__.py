@@ -21,6 +21,8 @@ One module per job:
 - :mod:`~kit.regress.sandbox` — the one partner token of a sandbox run;
 - :mod:`~kit.regress.worker` — one notebook in a worker process (papermill, pinned kernel);
 - :mod:`~kit.regress.results` — an executed notebook analysed: failing cell, leaks, redaction;
+- :mod:`~kit.regress.har` — what a kernel left: its wire (``--har``: ``OUT/NN_name.har``) and
+  its tokens' fingerprints for the leak scan;
 - :mod:`~kit.regress.reports` — ``summary.md``, ``junit.xml``, the progress bar;
 - :mod:`~kit.regress.runner` — the pool and :func:`run`;
 - :mod:`~kit.regress.leaks` (patterns in :mod:`~kit.regress.scanner`) — the leak scanner;

@@ -14,6 +14,7 @@ Example::
     $ kit regress 04 '0[5-7]_*' -p seed=11 --jobs 2 --cell-timeout 60
     $ kit regress --matrix ci/matrix.toml  # every notebook × every [sets.NAME] of the file
     $ kit regress --matrix m.toml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
+    $ kit regress 00 07 --har              # also OUT/00_quickstart.har, OUT/07_p2p.har
 """
 
 from __future__ import annotations
@@ -108,6 +109,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="report contract drift (summary.md, junit.xml) without failing the run (exit 3)",
     )
     parser.add_argument(
+        "--har",
+        action="store_true",
+        help="write OUT/NN_name.har (HAR 1.2, redacted) beside each executed notebook: every call of "
+        "its clients and the webhook deliveries they received; scanned for leaks like the notebook",
+    )
+    parser.add_argument(
         "--strict-choices",
         action="store_true",
         help="fail the run (exit 1) when the server differs from a register entry (a choice check "
@@ -181,6 +188,7 @@ def command(args: argparse.Namespace) -> int:
             matrix=load_matrix(args.matrix) if args.matrix else None,
             scheduler=args.scheduler,
             allow_drift=args.allow_drift,
+            write_har=args.har,
             strict_choices=args.strict_choices,
             expect_choices=args.choices,
         )

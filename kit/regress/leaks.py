@@ -16,11 +16,15 @@ call history; this module checks that after the fact. It looks for
   dot-separated base64url segments: five for a JWE, ``header..signature`` for a detached JWS);
 - ``session-token``: ``ses_`` followed by 40 or more base64url characters (seeded ids such as
   ``acc_5ea792c644255bcf6a87`` are not tokens and are not reported);
+- ``used-token``: a partner, session or control token the run's kernels used, in any format,
+  found by its salted fingerprint (:class:`~kit.regress.scanner.Fingerprints`, read with
+  :func:`read_fingerprints` from what each kernel's notebook companion wrote);
 - ``bearer-token``: what follows ``Bearer `` or sits in ``"access_token": "…"``;
 - ``kyc-question``: the decrypted KYC question texts (:data:`KYC_QUESTIONS`, register A12);
 - ``sensitive-text``: any literal handed in through ``extra=``;
 - ``fixture-value``: every value of the sandbox fixtures file named by
-  :data:`kit.env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit.fixtures`).
+  :data:`kit.env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit.fixtures`);
+  a short one (a four-digit answer) only where it stands alone, never inside an id.
 
 A :class:`Finding` names the kind, where it was found and what to do — never the value: its
 ``repr`` and ``str`` are safe to print, log and write into a report. The patterns live in
@@ -43,7 +47,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kit.regress.scanner import ANSI, DEFAULT_CLIENT_SECRETS, HINTS, KYC_QUESTIONS, Finding, Scanner
+from kit.regress.scanner import (
+    ANSI,
+    DEFAULT_CLIENT_SECRETS,
+    HINTS,
+    KYC_QUESTIONS,
+    Finding,
+    Fingerprints,
+    Scanner,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +65,8 @@ __all__ = [
     "HINTS",
     "KYC_QUESTIONS",
     "Finding",
+    "Fingerprints",
+    "read_fingerprints",
     "redact",
     "scan_dataframe",
     "scan_file",
@@ -234,6 +248,22 @@ def scan_dataframe(
         for column, value in zip(columns, row, strict=True):
             found += _scan_value(scanner, value, f"{name} row {i}, {column}")
     return found
+
+
+def read_fingerprints(path: str | os.PathLike[str]) -> Fingerprints | None:
+    """The token fingerprints a kernel's companion wrote (``{"salt": hex, "fingerprints": [...]}``,
+    :mod:`kit.notebook.wire`), or ``None`` when there is no such file or it is unreadable.
+
+    Example::
+
+        >>> read_fingerprints("/nonexistent.tokens.json") is None
+        True
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return Fingerprints(bytes.fromhex(data["salt"]), frozenset(str(h) for h in data["fingerprints"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 # --- helpers --------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Every selected notebook runs in its own kernel (:mod:`kit.regress.worker`), in a pool of
 worker processes, with the same parameters, a per-cell time-out and ``KIT_REGRESS=1`` in the
 kernel's environment. Each executed notebook is analysed and scanned for leaks
-(:mod:`kit.regress.results`); ``junit.xml`` and ``summary.md`` are written and scanned too.
+(:mod:`kit.regress.results`), with the fingerprints of the tokens its kernel used
+(:mod:`kit.regress.har`); ``junit.xml`` and ``summary.md`` are written and scanned too.
+``har=True`` (``--har``) writes ``OUT/NN_name.har`` beside each executed notebook.
 
 Example::
 
@@ -29,7 +31,7 @@ from typing import Any
 from kit import choices, env, fixtures
 from kit.errors import ConfigError, FixturesError
 from kit.profiles import Profile, profile_class
-from kit.regress import cluster, leaks, reports
+from kit.regress import cluster, har, leaks, reports
 from kit.regress.discovery import discover
 from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
 from kit.regress.matrix import jobs as plan_jobs
@@ -91,6 +93,8 @@ def _local(
         kernel_env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(pinned), jupyter_path]))
         ipc_dir = Path(tmp) / "ipc"
         ipc_dir.mkdir()
+        wire_dir = Path(tmp) / "wire"  # each kernel's wire and token fingerprints (kit.regress.har)
+        wire_dir.mkdir()
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=_mp_context(),
@@ -106,6 +110,7 @@ def _local(
                     dict(job.params),
                     cell_timeout,
                     str(ipc_dir),
+                    har.prefix(wire_dir, job.output),
                 ): job
                 for job in run
             }
@@ -168,6 +173,7 @@ def run(
     matrix: Mapping[str, Mapping[str, Any]] | None = None,
     scheduler: Any = None,
     allow_drift: bool = False,
+    write_har: bool = False,
     strict_choices: bool = False,
     expect_choices: str | os.PathLike[str] | None = None,
 ) -> RegressReport:
@@ -183,6 +189,12 @@ def run(
     notebook once per set, into ``out_dir/SET/``, one result and one JUnit testcase per pair.
     ``scheduler`` (a Dask scheduler address or a ``distributed.Client``) runs each pair as a
     task on the cluster's workers (:mod:`kit.regress.cluster`) instead of the local pool.
+
+    Each kernel's notebook companion records its clients' wire and writes the fingerprints of
+    the tokens they used: the leak scan finds those tokens in any format. ``write_har``
+    (``--har``) writes ``OUT/NN_name.har`` beside each executed notebook (every call of every
+    client the notebook made through the companion, and the deliveries its receivers got) and
+    scans it like the notebook.
 
     The kernels' named checks and contract drift are counted per notebook; a run with drift
     exits :data:`~kit.regress.model.EXIT_DRIFT` unless ``allow_drift``; a difference from the
@@ -204,8 +216,8 @@ def run(
     Raises:
         RegressError: a secret-looking parameter (in ``parameters`` or a set), no notebook
             selected, a missing sandbox variable, a refused token request, a sandbox run on a
-            cluster, an unusable fixtures file or choice overlay, or an unreachable scheduler —
-            before any kernel starts.
+            cluster, ``write_har`` on a cluster, an unusable fixtures file or choice overlay, or an
+            unreachable scheduler — before any kernel starts.
     """
     params = dict(parameters or {})
     check_parameters(params)
@@ -220,6 +232,8 @@ def run(
     if expect_choices is not None:
         kernel_env[env.EXPECT_CHOICES] = _expected_choices(expect_choices)
     secrets: list[str] = _fixture_values(environment, kernel_env)
+    if write_har and scheduler is not None:
+        raise RegressError("--har writes the wire of kernels on this machine: drop --scheduler for --har")
     kept = [p for p in _profiles(pending) if not p.secrets_may_leave]
     if kept:
         if scheduler is not None:
@@ -238,14 +252,23 @@ def run(
         for job in pending:  # a stale copy from an earlier run must not pass for this one
             job.output.parent.mkdir(parents=True, exist_ok=True)
             job.output.unlink(missing_ok=True)
+            job.output.with_suffix(".har").unlink(missing_ok=True)
         results: dict[Job, NotebookResult] = {}
         bar: list[Callable[[NotebookResult], None]] = []
 
         def started() -> None:
             bar.append(reports.progress(len(pending), sys.stderr.isatty() if progress is None else progress))
 
+        used: list[leaks.Fingerprints] = []  # every kernel's tokens, for the reports' scan
+
         def done(job: Job, outcome: dict[str, Any]) -> None:
-            result = analyse(job.source, job.output, outcome, secrets)
+            prints = har.fingerprints(outcome)
+            used.extend(prints)
+            known: list[Any] = [*secrets, *prints]  # literal values and fingerprints alike
+            result = analyse(job.source, job.output, outcome, known)
+            written = har.write(job.output, outcome) if write_har else None
+            if written is not None:
+                result = har.attach(result, written, known)
             results[job] = dataclasses.replace(result, notebook=job.label)
             bar[0](results[job])
 
@@ -277,7 +300,8 @@ def run(
         reports.add_checks(per_notebook, ordered, allow_drift=allow_drift, strict_choices=strict_choices)
     )
     summary_path.write_text(text, encoding="utf-8")
-    leaked = tuple(f for path in (junit_path, summary_path) for f in leaks.scan_file(path, secrets=secrets))
+    known: list[Any] = [*secrets, *used]
+    leaked = tuple(f for path in (junit_path, summary_path) for f in leaks.scan_file(path, secrets=known))
     return RegressReport(
         ordered,
         out,

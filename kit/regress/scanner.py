@@ -8,6 +8,14 @@ environment names (:data:`kit.env.SECRET_VARIABLES`, the partners of
 (:data:`kit.env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, the
 KYC question texts (register entry A12), and every value of the sandbox fixtures file named by
 :data:`kit.env.SANDBOX_FIXTURES` (:mod:`kit.fixtures`: test personas' PII, KYC answers).
+A run also hands in the :class:`Fingerprints` of the tokens its kernels used (salted hashes,
+never the tokens: :mod:`kit.notebook.wire`), so a partner, session or control token is found
+whatever its format.
+
+Short literals (under 12 characters: a four-digit KYC answer, a year) are found only where
+they could be the secret: standing alone — a whole JSON string, a table cell, a word of free
+text — never inside an id: letters, digits, ``_`` and ``-`` around them (a UUID's hyphens)
+mean they are part of something longer.
 
 Example::
 
@@ -18,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import calendar
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,6 +45,7 @@ __all__ = [
     "HINTS",
     "KYC_QUESTIONS",
     "Finding",
+    "Fingerprints",
     "Scanner",
 ]
 
@@ -64,6 +74,8 @@ HINTS: Mapping[str, str] = {
     "fixture-value": "a value of the sandbox fixtures file (a test persona's PII or KYC answer): "
     "keep it in kit.Sensitive, never print it",
     "sensitive-text": "a text marked sensitive by the caller: never print or store it",
+    "used-token": "a partner, session or control token this run used: keep it in kit.Sensitive, "
+    "never print it",
 }
 
 #: Terminal colour codes (tracebacks carry them); stripped before scanning.
@@ -80,6 +92,8 @@ _FIELD = re.compile(
     r"""(?i)["']?\b(access_token|refresh_token|id_token|session_token|client_secret)["']?"""
     rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
 )
+# Where a token of any format may stand: runs of token characters (with and without "/").
+_CANDIDATES = (re.compile(r"[A-Za-z0-9_~+/=.-]{12,}"), re.compile(r"[A-Za-z0-9_~+=.-]{12,}"))
 _FIELD_KIND = {
     "access_token": "bearer-token",
     "refresh_token": "bearer-token",
@@ -158,12 +172,50 @@ def _persona_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 
 def _literal_pattern(text: str) -> re.Pattern[str]:
-    # Short secrets must stand alone (a short secret is not inside a longer word); long random
-    # ones are found anywhere.
+    # Short secrets must stand alone: not inside a longer word or an id (letters, digits, "_" and
+    # "-" around them, or a "." joining them to more); long random ones are found anywhere.
     escaped = re.escape(text)
     if len(text) < 12:
-        escaped = rf"(?<![A-Za-z0-9]){escaped}(?![A-Za-z0-9])"
+        escaped = rf"(?<![A-Za-z0-9_.-]){escaped}(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
     return re.compile(escaped)
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """Salted SHA-256 fingerprints of tokens a run used (``sha256(salt + token)``, hex), so a
+    scan finds those tokens in any format without any file holding them in the clear.
+
+    Example::
+
+        >>> token = "Zk3vQ9xLw2Rb7Tn1Yp5Hc8Md"
+        >>> prints = Fingerprints.of(b"salt", [token])
+        >>> [kind for kind, _, _ in Scanner([prints], (), {}).matches(f"sent {token}.")]
+        ['used-token']
+    """
+
+    salt: bytes
+    hashes: frozenset[str]
+
+    @classmethod
+    def of(cls, salt: bytes, tokens: Iterable[str]) -> Fingerprints:
+        return cls(salt, frozenset(cls._hash(salt, t) for t in tokens))
+
+    @staticmethod
+    def _hash(salt: bytes, text: str) -> str:
+        return hashlib.sha256(salt + text.encode("utf-8")).hexdigest()
+
+    def matches(self, text: str) -> Iterator[tuple[int, int]]:
+        """``(start, end)`` of each token of the set in ``text`` (a whole run of token characters,
+        without a trailing dot)."""
+        if not self.hashes:
+            return
+        for pattern in _CANDIDATES:
+            for m in pattern.finditer(text):
+                run = m.group()
+                for candidate in dict.fromkeys((run, run.rstrip("."), run.rstrip(".="))):
+                    if len(candidate) >= 12 and self._hash(self.salt, candidate) in self.hashes:
+                        yield m.start(), m.start() + len(candidate)
+                        break
 
 
 def _phrase_pattern(text: str) -> re.Pattern[str]:
@@ -247,9 +299,11 @@ class Scanner:
         self, secrets: Iterable[Any], extra: Iterable[str], environ: Mapping[str, str] | None = None
     ) -> None:
         environment = os.environ if environ is None else environ
+        given = list(secrets)
+        self.fingerprints = [s for s in given if isinstance(s, Fingerprints)]
         literals = [("client-secret", s) for s in DEFAULT_CLIENT_SECRETS]
         literals += _environment_secrets(environment)
-        literals += [("secret", _plain(s)) for s in secrets]
+        literals += [("secret", _plain(s)) for s in given if not isinstance(s, Fingerprints)]
         fixture = _fixture_patterns(environment)  # named as fixtures even when also handed in
         seen: set[str] = {text for text, _ in fixture}
         self.literals: list[tuple[str, re.Pattern[str]]] = [("fixture-value", p) for _, p in fixture]
@@ -267,6 +321,8 @@ class Scanner:
             hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
         for m in _JOSE.finditer(text):
             hits.append((_jose_kind(m.group()), m.start(), m.end()))
+        for prints in self.fingerprints:
+            hits += [("used-token", start, end) for start, end in prints.matches(text)]
         hits += [("session-token", m.start(), m.end()) for m in _SESSION.finditer(text)]
         hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
         for m in _FIELD.finditer(text):

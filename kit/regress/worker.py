@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kit.notebook.wire import WIRE_ENV
 from kit.regress.model import RegressError
 
 __all__ = ["KERNEL_NAME", "execute", "init_worker", "pinned_kernelspec"]
@@ -69,12 +70,20 @@ def _captured_stderr() -> Iterator[list[str]]:
 
 
 def execute(
-    source: str, output: str, cwd: str, parameters: dict[str, Any], cell_timeout: float, ipc_dir: str
+    source: str,
+    output: str,
+    cwd: str,
+    parameters: dict[str, Any],
+    cell_timeout: float,
+    ipc_dir: str,
+    wire: str | None = None,
 ) -> dict[str, Any]:
     """Run one notebook with papermill in this worker process.
 
     Returns ``seconds``, ``error`` (``ename``, ``evalue``, ``traceback``, or ``None``), ``notes``
-    (papermill's warnings) and ``stderr`` (the non-blank lines the worker and kernel wrote).
+    (papermill's warnings), ``stderr`` (the non-blank lines the worker and kernel wrote) and
+    ``wire``: the prefix of the files where the kernel's notebook companion wrote its wire and
+    its tokens' fingerprints (given to the kernel as :data:`kit.notebook.wire.WIRE_ENV`).
 
     Raises:
         Nothing: a failing cell, a time-out, a dead kernel or an unreadable notebook is reported.
@@ -90,6 +99,8 @@ def execute(
     pm_log.propagate = False
     error: dict[str, Any] | None = None
     start = time.perf_counter()
+    if wire is not None:  # the kernel inherits it; this worker runs one notebook at a time
+        os.environ[WIRE_ENV] = wire
     with _captured_stderr() as stderr:
         try:
             argv0 = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv[0]
@@ -112,11 +123,13 @@ def execute(
             error = {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
         finally:
             pm_log.removeHandler(collect)
+            os.environ.pop(WIRE_ENV, None)
     return {
         "seconds": time.perf_counter() - start,
         "error": error,
         "notes": collect.messages,
         "stderr": [line for line in stderr if line.strip()],
+        "wire": wire,
     }
 
 

@@ -2,18 +2,56 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
+from kit.errors import error_from_response
 from kit.models import DocumentRequest, Money, Persona, parse_time
 from kit.resources._base import Resource, seg
 from kit.sensitive import MASK, Sensitive
+from kit.transport import shared_ssl_context
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SimControl"]
+__all__ = ["SimControl", "Snapshot"]
+
+_SNAPSHOT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The simulator's whole state (a SQLite database, ``kit.sim.statefile``): tokens and
+    sessions included, never a client secret. As sensitive as the server's memory: its repr
+    shows only its size, :meth:`save` writes it owner-only.
+
+        >>> snap = api.sim.snapshot()  # doctest: +SKIP
+        >>> snap.save("bug-1234.kitstate")  # doctest: +SKIP
+        >>> api.sim.restore(Snapshot.load("bug-1234.kitstate"))  # doctest: +SKIP
+    """
+
+    data: bytes = field(repr=False)
+    version: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Snapshot of the simulator state: {len(self.data)} bytes, format version {self.version}>"
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write it to a new file, readable by its owner only (FileExistsError if it exists);
+        ``kit serve --state FILE --restore PATH`` starts a server from it."""
+        fd = os.open(os.fspath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Snapshot:
+        with open(os.fspath(path), "rb") as f:
+            return cls(f.read())
 
 
 class SimControl(Resource):
@@ -45,6 +83,39 @@ class SimControl(Resource):
         now = parse_time(body.get("now"))
         assert now is not None
         return now
+
+    def _raw(self, method: str, path: str, content: bytes | None = None) -> httpx.Response:
+        # Snapshots are binary and large: sent on a connection of their own, never kept in
+        # the call history (they hold tokens and sessions).
+        requestor = self._requestor
+        base_url = requestor.config.base_url
+        assert base_url is not None
+        with httpx.Client(
+            base_url=base_url, timeout=_SNAPSHOT_TIMEOUT_S, verify=shared_ssl_context()
+        ) as http:
+            headers = {**requestor.control_headers(), "content-type": "application/vnd.sqlite3"}
+            response = http.request(method, path, content=content, headers=headers)
+        if response.status_code >= 400:
+            body = response.json() if "json" in response.headers.get("content-type", "") else None
+            raise error_from_response(
+                response.status_code, body, request_id=response.headers.get("svc-request-id")
+            )
+        return response
+
+    def snapshot(self) -> Snapshot:
+        """The simulator's whole state now (``GET /_sim/snapshot``); :meth:`restore` goes back to it."""
+        response = self._raw("GET", "/_sim/snapshot")
+        return Snapshot(response.content, response.headers.get("svc-state-version"))
+
+    def restore(self, snapshot: Snapshot | bytes | str | os.PathLike[str]) -> None:
+        """Replace the simulator's whole state with a snapshot's (``POST /_sim/restore``): a
+        :class:`Snapshot`, its bytes, or the path of a saved one. Its tokens and sessions work
+        again. Raises SnapshotInvalid (nothing changed) for what is not a snapshot of this kit's
+        format."""
+        if isinstance(snapshot, str | os.PathLike):
+            snapshot = Snapshot.load(snapshot)
+        data = snapshot.data if isinstance(snapshot, Snapshot) else bytes(snapshot)
+        self._raw("POST", "/_sim/restore", data)  # this client's session stays: the snapshot's may hold it
 
     def _personas_raw(self) -> list[dict[str, Any]]:
         return list((self._call("GET", "/_sim/personas") or {}).get("personas") or [])

@@ -11,11 +11,15 @@ signing times against the machine's clock. It listens on this machine's loopback
 API on this machine can deliver to it (``kit serve --no-control`` standing in for a sandbox);
 a partner's remote sandbox delivers to the partner's own server, which verifies with
 :func:`kit.webhooks.verify`.
+
+A client made with ``record=True`` records each delivery its receiver gets (headers and body,
+redacted, and the status it answered) in its wire log (:mod:`kit.wire`), beside its calls.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +28,7 @@ from kit.models import Subscription, WebhookEvent, parse_time
 from kit.requestor import Requestor
 from kit.resources._base import Resource
 from kit.webhooks import EventFilter, Receiver
+from kit.wire import Recorder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +36,21 @@ if TYPE_CHECKING:
 __all__ = ["AUTO_EVENTS", "Webhooks"]
 
 AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.completed")
+
+
+class _RecordingReceiver(Receiver):
+    """The loopback receiver of a recording client: each delivery also goes to the wire log."""
+
+    def __init__(self, wire: Recorder, **options: Any) -> None:
+        self._wire = wire
+        super().__init__(**options)
+
+    def _handle(self, body: bytes, headers: Any) -> int:
+        started = time.perf_counter()
+        status = super()._handle(body, headers)
+        ms = (time.perf_counter() - started) * 1000
+        self._wire.delivery(self.url, list(headers.items()), body, status, ms)
+        return status
 
 
 class Webhooks(Resource):
@@ -96,9 +116,13 @@ class Webhooks(Resource):
     def _ensure_receiver(self) -> Receiver:
         with self._lock:
             if self._receiver is None:
-                self._receiver = Receiver(
-                    keys=lambda: self._keys, clock=self._requestor.server_clock, refresh_keys=self.jwks
-                )
+                wire = self._requestor.wire
+                options: dict[str, Any] = {
+                    "keys": lambda: self._keys,
+                    "clock": self._requestor.server_clock,
+                    "refresh_keys": self.jwks,
+                }
+                self._receiver = Receiver(**options) if wire is None else _RecordingReceiver(wire, **options)
             if self._subscription is None:
                 self.jwks()
                 self._subscription = self.subscribe(self._receiver.url, AUTO_EVENTS)

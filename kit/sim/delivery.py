@@ -45,6 +45,7 @@ class DeliveryEngine:
         self.version = version
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._resuming: set[asyncio.Task[None]] = set()  # run_due after a load (it awaits _tasks)
         self._due = asyncio.Lock()  # the control plane and the wall clock may both run retries
 
     def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
@@ -125,8 +126,10 @@ class DeliveryEngine:
         else:
             offset = RETRY_OFFSETS[len(delivery.attempts) - 1]
             delivery.next_at = delivery.first_at + timedelta(seconds=offset)
-            return
-        self.state.deliveries.finished(delivery.delivery_id)  # first to go beyond the bound (A53)
+        if delivery.status != "pending":
+            self.state.deliveries.finished(delivery.delivery_id)  # first to go beyond the bound (A53)
+        self.state.deliveries.touch(delivery.delivery_id)
+        self.state.commit()  # a durable simulator writes the attempt (kit serve --state)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -163,12 +166,20 @@ class DeliveryEngine:
             batch = [d for d in due if d.next_at == first]
             await asyncio.gather(*(self._attempt(d) for d in batch))
 
+    def resume(self) -> None:
+        """Send, in the background, what was pending when the state was loaded or restored."""
+        task = asyncio.get_running_loop().create_task(self.run_due())
+        self._resuming.add(task)
+        task.add_done_callback(self._resuming.discard)
+
     def cancel_all(self) -> None:
         for task in list(self._tasks):
             task.cancel()
         self._tasks.clear()
 
     async def aclose(self) -> None:
+        for task in list(self._resuming):
+            task.cancel()
         self.cancel_all()
         if self._client is not None:
             await self._client.aclose()

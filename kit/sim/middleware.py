@@ -9,6 +9,8 @@ of a simulator on the wall clock (its times are the machine's, not seeded). The 
 and its pages (``/openapi.json``, ``/docs``, ``/redoc``) name A48: the document holds the
 simulator's choices. Every answer from a deprecated endpoint's path, whatever the method, gets
 its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included.
+A durable simulator (``kit serve --state``) writes the request's changes before its answer starts
+to leave.
 
 Under a choice overlay (``kit.sim.personality``) it is also where two choices are applied to
 every answer: ``svc-assumptions`` left out (A61), and problem codes renamed (A64: the ``code``
@@ -110,7 +112,32 @@ class ServiceHeaders:
                 message = {**message, "body": body}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        if self.state.journal is None:  # in memory: nothing more to do
+            await self.app(scope, receive, send_with_headers)
+        else:
+            await self._durably(scope, receive, send_with_headers)
+
+    async def _durably(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the request as one unit of the journal; its changes are written before its
+        answer starts to leave (``kit serve --state``), or when it ends without one."""
+        journal = self.state.journal
+        assert journal is not None
+        written = False
+
+        async def send_once_written(message: Message) -> None:
+            nonlocal written
+            if message["type"] == "http.response.start" and not written:
+                await self.state.flush()
+                journal.flushed()
+                written = True
+            await send(message)
+
+        try:
+            with journal.unit():
+                await self.app(scope, receive, send_once_written)
+        finally:
+            if not written:  # no answer sent (a disconnect, an error): written all the same
+                self.state.commit()
 
     def renamed(self, body: bytes) -> bytes:
         """A problem+json body with its code renamed as the overlay says (A64)."""

@@ -169,7 +169,7 @@ def authenticate(state: State, request: Request) -> str:
             f"POST {TOKEN_PATH}.",
             headers={"WWW-Authenticate": TOKEN_SCHEME},
         )
-    record = state.partner_tokens.get(token)
+    record = state.partner_tokens.peek(token)  # read only: revoking looks it up again
     if record is None or record.revoked or state.now >= record.expires_at:
         raise Problem(
             401,
@@ -365,6 +365,7 @@ def draw_fault(state: State, request: Request) -> Fault | None:
             continue
         if fault.times is not None and fault.fired >= fault.times:
             continue
+        faults.touch(fault.fault_id)  # a draw moves the random state: a durable simulator writes it
         if state.random.random() < fault.rate:
             fault.fired += 1
             return fault

@@ -40,17 +40,61 @@ class Sim:
         self.crypto = (
             CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
         )
+        #: The state file of a durable simulator (``kit serve --state``); None: in memory.
+        self.state_file = self._open_state_file() if settings.state_file else None
+
+    def _open_state_file(self) -> Any:
+        from kit.sim import statefile  # sqlite3 only for a durable simulator
+        from kit.sim.durable import StateFile
+
+        settings = self.settings
+        assert settings.state_file is not None
+        data = statefile.read_snapshot(settings.restore) if settings.restore else None
+        state_file = StateFile.open(settings.state_file)
+        try:
+            if data is not None and state_file.holds_state() and not settings.replace:
+                raise statefile.StateFileError(
+                    f"{state_file.path} already holds state: pass --replace to start it over from "
+                    f"{settings.restore}, or give a new --state file"
+                )
+            state_file.load(self.state)
+            if data is not None:
+                statefile.restore(self.state, data)
+                self.state.commit()
+        except BaseException:
+            state_file.close()
+            raise
+        return state_file
+
+    def snapshot(self) -> bytes:
+        """The whole state as a snapshot (a SQLite database; ``kit.sim.statefile``)."""
+        from kit.sim import statefile
+
+        return statefile.snapshot(self.state)
+
+    def restore(self, data: bytes) -> None:
+        """Replace the state with a snapshot's (StateFileError, nothing changed, if it is not one);
+        deliveries in flight are cancelled, pending ones resume."""
+        from kit.sim import statefile
+
+        statefile.restore(self.state, data, before=self.delivery.cancel_all)
+        self.delivery.resume()
 
     async def start(self) -> None:
         """Start what runs beside the app (the app's lifespan calls this)."""
         if self.crypto is not None:
             await self.crypto.start()
+        if self.state_file is not None:
+            self.delivery.resume()  # what was pending when the server stopped
 
     async def aclose(self) -> None:
         """Stop the webhook engine and the crypto workers (the app's lifespan calls this)."""
         await self.delivery.aclose()
         if self.crypto is not None:
             await self.crypto.aclose()
+        if self.state_file is not None:
+            self.state.commit()
+            self.state_file.close()
 
     @property
     def starting_balance(self) -> Decimal:

@@ -23,6 +23,9 @@ class Settings:
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
     per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
     every request through FastAPI, as a reference for the fast path (``kit.sim.fastpath``).
+    ``state_file`` keeps the whole state in a SQLite file, written before every answer
+    (``kit.sim.statefile``); ``restore`` starts it from a snapshot, over a file that already
+    holds state only with ``replace``.
     ``choices`` re-chooses register values (``kit.sim.personality``: validated when the app is built).
 
         >>> Settings(seed=11, strict=True).partners["sim-partner"]
@@ -41,6 +44,9 @@ class Settings:
     allow_any_webhook_host: bool = False
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
     fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
+    state_file: str | None = None  # the SQLite file keeping the state (kit serve --state); None: memory
+    restore: str | None = None  # a snapshot to start from (with state_file)
+    replace: bool = False  # restore over a state file that already holds state
     choices: Overlay | None = None  # a choice overlay (kit.choices); None: the register's own values
 
     @property

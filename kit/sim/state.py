@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from kit.sim.clock import Clock
 from kit.sim.crypto import ECKey, ServerKeys
 from kit.sim.ids import Ids
+from kit.sim.journal import Journal, tracked, tracked_dict
 from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
 
 DeviceId = tuple[str, str]  # (device_id, RFC 7638 thumbprint of its key)
@@ -209,6 +210,14 @@ class Fault:
     fired: int = 0
 
 
+class Durable(Protocol):
+    """Where a durable simulator writes its state (``kit.sim.durable.StateFile``)."""
+
+    def save(self, state: State) -> None: ...
+
+    async def flush(self, state: State) -> None: ...
+
+
 #: A32 counts the sessions a device created in the last minute of simulator time.
 RATE_WINDOW = timedelta(minutes=1)
 
@@ -225,6 +234,19 @@ def keys_for(seed: int) -> ServerKeys:
 
 #: The stores a partner can still see through the API: never bounded.
 _KEPT = ("accounts", "persons", "cards", "transfers", "document_requests")
+#: Every home of records, bounded or kept, in the order a state file lists them.
+HOMES = (
+    "partner_tokens",
+    "nonces",
+    "sessions",
+    "session_starts",
+    "inbound_events",
+    "subscriptions",
+    "deliveries",
+    "idempotency",
+    "faults",
+    *_KEPT,
+)
 
 
 class State:
@@ -246,7 +268,27 @@ class State:
         self.clock = Clock(clock_start, wall=wall_clock)
         self.uuid_ids = uuid_ids  # ids as UUIDs (A60)
         self.bounds = bounds or Bounds.from_register()
+        #: Set by a durable simulator (``kit.sim.durable``): what changed, and where it goes.
+        self.journal: Journal | None = None
+        self.file: Durable | None = None
         self.reset(seed)
+
+    def attach(self, journal: Journal, file: Durable) -> None:
+        """Make the state durable: its homes tell ``journal`` what they touch, and
+        :meth:`commit` and :meth:`flush` write to ``file``. Starts afresh (a reset)."""
+        self.journal, self.file = journal, file
+        self.reset(self.seed)
+
+    def commit(self) -> None:
+        """Write what changed, now (a durable simulator; in memory, nothing to do)."""
+        if self.file is not None:
+            self.file.save(self)
+
+    async def flush(self) -> None:
+        """Write what changed, sharing the transaction of the requests finishing now; return
+        once it is on disk (a durable simulator; in memory, nothing to do)."""
+        if self.file is not None:
+            await self.file.flush(self)
 
     def reset(self, seed: int) -> None:
         self.seed = seed
@@ -272,6 +314,14 @@ class State:
         self.cards: dict[str, Card] = {}
         self.transfers: dict[str, Transfer] = {}
         self.document_requests: dict[str, DocumentRequest] = {}
+        journal = self.journal
+        if journal is not None:  # a durable simulator: the same homes, tracked
+            journal.everything = True
+            for name in HOMES:
+                home = getattr(self, name)
+                setattr(
+                    self, name, tracked_dict(journal, name) if name in _KEPT else tracked(journal, name, home)
+                )
 
     @property
     def now(self) -> datetime:

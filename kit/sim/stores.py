@@ -134,6 +134,11 @@ class Store(Generic[K, V]):
     def __getitem__(self, key: K) -> V:
         return self._data[key]
 
+    def peek(self, key: K) -> V | None:
+        """``get`` for a reader that changes nothing: a durable simulator need not write the
+        record again (``kit.sim.journal``)."""
+        return self._data.get(key)
+
     def __contains__(self, key: object) -> bool:
         return key in self._data
 
@@ -185,6 +190,10 @@ class Store(Generic[K, V]):
     def clear(self) -> None:
         self._data.clear()
         self._order.clear()
+
+    def touch(self, key: K) -> None:
+        """Say a record was changed in place outside a lookup (a durable simulator writes it;
+        in memory there is nothing to do, ``kit.sim.journal``)."""
 
     def sweep(self, stale: Callable[[V], bool], *, in_order: bool = False) -> int:
         """Forget every record ``stale`` says is stale; how many.

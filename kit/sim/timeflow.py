@@ -51,5 +51,6 @@ async def follow_wall_clock(
                 await clock_moved(sim)
             else:
                 await sim.delivery.run_due()
+            sim.state.commit()  # a durable simulator writes what time did
         except Exception as exc:  # a week-long server outlives one bad round; the next retries
             _log.warning("wall-clock round failed: %s", type(exc).__name__)

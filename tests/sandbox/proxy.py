@@ -3,7 +3,9 @@ answers the way a partner API drifts away from its contract.
 
 Each :class:`Rule` picks answers by method and path pattern and changes them: a field's JSON
 type, a required field dropped, another ``svc-api-version``, a status the contract does not
-list. Everything else passes through unchanged (bodies, headers, statuses).
+list. Everything else passes through unchanged (bodies, headers, statuses). With no rule it is
+a recorder: :attr:`DriftingProxy.answers` holds ``(method, path, status)`` of every answer it
+passed on, as the server gave it — a count of what the server did, not of what the kit says.
 
     with DriftingProxy(upstream, [Rule("GET", r"/cards/[^/]+", retype="last4")]) as proxy:
         kit.connect("sandbox", base_url=proxy.base_url, ...)
@@ -86,6 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             for rule in rules:
                 status, out, _ = rule.apply(status, out, None)
+        self.server.answers.append((self.command, path, status))
         self.send_response(status)
         for k, v in out.items():
             self.send_header(k, v)
@@ -104,6 +107,7 @@ class DriftingProxy(ThreadingHTTPServer):
     def __init__(self, upstream: str, rules: list[Rule]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
+        self.answers: list[tuple[str, str, int]] = []  # (method, path, status) of every answer passed on
         self.http = httpx.Client(base_url=upstream, timeout=10.0)
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 

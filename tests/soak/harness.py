@@ -21,9 +21,13 @@ It is bounded in requests and in time, and talks to loopback only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import sqlite3
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.soak.memory import Growth, Sample, children, cpu_seconds, growth, sample
@@ -52,6 +56,7 @@ class SoakConfig:
     time_limit_s: float = 1800.0
     seed: int = 7
     crypto_workers: int | None = None
+    state: bool = False  # kit serve --state FILE (a temporary file): the bounds must hold in it
 
 
 @dataclass
@@ -73,6 +78,8 @@ class SoakResult:
     clock_step_seconds: float = 0.0
     setup_seconds: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
+    file_rows: dict[str, int] = field(default_factory=dict)  # --state: records per home, at the end
+    file_bytes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,6 +123,7 @@ class SoakResult:
             "unexpected_answers": self.unexpected,
             "webhooks_received": self.deliveries_received,
             "simulator_time": self.clock,
+            **({"state_file_mib": round(self.file_bytes / 2**20, 1)} if self.config.state else {}),
         }
 
     def record(self) -> dict[str, Any]:
@@ -123,6 +131,7 @@ class SoakResult:
             "config": asdict(self.config),
             "figures": self.figures(),
             "stores_at_end": self.stores,
+            **({"state_file_rows": self.file_rows} if self.config.state else {}),
             "statuses": self.statuses,
             "operations": self.operations,
             "samples": [asdict(s) for s in self.samples],
@@ -133,8 +142,17 @@ class SoakResult:
 def run_soak(config: SoakConfig) -> SoakResult:
     """Start ``kit serve`` (loopback), run the soak against it, stop it; the result."""
     args = [] if config.crypto_workers is None else ["--crypto-workers", str(config.crypto_workers)]
-    with serve_process(*args, seed=config.seed) as served:
-        return asyncio.run(_Run(config, served.base_url, served.process.pid).main())
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "soak.kitstate"
+        if config.state:
+            args += ["--state", str(path)]
+        with serve_process(*args, seed=config.seed) as served:
+            result = asyncio.run(_Run(config, served.base_url, served.process.pid).main())
+        if config.state:  # the server has stopped: its file holds what it kept
+            result.file_bytes = sum(p.stat().st_size for p in Path(folder).iterdir())
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                result.file_rows = dict(conn.execute("SELECT home, count(*) FROM records GROUP BY home"))
+        return result
 
 
 class _Run:

@@ -35,3 +35,15 @@ def test_growth_is_judged_robustly() -> None:
     assert growth(rising).theil_sen == pytest.approx(9 / 100.5, abs=1e-3)  # rise / start (median)
     with pytest.raises(ValueError):
         growth(rising[:4])
+
+
+@pytest.mark.slow
+def test_a_short_soak_with_a_state_file_keeps_the_bounds_in_the_file() -> None:
+    result = run_soak(SoakConfig(requests=8_000, samples=40, time_limit_s=300, state=True))
+    assert result.ok, result.failures()
+    stores, rows = result.stores, result.file_rows
+    for name, store in stores.items():
+        # the file holds what memory held at the end: capped homes stay capped (two partners)
+        assert rows.get(name, 0) == store["size"], name
+        assert store["bound"] is None or store["size"] <= 2 * store["bound"], name
+    assert stores["nonces"]["dropped"] > 0 and stores["sessions"]["dropped"] > 0

@@ -9,6 +9,9 @@ standard output: ``("tick", customers)`` as batches finish, then ``("done", Shar
 ``("error", (exception, traceback text))``. Its own prints and logs go to standard error, which
 the parent forwards and keeps the last lines of (to say why, if this process dies). It ends at
 the end of its input: the parent closed it, or the parent died.
+
+With ``--clients`` its shards are clients of a shared server (another profile than ``sim``),
+whose settings are in its environment: it starts (and warms) no simulator.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def main() -> None:
             pickle.dump(message, wire, protocol=pickle.HIGHEST_PROTOCOL)
             wire.flush()
 
-    import kit.lab.populations._warm  # noqa: F401  (the shard's imports, once, before the first shard)
+    if "--clients" not in sys.argv[1:]:
+        import kit.lab.populations._warm  # noqa: F401  (the shard's imports, once, before the first shard)
     from kit.lab.populations.shard import init_worker, run_shard
 
     init_worker(lambda customers: send(("tick", customers)))

@@ -7,27 +7,60 @@ shard calls it, in customer order). Onboarding goes through :func:`kit.lab.journ
 
 A row is ``(customer, t, step, outcome, status, code, latency_ms, retries)``, read from the
 client's own redacted call log (``api.calls``: no bodies, no secrets). Resource ids stay in the
-:class:`Outcome`, out of the rows.
+:class:`Outcome`, out of the rows. The crowd also counts its customers' calls by server (each
+client's base URL), method, operation (the contract's path template: no ids) and status
+(:attr:`Crowd.calls`): where the population's work was done, as its clients saw the answers.
+
+The customers connect with the shard's profile: the simulator's (a shard's own, its base URL
+given) with the register's personas, or another profile's server (its settings from the
+environment) with that server's published personas, fetched by id (``api.personas``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import kit
 from kit import register
+from kit.contract import DOCUMENT
 from kit.errors import ApiError, KitError, TransportError
 from kit.lab import journeys
 from kit.lab.populations.planning import CustomerPlan
 from kit.models import Persona
+from kit.profiles import Profile, SimProfile
 
-__all__ = ["Crowd", "Customer", "Outcome"]
+__all__ = ["CallKey", "Crowd", "Customer", "Outcome", "operation"]
+
+#: ``(server, method, operation, status)``: what :attr:`Crowd.calls` counts.
+CallKey = tuple[str, str, str, int | None]
+
+
+@functools.cache
+def _templates() -> tuple[tuple[re.Pattern[str], str], ...]:
+    with open(register.data_dir() / DOCUMENT, encoding="utf-8") as f:
+        paths = json.load(f)["paths"]
+    return tuple((re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(t)) + "$"), t) for t in paths)
+
+
+def operation(path: str) -> str:
+    """The contract's path template of a request path (the path itself when it has none).
+
+    Example::
+
+        >>> operation("/accounts/acc_1/persons"), operation("/sessions?x=1")
+        ('/accounts/{account_id}/persons', '/sessions')
+    """
+    bare = path.split("?", 1)[0]
+    return next((t for pattern, t in _templates() if pattern.match(bare)), bare)
 
 
 @dataclasses.dataclass
@@ -88,10 +121,17 @@ class Customer:
         self.out.rows.append((self.plan.customer, self.t, name, "skipped", None, code, 0.0, 0))
         self.t += 1
 
-    def onboard(self, persona: Persona) -> bool:
-        """The onboarding journey; ``True`` when the person session is open."""
+    def onboard(self, persona: Persona | None) -> bool:
+        """The onboarding journey, as ``persona`` (``None``: the plan's persona, by id, from the
+        client's profile); ``True`` when the person session is open."""
+        pii, by_id = (None, self.plan.persona_id) if persona is None else (persona.pii, None)
         done = journeys.onboard(
-            self.api, persona.pii, wrong_answers=self.plan.fails_kyc, expiration="sliding", step=self.step
+            self.api,
+            pii,
+            persona=by_id,
+            wrong_answers=self.plan.fails_kyc,
+            expiration="sliding",
+            step=self.step,
         )
         account = self.answered.get("create_account")
         if account is not None:
@@ -130,26 +170,41 @@ class Customer:
 
 class Crowd:
     """The customers of one shard and what they share: each one's :class:`Outcome` (by global
-    customer number), and an event per customer set once its onboarding ended (a P2P sender
-    waits for its recipient's, an earlier customer of the same shard)."""
+    customer number), an event per customer set once its onboarding ended (a P2P sender waits
+    for its recipient's, an earlier customer of the same shard), and the count of their calls.
+
+    ``profile``: what the customers connect with (default the simulator; ``options`` then
+    names its base URL).
+    """
 
     def __init__(
-        self, plans: Sequence[CustomerPlan], chosen: Iterable[str], seed: int, options: Mapping[str, Any]
+        self,
+        plans: Sequence[CustomerPlan],
+        chosen: Iterable[str],
+        seed: int,
+        options: Mapping[str, Any],
+        profile: type[Profile] = SimProfile,
     ) -> None:
         self.chosen = tuple(chosen)
         self.seed = seed
         self.options = dict(options)
+        self.profile = profile
         self.outcomes = {p.customer: Outcome() for p in plans}
         self.onboarded = {p.customer: threading.Event() for p in plans}
-        self.personas = {p["persona_id"]: Persona.from_wire(p) for p in register.personas()}
+        own = profile.own_servers  # the register's personas; else the server's, by id
+        self.personas = {p["persona_id"]: Persona.from_wire(p) for p in register.personas()} if own else {}
+        self.calls: Counter[CallKey] = Counter()
+        self._lock = threading.Lock()
 
     def run_one(self, p: CustomerPlan) -> None:
         """Play one plan on a new client (one device), closed at the end."""
         try:
             device = dict(p.device)
-            api = kit.connect("sim", device=device, seed=self.seed * 100_003 + p.customer, **self.options)
+            api = kit.connect(
+                self.profile, device=device, seed=self.seed * 100_003 + p.customer, **self.options
+            )
             customer = Customer(p, api, self.outcomes[p.customer])
-            ok = customer.onboard(self.personas[p.persona_id])
+            ok = customer.onboard(self.personas.get(p.persona_id))
         finally:
             self.onboarded[p.customer].set()  # never leave a P2P sender waiting
         try:
@@ -157,6 +212,13 @@ class Crowd:
                 self._after_onboarding(customer)
         finally:
             api.close()
+            self._count(api)
+
+    def _count(self, api: kit.Client) -> None:
+        server = str(api.config.base_url)
+        made = Counter((server, c.method, operation(c.path), c.status) for c in api.calls.entries())
+        with self._lock:
+            self.calls.update(made)
 
     def _after_onboarding(self, customer: Customer) -> None:
         p = customer.plan

@@ -9,7 +9,9 @@ progress callback as customers finish.
   module: scripts without a main guard, standard input, ``python -c`` and notebooks alike), kept
   for the next run — its simulators too; :func:`shutdown` ends it (it also ends with the
   interpreter). Workers report customers done every batch; one that dies is reported with its
-  exit code or signal and the last of its standard error.
+  exit code or signal and the last of its standard error. A run against a shared server (another
+  profile than ``sim``) gets a pool of its own instead, its workers given the server's settings
+  in their environment (``environ``), ended with the run: nothing of it is kept.
 - **Dask**: ``cluster`` is a ``distributed.Client`` or a scheduler address; each shard is one
   task (``pure=False``), so shards spread over the cluster's workers. Progress moves a shard at
   a time. Needs ``dask[distributed]`` (``pip install 'partner-api-kit[dask]'``), imported only
@@ -31,7 +33,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kit.errors import KitError
@@ -117,15 +119,32 @@ def _dask(specs: Sequence[ShardSpec], cluster: Any, advance: Callable[[int], Non
             client.close()
 
 
+def _once(
+    specs: Sequence[ShardSpec], workers: int, environ: Mapping[str, str], advance: Callable[[int], None]
+) -> list[ShardResult]:
+    """A pool of this run alone, its workers given ``environ``; ended with the run."""
+    pool = Pool(workers, environ)
+    failed = True
+    try:
+        results = pool.run(specs, advance)
+        failed = False
+        return results
+    finally:
+        pool.close(kill=failed)
+
+
 def run_shards(
     specs: Sequence[ShardSpec],
     *,
     workers: int | None = None,
     cluster: Any = None,
     advance: Callable[[int], None],
+    environ: Mapping[str, str] | None = None,
 ) -> list[ShardResult]:
     """Run every shard, locally (``workers`` processes, default one per core, at most one per
-    shard) or on ``cluster``; the results in shard order.
+    shard) or on ``cluster``; the results in shard order. ``environ``: a shared server's
+    settings for local workers of this run alone (ignored on a cluster, whose workers read
+    their own environment).
 
     Raises:
         KitError: a worker process died, Dask is missing, or a shard raised (its error chained).
@@ -133,4 +152,6 @@ def run_shards(
     if cluster is not None:
         return _dask(specs, cluster, advance)
     count = max(1, min(workers or default_workers(), len(specs)))
+    if environ:
+        return _once(specs, count, environ, advance)
     return _local(specs, count, advance)

@@ -11,7 +11,10 @@ which keeps the last lines of it, so a worker that dies is reported with its exi
 signal and what it last wrote.
 
 A :class:`Pool` is kept between runs by :mod:`kit.lab.populations.engine` (each worker keeps its
-simulator); a worker runs one shard at a time, the next as soon as it is free.
+simulator); a worker runs one shard at a time, the next as soon as it is free. A pool for a run
+against a shared server (another profile than ``sim``) is given that server's settings in its
+workers' environment (``environ``: never their command line, never a file), starts no
+simulator, and is not kept.
 
 Example::
 
@@ -31,7 +34,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,10 +58,10 @@ class RemoteTraceback(Exception):
         return "\n" + str(self.args[0])
 
 
-def _environment() -> dict[str, str]:
-    """This process's environment, with the folder this ``kit`` comes from first on the path
-    (unless it is an installed package's folder, which the worker finds by itself)."""
-    environ = dict(os.environ)
+def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment and ``extra``, with the folder this ``kit`` comes from first
+    on the path (unless it is an installed package's folder, which the worker finds by itself)."""
+    environ = {**os.environ, **extra}
     root = str(Path(__file__).resolve().parents[3])
     if Path(root).name not in {"site-packages", "dist-packages"}:
         environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, environ.get("PYTHONPATH")) if p)
@@ -66,15 +69,17 @@ def _environment() -> dict[str, str]:
 
 
 class Worker:
-    """One worker process: sends it a shard, reads its ticks and its result."""
+    """One worker process: sends it a shard, reads its ticks and its result. With
+    ``environ`` (a shared server's settings, added to its environment) it starts no simulator."""
 
-    def __init__(self) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        command = [sys.executable, "-m", "kit.lab.populations._worker"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kit.lab.populations._worker"],
+            command + (["--clients"] if environ else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=_environment(),
+            env=_environment(environ or {}),
         )
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL)
         self.busy = threading.Lock()
@@ -157,10 +162,11 @@ class Worker:
 
 
 class Pool:
-    """``size`` worker processes; :meth:`run` spreads shards over them."""
+    """``size`` worker processes; :meth:`run` spreads shards over them. ``environ``: added to
+    their environment (a shared server's settings; see :class:`Worker`)."""
 
-    def __init__(self, size: int) -> None:
-        self.workers = [Worker() for _ in range(size)]
+    def __init__(self, size: int, environ: Mapping[str, str] | None = None) -> None:
+        self.workers = [Worker(environ) for _ in range(size)]
 
     @property
     def alive(self) -> bool:

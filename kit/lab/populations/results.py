@@ -17,7 +17,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,12 +48,32 @@ __all__ = [
     "STEP_COLUMNS",
     "SimulationResult",
     "Summary",
+    "calls_frame",
     "compare",
     "plot_compare",
     "steps_frame",
 ]
 
 _MONEY = ("opening", "sent", "received", "expected", "balance")
+_CALLS = ["server", "method", "operation", "status", "calls"]
+
+
+def calls_frame(counts: Iterable[Mapping[tuple[str, str, str, int | None], int]]) -> pd.DataFrame:
+    """The shards' call counts added up, one row per server, method, operation and status.
+
+    Example::
+
+        >>> key = ("http://a", "POST", "/sessions", 201)
+        >>> calls_frame([{key: 2}, {key: 1}])
+             server method  operation  status  calls
+        0  http://a   POST  /sessions     201      3
+    """
+    total: Counter[tuple[str, str, str, int | None]] = Counter()
+    for part in counts:
+        total.update(part)
+    rows = sorted(total.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1], kv[0][3] or 0))
+    frame = pd.DataFrame([(*key, n) for key, n in rows], columns=_CALLS)
+    return frame.astype({"status": "Int64", "calls": "int64"})
 
 
 def _percentiles(steps: pd.DataFrame) -> pd.DataFrame:
@@ -81,7 +102,8 @@ class SimulationResult:
     and ``outcome`` (categories), ``status`` (HTTP, nullable), ``code`` (problem code, or
     ``kyc-failed`` for a KYC refusal), ``latency_ms`` (wall clock, the one column that varies
     between runs), ``retries``. ``shards`` has one row per shard (customers, seconds, the
-    worker's peak memory); ``out`` the Parquet folder of a streamed run (``None`` otherwise).
+    worker's peak memory); ``out`` the Parquet folder of a streamed run (``None`` otherwise);
+    ``calls`` the customers' calls counted by server, method, operation and status.
     """
 
     def __init__(
@@ -94,8 +116,10 @@ class SimulationResult:
         steps: pd.DataFrame | None = None,
         ledger: pd.DataFrame | None = None,
         out: Path | None = None,
+        calls: pd.DataFrame | None = None,
     ) -> None:
         self.partial = partial
+        self.calls = calls if calls is not None else calls_frame([])
         self.settings = settings
         self.elapsed_s = elapsed_s
         self.shards = shards
@@ -149,6 +173,7 @@ class SimulationResult:
                 reason_mix=s["reason_mix"],
                 event_rate=s["event_rate"],
                 p2p_rate=s["p2p_rate"],
+                personas=s.get("personas"),
                 shards=s["shards"],
             )
         return self._plans
@@ -189,10 +214,22 @@ class SimulationResult:
         return self.partial.transfers
 
     @property
-    def money_conserved(self) -> bool:
+    def money_conserved(self) -> bool | None:
         """Whether, in every shard, the accounts' balances add up to their opening balances and
-        every account's balance is its opening minus sent plus received in the ledger."""
+        every account's balance is its opening minus sent plus received in the ledger;
+        ``None`` when the ledger was not checked (see :attr:`skipped`)."""
         return self.partial.money_conserved
+
+    @property
+    def server(self) -> str | None:
+        """The base URL of the server the shards were clients of (another profile's), or
+        ``None``: each shard ran its own simulator."""
+        return self.settings.get("server")
+
+    @property
+    def skipped(self) -> Mapping[str, str]:
+        """What this run did not do, with the reason (the ledger check without a control plane)."""
+        return self.settings.get("skipped") or {}
 
     @property
     def journeys_per_second(self) -> float:

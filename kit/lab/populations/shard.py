@@ -14,6 +14,11 @@ shard's lives in another process.
 A worker keeps its simulator between shards (reset to each shard's seed), so a process pool
 pays the start-up once.
 
+On another profile than ``sim`` (``spec.profile``, whose ``own_servers`` is false) the shard
+has no simulator: its customers are clients of that profile's server, settings from this
+process's environment (:mod:`kit.lab.populations.target`); no reset, no faults, and no ledger
+check (it needs the control plane): the partial figures say the ledger was not checked.
+
 Example::
 
     >>> spec = ShardSpec(index=0, first=0, end=20, draws=Draws(seed=7))
@@ -31,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -41,16 +47,19 @@ import pandas as pd
 
 import kit
 from kit.lab.populations.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
-from kit.lab.populations.customer import Crowd, Outcome
+from kit.lab.populations.customer import CallKey, Crowd, Outcome
 from kit.lab.populations.planning import CustomerPlan, Draws, plan_shard, shard_seed
+from kit.profiles import Profile, SimProfile
 
 if TYPE_CHECKING:
     from kit.sim.server import EmbeddedServer
 
-__all__ = ["BATCH", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
+__all__ = ["BATCH", "LEDGER_COLUMNS", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
 
 #: Customers per batch: one Parquet row group and one partial each (bounds a shard's memory).
 BATCH = 2_000
+#: The columns of a shard's ledger.
+LEDGER_COLUMNS = ["customer", "account_id", "opening", "sent", "received", "expected", "balance"]
 
 _IDLE: list[EmbeddedServer] = []
 _IDLE_LOCK = threading.Lock()
@@ -59,7 +68,9 @@ _PROGRESS: list[Callable[[int], None]] = []
 
 @dataclasses.dataclass(frozen=True)
 class ShardSpec:
-    """What one shard runs: customers ``first`` to ``end - 1`` of a run (plain data, picklable)."""
+    """What one shard runs: customers ``first`` to ``end - 1`` of a run (plain data, picklable;
+    ``profile`` a class the worker can import: the simulator's, or a server's whose settings
+    are in the worker's environment)."""
 
     index: int
     first: int
@@ -71,11 +82,13 @@ class ShardSpec:
     concurrency: int = 1
     out: str | None = None
     batch: int = BATCH
+    profile: type[Profile] = SimProfile
 
 
 @dataclasses.dataclass
 class ShardResult:
-    """What a shard sends back: its figures, and its rows and ledger unless they went to Parquet."""
+    """What a shard sends back: its figures, and its rows and ledger unless they went to Parquet
+    (or the ledger was not checked); its customers' calls by server, method, operation, status."""
 
     index: int
     partial: Partial
@@ -83,6 +96,7 @@ class ShardResult:
     ledger: pd.DataFrame | None
     elapsed_s: float
     peak_rss_mb: float
+    calls: Counter[CallKey] = dataclasses.field(default_factory=Counter)
 
 
 def shard_file(out: str | Path, table: str, index: int) -> Path:
@@ -136,8 +150,7 @@ def _ledger(control: kit.Client, outcomes: Mapping[int, Outcome]) -> tuple[pd.Da
         rows.append(
             (customer, account_id, opening, out, into, opening - out + into, balances.get(account_id))
         )
-    columns = ["customer", "account_id", "opening", "sent", "received", "expected", "balance"]
-    return pd.DataFrame(rows, columns=columns), len(transfers)
+    return pd.DataFrame(rows, columns=LEDGER_COLUMNS), len(transfers)
 
 
 def _play(crowd: Crowd, plans: Sequence[CustomerPlan], concurrency: int) -> None:
@@ -198,12 +211,10 @@ def _schema() -> Any:
     return pa.schema(list(zip(STEP_COLUMNS, types, strict=True)))
 
 
-def _play_all(
-    spec: ShardSpec, control: kit.Client, base_url: str
-) -> tuple[Partial, Crowd, pd.DataFrame | None]:
+def _play_all(spec: ShardSpec, options: Mapping[str, Any]) -> tuple[Partial, Crowd, pd.DataFrame | None]:
     plans = plan_shard(spec.index, spec.first, spec.end, spec.draws)
     seed = spec.draws.seed
-    crowd = Crowd(plans, spec.journeys, seed, {**spec.client_options, "base_url": base_url})
+    crowd = Crowd(plans, spec.journeys, seed, {**spec.client_options, **options}, spec.profile)
     sink, partial = _Sink(spec.out, spec.index), Partial()
     try:
         for start in range(0, len(plans), spec.batch):
@@ -219,27 +230,37 @@ def _play_all(
     return partial, crowd, steps
 
 
-def run_shard(spec: ShardSpec) -> ShardResult:
-    """Run one shard on a simulator of this process (see the module docstring).
-
-    Raises:
-        KitError: the shard's simulator could not be reached or reset (the customers' own
-            errors are rows, not exceptions).
-    """
-    started = time.perf_counter()
+def _on_own_simulator(spec: ShardSpec) -> tuple[Partial, Crowd, pd.DataFrame | None, pd.DataFrame]:
     drift = spec.client_options.get("drift", "off")
-    with _simulator() as base_url, kit.connect("sim", base_url=base_url, drift=drift) as control:
+    with _simulator() as base_url, kit.connect(spec.profile, base_url=base_url, drift=drift) as control:
         control.sim.reset(shard_seed(spec.draws.seed, spec.index))
         control.sim.clear_faults()
         try:
             for fault in spec.faults:
                 control.sim.add_fault(**fault)
-            partial, crowd, steps = _play_all(spec, control, base_url)
+            partial, crowd, steps = _play_all(spec, {"base_url": base_url})
         finally:
             control.sim.clear_faults()
         ledger, transfers = _ledger(control, crowd.outcomes)
-    partial = partial.with_ledger(ledger, transfers)
-    if spec.out is not None:
+    return partial.with_ledger(ledger, transfers), crowd, steps, ledger
+
+
+def run_shard(spec: ShardSpec) -> ShardResult:
+    """Run one shard on a simulator of this process, or as clients of the profile's server
+    (see the module docstring).
+
+    Raises:
+        KitError: the shard's simulator could not be reached or reset, or the server's settings
+            are missing (the customers' own errors are rows, not exceptions).
+    """
+    started = time.perf_counter()
+    ledger: pd.DataFrame | None = None
+    if spec.profile.own_servers:
+        partial, crowd, steps, ledger = _on_own_simulator(spec)
+    else:
+        partial, crowd, steps = _play_all(spec, {})
+        partial = partial.without_ledger()
+    if spec.out is not None and ledger is not None:
         path = shard_file(spec.out, "ledger", spec.index)
         path.parent.mkdir(parents=True, exist_ok=True)
         ledger.astype(
@@ -255,4 +276,5 @@ def run_shard(spec: ShardSpec) -> ShardResult:
         ledger=None if spec.out is not None else ledger,
         elapsed_s=time.perf_counter() - started,
         peak_rss_mb=round(peak, 1),
+        calls=crowd.calls,
     )

@@ -1,5 +1,6 @@
 """Population simulation (public name ``kit.simulate``): N synthetic customers through the
-API's journeys, in shards, on worker processes or a Dask cluster.
+API's journeys, in shards, on worker processes or a Dask cluster — on the simulator, or a
+handful of them against another profile's server.
 
 :func:`run` splits the customers into ``shards`` (contiguous slices). Each shard runs in a worker
 process with its own simulator (seeded from the run's seed and the shard number), plans its own
@@ -8,6 +9,13 @@ purpose, which card type and close reason, which inbound events, whether and how
 by P2P and to whom (an earlier customer of the same shard) — and plays them in order, each as
 its own device (one :func:`kit.connect` per customer). Fault profiles are injected through each
 shard's control plane. The caller's own simulator (``kit.connect("sim")``) is never touched.
+
+On another profile (``profile="sandbox"``: one whose server this machine cannot start at will,
+:attr:`kit.profiles.Profile.own_servers`) the shards are clients of that profile's server
+instead, capped at ``server_cap`` customers (5 by default), playing its published test personas;
+no faults, and no ledger check — both need the simulator's control plane, and the result says
+what was skipped and why. :attr:`SimulationResult.calls` counts the customers' calls by server
+and status: where the work was done (:mod:`kit.lab.populations.target`).
 
 Where the shards run: local worker processes by default (no Dask, nothing to start; the pool is
 kept for the next run, :func:`shutdown` ends it), or a Dask cluster (``cluster=`` a
@@ -53,13 +61,13 @@ from typing import Any
 import pandas as pd
 
 from kit.lab.display import person_watching
+from kit.lab.populations import planning
 from kit.lab.populations.aggregate import Partial
 from kit.lab.populations.engine import default_workers, run_shards, shutdown
 from kit.lab.populations.planning import (
     CLOSE_REASONS,
     CustomerPlan,
     Draws,
-    plan,
     plan_shard,
     plans_table,
     shard_bounds,
@@ -72,15 +80,19 @@ from kit.lab.populations.results import (
     STEPS,
     SimulationResult,
     Summary,
+    calls_frame,
     compare,
     plot_compare,
     steps_frame,
 )
-from kit.lab.populations.shard import ShardResult, ShardSpec
+from kit.lab.populations.shard import LEDGER_COLUMNS, ShardResult, ShardSpec
+from kit.lab.populations.target import DEFAULT_SERVER_CAP, Target
+from kit.profiles import Profile
 
 __all__ = [
     "CLOSE_REASONS",
     "DEFAULT_CLIENT_OPTIONS",
+    "DEFAULT_SERVER_CAP",
     "DEFAULT_SHARDS",
     "FAULT_PROFILES",
     "FUNNEL_STAGES",
@@ -141,6 +153,8 @@ DEFAULT_CLIENT_OPTIONS: dict[str, Any] = {
     "max_retries": 4,
     "drift": "off",
 }
+#: Against another profile's server the client's own backoff stands (a real server is waited for).
+SERVER_CLIENT_OPTIONS: dict[str, Any] = {"drift": "off"}
 
 
 def _fault_specs(faults: str | Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
@@ -171,6 +185,44 @@ def _out_folder(out: str | Path | None) -> Path | None:
             stale.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def plan(
+    customers: int,
+    *,
+    seed: int = 7,
+    kyc_failure_rate: float = 0.05,
+    reason_mix: Mapping[str | None, float] | None = None,
+    event_rate: float = 1.0,
+    p2p_rate: float = 0.5,
+    shards: int = 1,
+    profile: str | Profile | type[Profile] = "sim",
+    server_cap: int = DEFAULT_SERVER_CAP,
+) -> list[CustomerPlan]:
+    """The plans :func:`run` plays with the same arguments (no network): on the simulator every
+    customer's (:func:`kit.lab.populations.planning.plan`); on another profile at most
+    ``server_cap`` customers, cycling that server's published personas (the fixtures file).
+
+    Example::
+
+        >>> [p.persona_id for p in plan(3, seed=7)]
+        ['persona-01', 'persona-02', 'persona-03']
+
+    Raises:
+        ValueError: as :func:`kit.lab.populations.planning.plan`; ``server_cap`` < 1.
+        ConfigError, FixturesError: another profile without its settings or fixtures file.
+    """
+    target = Target.of(profile, server_cap)
+    return planning.plan(
+        target.customers(customers),
+        seed=seed,
+        kyc_failure_rate=kyc_failure_rate,
+        reason_mix=reason_mix,
+        event_rate=event_rate,
+        p2p_rate=p2p_rate,
+        personas=target.personas,
+        shards=shards,
+    )
 
 
 def _progress(total: int, show: bool) -> Any:
@@ -208,6 +260,8 @@ def run(
     concurrency: int = 1,
     progress: bool | None = None,
     client_options: Mapping[str, Any] | None = None,
+    profile: str | Profile | type[Profile] = "sim",
+    server_cap: int = DEFAULT_SERVER_CAP,
 ) -> SimulationResult:
     """Run ``customers`` synthetic customers through ``journeys``, in shards (see the module).
 
@@ -232,7 +286,13 @@ def run(
     - ``progress``: a progress bar; default on when a person watches (a terminal, JupyterLab)
       and off in a regression run (``KIT_REGRESS=1``).
     - ``client_options``: extra ``kit.connect`` options for the customers' clients (the
-      default shortens retry backoff: the simulator needs no long waits).
+      default shortens retry backoff: the simulator needs no long waits; against another
+      profile's server the client's own backoff stands).
+    - ``profile``: ``"sim"`` (each shard its own simulator), or another profile (a name, class
+      or object): the shards are clients of its server (settings from the environment),
+      ``customers`` capped at ``server_cap``, the server's published personas, no faults, the
+      ledger check skipped (:attr:`SimulationResult.skipped`). Its secrets stay on this
+      machine: no ``cluster``.
 
     Example::
 
@@ -242,11 +302,15 @@ def run(
         >>> big = run(customers=100_000, shards=32, out="out/population")   # doctest: +SKIP
 
     Raises:
-        ValueError: an unknown journey, fault profile or close reason; a rate, shard count or
-            concurrency out of range.
-        KitError: a worker process died, Dask is missing or its scheduler unreachable, or a
-            shard's simulator failed (the customers' own errors are recorded in ``steps``).
+        ValueError: an unknown journey, fault profile or close reason; a rate, shard count,
+            concurrency or ``server_cap`` out of range; faults on another profile.
+        ConfigError: another profile's settings or fixtures missing, or a ``cluster`` for a
+            profile whose secrets may not leave this machine.
+        KitError: a worker process died, Dask is missing or its scheduler unreachable, a
+            shard's simulator failed, or the partner token was refused (the customers' own
+            errors are recorded in ``steps``).
     """
+    target = Target.of(profile, server_cap)
     chosen = _chosen(journeys)
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
@@ -255,26 +319,33 @@ def run(
         raise ValueError("shards must be >= 1")
     if customers < 0:
         raise ValueError("customers must be >= 0")
+    fault_specs = _fault_specs(faults)
+    target.refuse(fault_specs, cluster)
+    requested, customers = customers, target.customers(customers)
     count = max(1, min(count, customers))
-    draws = Draws(seed, kyc_failure_rate, reason_mix, event_rate, p2p_rate)  # checked here, before anything
+    # checked here, before anything
+    draws = Draws(seed, kyc_failure_rate, reason_mix, event_rate, p2p_rate, target.personas)
     folder = _out_folder(out)
+    options = DEFAULT_CLIENT_OPTIONS if target.own else SERVER_CLIENT_OPTIONS
     specs = [
         ShardSpec(
             index=k,
             first=first,
             end=end,
             journeys=chosen,
-            faults=tuple(_fault_specs(faults)),
-            client_options={**DEFAULT_CLIENT_OPTIONS, **dict(client_options or {})},
+            faults=tuple(fault_specs),
+            client_options={**options, **dict(client_options or {})},
             concurrency=concurrency,
             out=None if folder is None else str(folder),
             draws=draws,
+            profile=target.profile,
         )
         for k, (first, end) in enumerate(shard_bounds(customers, count))
     ]
+    environ = target.environment() if cluster is None else None  # a partner token, once for the run
     started = time.perf_counter()
     with _progress(customers, person_watching() if progress is None else progress) as bar:
-        results = run_shards(specs, workers=workers, cluster=cluster, advance=bar.update)
+        results = run_shards(specs, workers=workers, cluster=cluster, advance=bar.update, environ=environ)
     elapsed = time.perf_counter() - started
     settings = {
         "customers": customers,
@@ -288,8 +359,16 @@ def run(
         "faults": list(specs[0].faults) if specs else [],
         "concurrency": concurrency,
         "engine": "dask" if cluster is not None else f"{workers or default_workers()} local processes",
+        "profile": target.name,
+        "server": target.server,
+        "requested": requested,
+        "personas": target.personas,
+        "skipped": dict(target.skipped),
     }
     in_memory = folder is None
+    ledgers = [r.ledger for r in results if r.ledger is not None]
+    if not target.own:  # not read: an empty ledger, with or without out=
+        ledgers = [pd.DataFrame(columns=LEDGER_COLUMNS)]
     return SimulationResult(
         Partial.total(r.partial for r in results),
         settings,
@@ -298,6 +377,7 @@ def run(
         steps=steps_frame(pd.concat([r.steps for r in results], ignore_index=True))
         if in_memory and results
         else None,
-        ledger=pd.concat([r.ledger for r in results], ignore_index=True) if in_memory and results else None,
+        ledger=pd.concat(ledgers, ignore_index=True) if ledgers and (in_memory or not target.own) else None,
         out=folder,
+        calls=calls_frame(r.calls for r in results),
     )

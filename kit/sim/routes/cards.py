@@ -138,4 +138,5 @@ def expire_cards(sim: Sim) -> None:
     for card in state.cards.values():
         if card.status == "active" and state.now >= card.expires_at:
             card.status = "expired"
+            state.cards[card.card_id] = card  # changed in place: a durable simulator writes it
             sim.emit(card.partner, "card.expired", sim.show(CardOut, card))

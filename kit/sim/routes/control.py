@@ -193,6 +193,43 @@ async def deliveries(request: Request) -> dict[str, Any]:
     }
 
 
+_SNAPSHOT = "application/vnd.sqlite3"  # kit.sim.statefile.MEDIA_TYPE (imported lazily: sqlite3)
+
+
+@router.get(
+    "/snapshot",
+    response_class=Response,
+    responses={200: {"description": "A kit state snapshot (SQLite)", "content": {_SNAPSHOT: {}}}},
+)
+async def snapshot(request: Request) -> Response:
+    """The whole state as a snapshot: a SQLite database (``kit.sim.statefile``), no secrets."""
+    from kit.sim.statefile import MEDIA_TYPE, VERSION
+
+    return Response(
+        _sim(request).snapshot(),
+        media_type=MEDIA_TYPE,
+        headers={"svc-state-version": str(VERSION), "Cache-Control": "no-store"},
+    )
+
+
+@router.post(
+    "/restore",
+    openapi_extra={"requestBody": {"required": True, "content": {_SNAPSHOT: {}}}},
+    responses={400: {"description": "snapshot-invalid: not a kit state snapshot of this version"}},
+)
+async def restore(request: Request) -> dict[str, Any]:
+    """Replace the whole state with a snapshot's; 400 ``snapshot-invalid`` (nothing changed)
+    for a body that is not a kit state snapshot of this version."""
+    from kit.sim.statefile import StateFileError
+
+    sim = _sim(request)
+    try:
+        sim.restore(await request.body())
+    except StateFileError as exc:
+        raise Problem(400, "snapshot-invalid", f"{exc}.", assumptions=("A45",)) from None
+    return {"seed": sim.state.seed, "now": format_time(sim.state.now)}
+
+
 @router.get("/ledger")
 async def ledger(request: Request) -> JSONResponse:
     state = _sim(request).state
