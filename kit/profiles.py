@@ -261,14 +261,11 @@ class Profile:
         """Start (or reuse) the server this profile brings along; its base URL, or ``None``."""
         return None
 
-    def with_choices(
-        self, path: str | None, environ: Mapping[str, str], *, base_url: bool = False
-    ) -> Profile:
-        """This profile with a choice overlay (``kit.connect(..., choices=FILE)``) for the server
-        it brings along. A server this profile does not start answers with its own choices.
+    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Profile:
+        """This profile with a choice overlay (``choices=FILE``) for the server it starts.
 
         Raises:
-            ConfigError: ``choices=`` given to a profile that starts no simulator.
+            ConfigError: ``choices=`` given, and this profile starts no server.
         """
         if path:
             raise ConfigError(
@@ -339,16 +336,12 @@ class SimProfile(Profile):
     #: The choice overlay the embedded simulator starts with (``choices=``, ``KIT_SIM_CHOICES``).
     choices: overlays.Overlay | None = None
 
-    def with_choices(
-        self, path: str | None, environ: Mapping[str, str], *, base_url: bool = False
-    ) -> Profile:
-        """This profile with the overlay ``path`` (else ``KIT_SIM_CHOICES``), validated: the
-        embedded simulator starts with it; another overlay than a running one's starts a second
-        embedded simulator (``kit.sim.server.shared_server``).
+    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Profile:
+        """With the overlay ``path`` (else ``KIT_SIM_CHOICES``), validated, for the embedded
+        simulator (another overlay than a running one's starts a second one).
 
         Raises:
-            ConfigError: the overlay is refused (entry and key named), or ``choices=`` was given
-                with ``base_url=`` (a ``kit serve`` takes ``--choices``).
+            ConfigError: the overlay refused (entry and key named); ``choices=`` with ``base_url=``.
         """
         if path and base_url:
             raise ConfigError(

@@ -163,7 +163,9 @@ def install(app: FastAPI) -> None:
         if request_id:
             headers[REQUEST_ID] = request_id
         named = set(getattr(request.state, "assumptions", None) or ()) | {"A21"}  # the 500's shape
-        headers[ASSUMPTIONS] = ",".join(sorted(named))
+        chosen = getattr(getattr(request.app.state, "sim", None), "personality", None)
+        if getattr(chosen, "send_assumptions", True):  # a choice overlay may send none (A61)
+            headers[ASSUMPTIONS] = ",".join(sorted(named))
         headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
         return Problem(
             500, "internal-error", "The simulator failed unexpectedly.", headers=headers

@@ -294,3 +294,22 @@ def test_a_bad_overlay_is_refused_naming_entry_and_key(data: dict[str, Any], ent
 
 def test_personas_are_the_same_under_the_overlay(other: httpx.Client, http: httpx.Client) -> None:
     assert personas(other) == personas(http)
+
+
+def test_an_unexpected_failure_under_the_overlay_names_no_choices() -> None:
+    import asyncio
+
+    app = create_app(Settings(choices=choices.load(OTHER)))
+
+    @app.get("/sessions/_explode")
+    async def explode() -> None:
+        raise RuntimeError("internals")
+
+    async def get() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
+            return await client.get("/sessions/_explode")
+
+    resp = asyncio.run(get())
+    assert resp.status_code == 500 and resp.json()["code"] == "internal-error"
+    assert UUID.match(resp.headers["svc-request-id"]) and "svc-assumptions" not in resp.headers
