@@ -51,15 +51,21 @@ PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
 
 
-def sim_fixtures_text() -> str:
-    """A sandbox fixtures file for the simulator's personas: PII from the register's personas,
-    KYC answers keyed by the question texts of register entry A12 (birth year, month name, last
-    two digits of the national id — what the simulator derives from the PII).
+#: How many test personas ``kit serve --sandbox-fixtures`` publishes by default: three, as a
+#: partner's sandbox might; every flow notebook (00-10) runs with them.
+FIXTURE_PERSONAS = 3
+
+
+def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
+    """A sandbox fixtures file for the first ``personas`` of the simulator's personas (``None``:
+    all of them): PII from the register's personas, KYC answers keyed by the question texts of
+    register entry A12 (birth year, month name, last two digits of the national id — what the
+    simulator derives from the PII).
 
     Example::
 
-        >>> "[[persona]]" in sim_fixtures_text()
-        True
+        >>> sim_fixtures_text().count("[[persona]]")
+        3
     """
     import calendar
     from datetime import date
@@ -67,21 +73,21 @@ def sim_fixtures_text() -> str:
     from kit import fixtures, register
 
     year, month, last2 = register.value("A12")["question_texts"]
-    personas = []
-    for person in register.personas():
+    written = []
+    for person in register.personas()[:personas]:
         born = date.fromisoformat(str(person["date_of_birth"]))
         digits = "".join(ch for ch in str(person["national_id"]) if ch.isdigit()).rjust(2, "0")[-2:]
         kyc = {year: str(born.year), month: calendar.month_name[born.month], last2: digits}
-        personas.append({**{k: person[k] for k in fixtures.PERSONA_FIELDS}, "kyc": kyc})
+        written.append({**{k: person[k] for k in fixtures.PERSONA_FIELDS}, "kyc": kyc})
     header = (
         "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
         f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit.fixtures "
         "(README: Running against your sandbox)."
     )
-    return fixtures.render(personas, header=header)
+    return fixtures.render(written, header=header)
 
 
-def _write_fixtures(path: str, overwrite: bool) -> str | None:
+def _write_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS) -> str | None:
     """Write :func:`sim_fixtures_text` to ``path`` (owner-only); the reason it could not, or None."""
     target = os.path.abspath(path)
     if os.path.exists(target) and not overwrite:
@@ -89,7 +95,7 @@ def _write_fixtures(path: str, overwrite: bool) -> str | None:
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(sim_fixtures_text())
+            f.write(sim_fixtures_text(personas))
     except OSError as exc:
         return f"cannot write {path}: {type(exc).__name__}"
     return None
@@ -131,7 +137,10 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"refusing to start: {choices}", file=sys.stderr)
         return 2
     if args.sandbox_fixtures:
-        refused = _write_fixtures(args.sandbox_fixtures, args.overwrite_fixtures)
+        if args.fixture_personas < 1:
+            print("refusing to start: --fixture-personas must be at least 1", file=sys.stderr)
+            return 2
+        refused = _write_fixtures(args.sandbox_fixtures, args.overwrite_fixtures, args.fixture_personas)
         if refused is not None:
             print(f"refusing to start: {refused}", file=sys.stderr)
             return 2
@@ -274,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--overwrite-fixtures", action="store_true", help="replace an existing --sandbox-fixtures file"
+    )
+    serve.add_argument(
+        "--fixture-personas",
+        type=int,
+        default=FIXTURE_PERSONAS,
+        metavar="N",
+        help=f"how many personas --sandbox-fixtures publishes (default {FIXTURE_PERSONAS})",
     )
     serve.add_argument(
         "--crypto-workers",

@@ -30,6 +30,17 @@ COVERED_CODE = re.compile(r"[1-5][0-9][0-9] [a-z0-9_-]+")
 # (id, key, expected): the values code reads. Kept literal here (the lists are the wire
 # contract's, written once in tests/sim/helpers/contract.py) so that an edit of the register
 # that changes behaviour fails this test and has to be made on purpose.
+ID_PREFIXES = {
+    "account": "acc_",
+    "person": "per_",
+    "card": "card_",
+    "session": "ses_",
+    "transfer": "p2p_",
+    "event": "evt_",
+    "document_request": "doc_",
+    "subscription": "sub_",
+    "request": "req_",
+}
 REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A01", "token_lifetime_seconds", 86400),
     ("A01", "token_type", "Bearer"),
@@ -97,6 +108,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A32", "max_sessions_per_device_per_minute", 30),
     ("A32", "window_seconds", 60),
     ("A33", "max_jwe_bytes", 16384),
+    ("A41", "id_prefixes", ID_PREFIXES),
     ("A46", "retries_every_seconds", 1),
     ("A46", "expiry_and_bounds_every_seconds", 60),
     ("A47", "memo_max_chars", 140),
@@ -138,7 +150,7 @@ NO_VALUE = {
     "A29",
     "A30",
     "A31",
-    *(f"A{n}" for n in range(34, 46)),
+    *(f"A{n}" for n in range(34, 46) if n != 41),
     "A48",
     "A59",
     "A65",

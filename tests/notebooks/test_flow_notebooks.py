@@ -41,7 +41,7 @@ def test_notebook_follows_the_house_template(path: Path) -> None:
     assert any("## Recap" in _source(c) for c in cells if c["cell_type"] == "markdown")
     code = [c for c in cells if c["cell_type"] == "code"]
     assert all(c["execution_count"] is not None for c in code), "stored outputs keep execution counts"
-    assert any("assert " in _source(c) for c in code), "assertions fail the run on regression"
+    assert any(re.search(r"\bcheck\(", _source(c)) for c in code), "named checks fail the run on regression"
     streams = [o.get("name") for c in code for o in c.get("outputs", []) if o["output_type"] == "stream"]
     assert "stderr" not in streams, "no warning or log line is stored as part of the contract"
     imports_sim = re.compile(r"\bkit\.sim\b(?!ulate)|from kit import sim\b")

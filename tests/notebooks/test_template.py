@@ -50,7 +50,7 @@ def test_one_parameters_cell_with_profile_and_seed(cells: list[dict[str, Any]]) 
     regress.check_parameters(assigned)
 
 
-def test_numbered_sections_then_recap_then_asserts(cells: list[dict[str, Any]]) -> None:
+def test_numbered_sections_then_recap_then_checks(cells: list[dict[str, Any]]) -> None:
     sections = [
         ln
         for c in cells
@@ -64,7 +64,16 @@ def test_numbered_sections_then_recap_then_asserts(cells: list[dict[str, Any]]) 
     assert sections[-1] == "## Recap"
     recap = next(i for i, c in enumerate(cells) if _source(c).startswith("## Recap"))
     after = [c for c in cells[recap + 1 :] if c["cell_type"] == "code"]
-    assert any(isinstance(node, ast.Assert) for c in after for node in ast.walk(ast.parse(_source(c))))
+    trees = [ast.parse(_source(c)) for c in after]
+    calls = [
+        n
+        for t in trees
+        for n in ast.walk(t)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check"
+    ]
+    assert calls, "named checks after the recap"
+    assert all({k.arg for k in n.keywords} & {"spec", "choice"} for n in calls), "each check names its basis"
+    assert not any(isinstance(n, ast.Assert) for t in trees for n in ast.walk(t)), "no bare assert"
 
 
 def test_template_is_stored_without_outputs_or_leaks(cells: list[dict[str, Any]]) -> None:
@@ -86,9 +95,7 @@ def test_template_runs_cleanly_with_execution_counts(tmp_path: Path) -> None:
     assert not any(o.get("name") == "stderr" for c in code for o in c["outputs"])
 
 
-@pytest.mark.parametrize(
-    "path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
 def test_papermill_reads_every_parameter_with_its_help(path: Path) -> None:
     """papermill parses each parameter line (``--help-notebook``); a line it cannot parse (an
     ``=`` in the comment) would show in every ``kit regress`` summary as a note."""

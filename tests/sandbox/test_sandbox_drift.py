@@ -38,7 +38,7 @@ def drifting(
 
 
 def _journey(api: kit.Client) -> dict[str, str]:
-    done = onboard(api, persona="persona-05", expiration="sliding")
+    done = onboard(api, persona="persona-03", expiration="sliding")  # a sandbox publishes three
     card = api.cards.create(done.account_id, type="temporary")
     fetched = api.cards.get(card.card_id)
     api.events.send(done.account_id, "password.changed")

@@ -113,7 +113,17 @@ def test_kit_serve_writes_the_simulators_personas_and_refuses_to_overwrite(tmp_p
     assert kit_main(["serve", "--port", "0", "--sandbox-fixtures", str(target)]) == 2
     assert target.read_text(encoding="utf-8") == "mine"
     written = fixtures.parse(sim_fixtures_text())
-    assert [p.persona_id for p in written.personas] == [p["persona_id"] for p in register.personas()]
+    assert [p.persona_id for p in written.personas] == [p["persona_id"] for p in register.personas()][:3]
+    everyone = fixtures.parse(sim_fixtures_text(None))
+    assert [p.persona_id for p in everyone.personas] == [p["persona_id"] for p in register.personas()]
+
+
+def test_kit_serve_publishes_three_personas_by_default_and_refuses_fewer_than_one(tmp_path: Path) -> None:
+    """A sandbox may publish three test customers: the flow notebooks need no more."""
+    target = str(tmp_path / "f.toml")
+    assert kit_main(["serve", "--port", "0", "--fixture-personas", "0", "--sandbox-fixtures", target]) == 2
+    assert not (tmp_path / "f.toml").exists()
+    assert len(fixtures.parse(sim_fixtures_text(2)).personas) == 2
 
 
 def test_the_written_file_is_owner_only(sandbox: object, fixtures_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_onboarding_takes_personas_and_answers_from_the_fixtures(connect: Callab
 
 def test_wrong_answers_and_pii_without_a_fixtures_persona(connect: Callable[..., kit.Client]) -> None:
     api = connect()
-    assert onboard(api, persona=4, wrong_answers=True).status == "failed"
+    assert onboard(api, persona=2, wrong_answers=True).status == "failed"  # three published personas
     stranger = {
         "first_name": "Nora",
         "last_name": "Nobody",
