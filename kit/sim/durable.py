@@ -151,7 +151,11 @@ class StateFile:
 
     async def flush(self, state: State) -> None:
         """Write what changed, in a transaction the requests finishing now share; return
-        when it is on disk."""
+        when it is on disk. A request alone (no other open, no transaction gathering) writes
+        at once, without waiting for a turn of the loop."""
+        if self._next is None and self.journal.alone():
+            self.save(state)
+            return
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
             asyncio.get_running_loop().call_soon(self._cut, state)
