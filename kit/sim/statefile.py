@@ -74,15 +74,21 @@ def _reduce_ec_key(key: ECKey) -> tuple[Any, ...]:
 
 
 def _utc(*fields: int) -> dt.datetime:
-    return dt.datetime(*fields, tzinfo=dt.timezone.utc)  # type: ignore[misc]
+    return dt.datetime(*fields, tzinfo=dt.UTC)  # type: ignore[misc]
 
 
 def _reduce_datetime(value: dt.datetime) -> tuple[Any, ...]:
     """A UTC time as its seven numbers (a third of the time pickle takes for an aware datetime,
     and every record holds a few); any other time as pickle writes it."""
-    if value.tzinfo is dt.timezone.utc:
+    if value.tzinfo is dt.UTC:
         return _utc, (
-            value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
+            value.microsecond,
         )
     return value.__reduce_ex__(5)  # type: ignore[no-any-return]
 
