@@ -73,8 +73,8 @@ def _reduce_ec_key(key: ECKey) -> tuple[Any, ...]:
     return _ec_key, (key.as_dict(private=False),)
 
 
-def _utc(*fields: int) -> dt.datetime:
-    return dt.datetime(*fields, tzinfo=dt.UTC)  # type: ignore[misc]
+def _utc(year: int, month: int, day: int, hour: int, minute: int, second: int, micro: int) -> dt.datetime:
+    return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=dt.UTC)
 
 
 def _reduce_datetime(value: dt.datetime) -> tuple[Any, ...]:
@@ -90,7 +90,7 @@ def _reduce_datetime(value: dt.datetime) -> tuple[Any, ...]:
             value.second,
             value.microsecond,
         )
-    return value.__reduce_ex__(5)  # type: ignore[no-any-return]
+    return value.__reduce_ex__(5)  # type: ignore[return-value]
 
 
 _TABLE = copyreg.dispatch_table.copy()
