@@ -49,6 +49,7 @@ class StateFile:
         self._lock_fd = lock_fd
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
+        self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
         conn.execute("PRAGMA wal_autocheckpoint=0")
         self._stop = threading.Event()
         self._checkpoints = threading.Thread(
@@ -127,6 +128,9 @@ class StateFile:
         batch = everything(state) if journal.everything else changes(state, journal.changed(), self._seq)
         self._seq = len(batch.upserts) if batch.everything else self._seq + len(batch.upserts)
         journal.written()
+        if not batch.everything:  # the clock and counters move only now and then
+            batch.settings = [(k, v) for k, v in batch.settings if self._settings.get(k) != v]
+        self._settings.update(batch.settings)
         return batch
 
     def _write(self, batch: Batch) -> None:
@@ -138,6 +142,7 @@ class StateFile:
         except BaseException:
             conn.execute("ROLLBACK")
             self.journal.everything = True  # the next write starts over from memory
+            self._settings.clear()
             raise
 
     def save(self, state: State) -> None:
@@ -146,7 +151,11 @@ class StateFile:
 
     async def flush(self, state: State) -> None:
         """Write what changed, in a transaction the requests finishing now share; return
-        when it is on disk."""
+        when it is on disk. A request alone (no other open, no transaction gathering) writes
+        at once, without waiting for a turn of the loop."""
+        if self._next is None and self.journal.alone():
+            self.save(state)
+            return
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
             asyncio.get_running_loop().call_soon(self._cut, state)

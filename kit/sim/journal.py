@@ -65,6 +65,10 @@ class Journal:
         self._dirty.clear()
         self.everything = False
 
+    def alone(self) -> bool:
+        """Whether at most one request is open (the caller's, if it is in one)."""
+        return len(self._open) <= 1
+
     def flushed(self) -> None:
         """The current request's keys are on disk (its write covered them, and it changes
         nothing while it waits): later writes need not cover them again."""
