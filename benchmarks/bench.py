@@ -73,16 +73,16 @@ ORDER = (
 #: figures from before them. Each says what the profile showed and the isolated effect.
 FIXES = [
     {
-        "fix": "one shared TLS context for every kit httpx.Client (kit/transport.py, kit/client.py)",
+        "fix": "one shared TLS context for every kit httpx.Client (kit/_transport.py, kit/_client.py)",
         "profile": "py-spy of kit.simulate.run (300 customers, 8 threads): 35 % of all samples in "
         "ssl.create_default_context, via the httpx.Client each kit.connect() builds",
         "isolated": "httpx.Client() 19.3 ms -> 0.11 ms; the same population run took 35 % fewer samples",
     },
     {
-        "fix": "pandas imported on first DataFrame use, not by import kit (kit/history.py, kit/client.py, "
-        "kit/webhooks.py, kit/resources/sim.py, kit/resources/webhooks.py)",
+        "fix": "pandas imported on first DataFrame use, not by import kit (kit/_history.py, kit/_client.py, "
+        "kit/webhooks.py, kit/_resources/sim.py, kit/_resources/webhooks.py)",
         "profile": "python -X importtime -c 'import kit': pandas 0.9 s of 1.37 s (via kit.webhooks and "
-        "kit.client); kit serve spent 10 % of its start-up samples importing pandas it never uses",
+        "kit._client); kit serve spent 10 % of its start-up samples importing pandas it never uses",
         "isolated": "benchmark 6 (imports), before and after",
     },
     {

@@ -26,7 +26,7 @@ _TIMED = (
 )
 #: Where a cold connect's time goes, part by part (each part's imports once, in this order).
 _PARTS = (
-    "import time; t = [time.perf_counter()]; import kit; import kit.client; t.append(time.perf_counter()); "
+    "import time; t = [time.perf_counter()]; import kit; import kit._client; t.append(time.perf_counter()); "
     "import kit.sim.server; t.append(time.perf_counter()); "
     "from kit.sim.state import keys_for; keys_for(7); t.append(time.perf_counter()); "
     "api = kit.connect('sim'); t.append(time.perf_counter()); "

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.env import SIM_PARTNER_CLIENTS
+from kit._env import SIM_PARTNER_CLIENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -109,8 +109,8 @@ def wait_http(url: str, *, timeout: float = 60.0, ok: Callable[[int], bool] = la
 
 def partner_token(base_url: str) -> str:
     """A partner token of the default partner client (the kit's one token exchange)."""
-    from kit.auth import fetch_token
-    from kit.sensitive import Sensitive
+    from kit._auth import fetch_token
+    from kit._sensitive import Sensitive
 
     return fetch_token(base_url, CLIENT_ID, Sensitive(CLIENT_SECRET)).access_token.reveal()
 

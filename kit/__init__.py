@@ -26,19 +26,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kit import errors, webhooks
-    from kit.client import Client, connect
+    from kit._client import Client, connect
+    from kit._hooks import Hooks
+    from kit._profiles import Profile, SandboxProfile, SimProfile
+    from kit._sensitive import Sensitive
     from kit.errors import ApiError, KitError
     from kit.models import Money
-    from kit.sensitive import Sensitive
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ApiError",
     "Client",
+    "Hooks",
     "KitError",
     "Money",
+    "Profile",
+    "SandboxProfile",
     "Sensitive",
+    "SimProfile",
     "connect",
     "errors",
     "webhooks",
@@ -47,11 +53,15 @@ __all__ = [
 #: Each public name → the module that defines it (a module itself when the name is the module).
 _WHERE = {
     "ApiError": "kit.errors",
-    "Client": "kit.client",
+    "Client": "kit._client",
+    "Hooks": "kit._hooks",
     "KitError": "kit.errors",
     "Money": "kit.models",
-    "Sensitive": "kit.sensitive",
-    "connect": "kit.client",
+    "Profile": "kit._profiles",
+    "SandboxProfile": "kit._profiles",
+    "Sensitive": "kit._sensitive",
+    "SimProfile": "kit._profiles",
+    "connect": "kit._client",
     "errors": "kit.errors",
     "webhooks": "kit.webhooks",
 }

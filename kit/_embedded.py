@@ -8,8 +8,8 @@ Tests read the import graph to keep it that way (``tests/test_layout.py``,
 
 from __future__ import annotations
 
+from kit._choices import ChoicesError, Overlay
 from kit._extras import require
-from kit.choices import ChoicesError, Overlay
 from kit.errors import ConfigError
 
 __all__ = ["embedded_base_url"]

@@ -4,7 +4,7 @@ flow).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
-``KIT_SIM_CONTROL_TOKEN``: :data:`kit.env.SIM_PARTNERS`, :data:`kit.env.SIM_CONTROL_TOKEN`).
+``KIT_SIM_CONTROL_TOKEN``: :data:`kit._env.SIM_PARTNERS`, :data:`kit._env.SIM_CONTROL_TOKEN`).
 Each wing is imported when its command runs (``regress`` when the parser is built, for its
 options; papermill only when notebooks run).
 
@@ -13,7 +13,7 @@ restarts (``kit.sim.statefile``); ``--restore SNAPSHOT`` starts it from a snapsh
 that already holds state only with ``--replace``); ``kit state snapshot FILE OUT`` copies a
 running server's state file.
 
-``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit.fixtures`)
+``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit._fixtures`)
 for the simulator's own personas — their PII and the KYC answers that pass — so that the
 sandbox profile can be tried end to end against ``kit serve --no-control``; it refuses to
 replace an existing file unless ``--overwrite-fixtures``. Without the control plane the clock
@@ -40,12 +40,13 @@ import sys
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from kit import env, register
+from kit import _env as env
+from kit import register
 from kit._extras import missing, require
 from kit.errors import MissingExtra
 
 if TYPE_CHECKING:
-    from kit.choices import Overlay
+    from kit._choices import Overlay
 
 PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
@@ -70,7 +71,8 @@ def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
     import calendar
     from datetime import date
 
-    from kit import fixtures, register
+    from kit import _fixtures as fixtures
+    from kit import register
 
     year, month, last2 = register.value("A12")["question_texts"]
     written = []
@@ -81,7 +83,7 @@ def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
         written.append({**{k: person[k] for k in fixtures.PERSONA_FIELDS}, "kyc": kyc})
     header = (
         "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
-        f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit.fixtures "
+        f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit._fixtures "
         "(README: Running against your sandbox)."
     )
     return fixtures.render(written, header=header)
@@ -103,8 +105,8 @@ def _write_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS
 
 def _choices(path: str | None) -> Overlay | str | None:
     """The overlay of ``--choices`` (else ``KIT_SIM_CHOICES``), validated for the simulator
-    (``kit.choices``, then ``kit.sim.personality``); the refusal, naming entry and key, as text."""
-    from kit.choices import ChoicesError, load
+    (``kit._choices``, then ``kit.sim.personality``); the refusal, naming entry and key, as text."""
+    from kit._choices import ChoicesError, load
     from kit.sim.personality import resolve
 
     path = path or os.environ.get(env.SIM_CHOICES) or None

@@ -28,6 +28,7 @@ from joserfc.jwe import JWERegistry
 from joserfc.jwk import ECKey, Key, RSAKey
 from joserfc.jws import JWSRegistry
 
+from kit._sensitive import Sensitive
 from kit.errors import (
     ConfigError,
     CryptoError,
@@ -35,7 +36,6 @@ from kit.errors import (
     SignatureMalformed,
     UnknownSigningKey,
 )
-from kit.sensitive import Sensitive
 
 __all__ = [
     "ENC",

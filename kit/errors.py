@@ -112,7 +112,7 @@ import html
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from kit import env
+from kit import _env as env
 
 __all__ = [
     "GENERIC_CODES",
@@ -250,14 +250,14 @@ class FixturesError(ConfigError):
     """The sandbox fixtures file (``PARTNER_API_SANDBOX_FIXTURES``) cannot be used: unreadable,
     not TOML, or an entry of the wrong shape. The message names the entry, never its value."""
 
-    hint = "see the format in kit.fixtures (README: Running against your sandbox)"
+    hint = "see the format in kit._fixtures (README: Running against your sandbox)"
 
 
 class ContractDrift(KitError):
     """An answer differs from the contract (``data/openapi.json``); raised only by clients built
     with ``kit.connect(..., drift="raise")`` — by default drift is reported in ``api.drift``.
 
-    ``drift`` holds the rows (:class:`kit.drift.Drift`): operation, field, expected, got.
+    ``drift`` holds the rows (:class:`kit._drift.Drift`): operation, field, expected, got.
     """
 
     hint = "the API no longer matches its contract: see api.drift, and tell the API's owner"

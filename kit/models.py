@@ -19,7 +19,7 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, TypedDict, TypeVar
 
-from kit.sensitive import Sensitive
+from kit._sensitive import Sensitive
 
 __all__ = [
     "Account",
@@ -333,7 +333,7 @@ class PiiFields(TypedDict):
 class Persona(Model):
     """A synthetic person of the simulator; PII fields are :class:`~kit.Sensitive`.
 
-    ``persona.pii`` unpacks into :meth:`kit.resources.persons.Persons.create`::
+    ``persona.pii`` unpacks into :meth:`kit._resources.persons.Persons.create`::
 
         api.persons.create(account_id, **persona.pii)
     """

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KIT = ROOT / "kit"
 
 #: The rooms, in the order of the layers (a room may import the rooms before it, see ROOM_MAY_IMPORT).
-BASE = {"kit.env", "kit.register", "kit.choices"}
+BASE = {"kit._env", "kit.register", "kit._choices"}
 ENTRY = {"kit.cli", "kit.__main__"}
 #: The lab's two rooms (never importing each other) and their public names, ordinary modules.
 LAB_ROOMS = {"populations": "kit.lab.populations", "explorer": "kit.lab.explorer"}
@@ -136,14 +136,14 @@ def test_the_cycle_finder_finds_a_planted_circle() -> None:
 def test_the_import_graph_reads_type_only_and_relative_imports(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from kit.client import Client\n"
+        "if TYPE_CHECKING:\n    from kit._client import Client\n"
         "def f():\n    import kit.sim.server\n"
     )
     path = KIT / "resources" / "cards.py"
-    known = {"kit.client": path, "kit.sim.server": path, "kit.resources.cards": path}
+    known = {"kit._client": path, "kit.sim.server": path, "kit._resources.cards": path}
     fake = tmp_path / "cards.py"
     fake.write_text(source)
-    assert set(imports_of("kit.resources.cards", fake, known)) == {"kit.client", "kit.sim.server"}
+    assert set(imports_of("kit._resources.cards", fake, known)) == {"kit._client", "kit.sim.server"}
 
 
 def test_no_import_circle_in_kit() -> None:
@@ -216,13 +216,13 @@ def test_modules_have_one_job_and_stay_short() -> None:
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
-@pytest.mark.parametrize("entry", ["kit.sim", "kit.sim.app", "kit.env", "kit.register"])
+@pytest.mark.parametrize("entry", ["kit.sim", "kit.sim.app", "kit._env", "kit.register"])
 def test_importing_the_simulator_does_not_load_the_client(entry: str) -> None:
     """A team's ``kit serve`` and the crypto workers carry no client code."""
     code = (
         f"import sys, {entry}; "
         "loaded = sorted(m for m in sys.modules if m.startswith('kit.') and "
-        "not m.startswith('kit.sim') and m not in ('kit.env', 'kit.register', 'kit.choices')); "
+        "not m.startswith('kit.sim') and m not in ('kit._env', 'kit.register', 'kit._choices')); "
         "print(','.join(loaded))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from kit import env
+from kit import _env as env
 
 __all__ = ["person_watching", "regression_run"]
 

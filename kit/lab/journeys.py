@@ -9,7 +9,7 @@ a step that returns ``None`` ends the journey, and the result says how far it go
 
 Only the client's public API is used: ``api.sessions``, ``api.accounts``, ``api.persons``,
 ``api.kyc`` and, for personas and the right KYC answers, ``api.personas`` — where they come
-from is the client's profile's business (:mod:`kit.profiles`): the simulator's control plane,
+from is the client's profile's business (:mod:`kit._profiles`): the simulator's control plane,
 or a sandbox's published test personas and answers (the file named by
 ``PARTNER_API_SANDBOX_FIXTURES``), so the same journey runs without a control plane.
 
@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from kit.client import Client
+    from kit._client import Client
+    from kit._profiles import AnyPersona
     from kit.models import KycResult
-    from kit.profiles import AnyPersona
 
 __all__ = [
     "ONBOARDING_STEPS",

@@ -2,11 +2,11 @@
 
 Notebooks (and ``kit.lab``'s tools) create their clients with :func:`connect` — the same
 arguments as :func:`kit.connect`, which it calls passing the companion's hooks
-(:mod:`kit.hooks`), so the companion sees every client a notebook makes. It offers:
+(:mod:`kit._hooks`), so the companion sees every client a notebook makes. It offers:
 
 - named checks (:func:`check`, :func:`skip`, :func:`results`): passed, failed, or skipped
   with the reason when this client's profile lacks what a check ``needs`` (asked of the
-  profile, :mod:`kit.profiles`); each outcome is a line of text and a display of MIME type
+  profile, :mod:`kit._profiles`); each outcome is a line of text and a display of MIME type
   :data:`CHECK_MIME_TYPE` that ``kit regress`` counts;
 - each check's basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` — a statement of the
   seed, which any conforming server must hold — or ``choice="A15"`` — a register entry, the
@@ -53,10 +53,10 @@ from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_tr
 from kit.notebook.refusal import refused
 
 if TYPE_CHECKING:
-    from kit.client import Client
-    from kit.drift import Drift
-    from kit.profiles import AnyPersona
-    from kit.sensitive import Sensitive
+    from kit._client import Client
+    from kit._drift import Drift
+    from kit._profiles import AnyPersona
+    from kit._sensitive import Sensitive
 
 __all__ = [
     "CHECK_MIME_TYPE",

@@ -6,7 +6,7 @@ of the seed (its id in ``data/spec.toml``): any server that keeps the spec must 
 the seed says "not shown", which another server may choose differently.
 
 The values a choice check compares with come from :func:`chosen`: the register's, or those of
-an **expectation overlay** (:mod:`kit.choices`) — named by ``KIT_EXPECT_CHOICES`` (``kit regress
+an **expectation overlay** (:mod:`kit._choices`) — named by ``KIT_EXPECT_CHOICES`` (``kit regress
 --choices FILE`` sets it for every kernel) or set here with :func:`expect_choices` — so that a
 run against a server whose choices are known expects them (known differences stop being news).
 
@@ -29,8 +29,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kit import choices, env, register
-from kit.choices import ChoicesError, Overlay
+from kit import _choices as choices
+from kit import _env as env
+from kit import register
+from kit._choices import ChoicesError, Overlay
 from kit.errors import ConfigError
 
 __all__ = ["Basis", "chosen", "expect_choices", "expectation", "require_basis", "statement_ids"]

@@ -24,14 +24,14 @@ what came): the notebook fails as before. Outside Jupyter the line is printed.
 
 Every check names its basis (:mod:`kit.notebook.basis`): ``spec="<statement id>"`` or
 ``choice="A.."``. A choice check that does not hold on a profile other than ``sim``
-(:attr:`kit.profiles.Profile.knows_choices`) **differs** instead of failing::
+(:attr:`kit._profiles.Profile.knows_choices`) **differs** instead of failing::
 
     ≠ check differs: card id format — differs from A41: card id: the simulator chooses
       'card_ + 20 hex', this server answered 'UUID'
 
 and the notebook goes on; the display carries ``outcome: "differs"``, ``kind`` and ``basis``.
 
-What a check needs is asked of a profile (:mod:`kit.profiles`): the one given to
+What a check needs is asked of a profile (:mod:`kit._profiles`): the one given to
 :func:`use`, else that of the latest client made through :func:`kit.notebook.connect`, else
 ``sim``. The client's webhook receiver listens on this machine's loopback, so
 ``needs="webhook receiver"`` is also met on any profile whose API is on loopback (``kit serve
@@ -46,11 +46,11 @@ from collections.abc import Callable, Collection, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar
 
+from kit._profiles import Profile
 from kit.notebook import expect as _expect
 from kit.notebook.basis import Basis, chooser
 from kit.notebook.companion import COMPANION
 from kit.notebook.outcome import CheckOutcome
-from kit.profiles import Profile
 
 __all__ = ["MIME_TYPE", "NEEDS", "CheckFailed", "CheckOutcome", "Need", "check", "results", "skip", "use"]
 

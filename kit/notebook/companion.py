@@ -2,7 +2,7 @@
 the checks' outcomes, and the profile checks are judged against.
 
 The client core keeps no such record: the companion builds its clients with
-:func:`kit.connect` and passes its hooks (:mod:`kit.hooks`), so it sees every call and every
+:func:`kit.connect` and passes its hooks (:mod:`kit._hooks`), so it sees every call and every
 drift of every client a notebook makes through :func:`connect`.
 """
 
@@ -13,16 +13,16 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kit.drift import Drift, DriftLog
-from kit.hooks import Hooks
+from kit._drift import Drift, DriftLog
+from kit._hooks import Hooks
+from kit._profiles import Profile, SimProfile, lookup
 from kit.notebook.wire import Sink, cell
-from kit.profiles import Profile, SimProfile, lookup
 
 if TYPE_CHECKING:
-    from kit.client import Client
-    from kit.history import Entry
+    from kit._client import Client
+    from kit._history import Entry
+    from kit._wire import Exchange
     from kit.notebook.outcome import CheckOutcome
-    from kit.wire import Exchange
 
 __all__ = ["COMPANION", "Companion", "connect"]
 
@@ -60,7 +60,7 @@ class Companion:
     def connect(self, profile: Any = "sim", **overrides: Any) -> Client:
         """:func:`kit.connect` with the companion's hooks added to the caller's, recording the
         wire (``record=True`` unless the caller says otherwise)."""
-        from kit.client import connect as core_connect
+        from kit._client import connect as core_connect
         from kit.notebook.display import install
 
         hooks = Hooks.of(overrides.pop("hooks", None)) + self.hooks

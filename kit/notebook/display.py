@@ -13,12 +13,12 @@ import dataclasses
 import sys
 from typing import Any
 
-from kit.drift import Drift, DriftLog
+from kit._drift import Drift, DriftLog
 
 __all__ = ["MIME_TYPE", "install", "text_line"]
 
 #: The MIME type of the display that carries a cell's drift to ``kit regress``.
-MIME_TYPE = "application/vnd.partner-api-kit.drift+json"
+MIME_TYPE = "application/vnd.partner-api-kit._drift+json"
 
 
 def text_line(drift: Drift) -> str:

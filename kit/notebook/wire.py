@@ -4,7 +4,7 @@ the runner.
 
 ``kit regress`` names a file prefix in the kernel's environment (:data:`WIRE_ENV`). The
 companion then appends every exchange its clients complete (redacted when recorded,
-:mod:`kit.wire`) to ``PREFIX.wire.jsonl``, from which the runner writes the notebook's HAR
+:mod:`kit._wire`) to ``PREFIX.wire.jsonl``, from which the runner writes the notebook's HAR
 (``--har``), and keeps ``PREFIX.tokens.json``: salted SHA-256 fingerprints of the partner,
 session and control tokens its clients used, never a token, with which the runner's leak scan
 finds those tokens in any format (:class:`kit.regress.scanner.Fingerprints`). Only the process
@@ -22,13 +22,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kit.wire import Exchange, Recorder, as_dict
+from kit._wire import Exchange, Recorder, as_dict
 
 __all__ = ["TOKEN_KINDS", "WIRE_ENV", "Sink", "cell"]
 
 #: The environment variable ``kit regress`` sets in a kernel: the prefix of its wire files.
 WIRE_ENV = "KIT_REGRESS_WIRE"
-#: The kinds of secret whose fingerprints are written (kinds of :mod:`kit.redaction`).
+#: The kinds of secret whose fingerprints are written (kinds of :mod:`kit._redaction`).
 TOKEN_KINDS = ("partner-token", "session-token", "control-token", "token")
 
 

@@ -12,7 +12,7 @@ Secrets are never parameters: papermill writes every parameter into the output n
 cell and ``metadata.papermill.parameters``), so a ``-p`` key that looks like a secret is
 refused. Against a sandbox (``-p profile=sandbox``) the partner token is fetched once, before
 any kernel starts, and handed to the kernels as ``PARTNER_API_ACCESS_TOKEN``
-(:data:`kit.env.ACCESS_TOKEN`).
+(:data:`kit._env.ACCESS_TOKEN`).
 
 One module per job:
 

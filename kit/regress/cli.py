@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kit import env
+from kit import _env as env
 from kit.regress.discovery import DEFAULT_PATTERN
 from kit.regress.matrix import load_matrix
 from kit.regress.model import EXIT_USAGE, RegressError
@@ -143,7 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         f"Against a sandbox (-p profile=sandbox) the partner token is fetched once with "
         f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
         f"Test personas and KYC answers for a sandbox: {env.SANDBOX_FIXTURES} names a TOML file "
-        "(kit.fixtures). "
+        "(kit._fixtures). "
         "Exit status: 0 all passed, 1 a notebook failed or leaked (or differed, with --strict-choices), "
         "2 a usage error, 3 contract drift from the seed (unless --allow-drift)."
     )

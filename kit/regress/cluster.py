@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import env
+from kit import _env as env
 from kit.regress.model import RegressError
 
 __all__ = ["CONNECT_TIMEOUT_S", "as_completed", "connect", "execute_text", "threads"]

@@ -5,7 +5,7 @@ its notebook companion writes there the redacted exchanges of every client the n
 (``PREFIX.wire.jsonl``) and the salted fingerprints of the tokens they used
 (``PREFIX.tokens.json``). The runner reads the fingerprints for the leak scan (every
 notebook), and with ``--har`` writes ``OUT/NN_name.har`` beside the executed notebook (HAR 1.2,
-:func:`kit.wire_view.write_har`) and scans it too: a leak in it makes the notebook ``leaked``.
+:func:`kit._wire_view.write_har`) and scans it too: a leak in it makes the notebook ``leaked``.
 
 Example::
 
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit._wire import Exchange, from_dict
 from kit.regress import leaks
 from kit.regress.model import NotebookResult
-from kit.wire import Exchange, from_dict
 
 __all__ = ["attach", "fingerprints", "prefix", "write"]
 
@@ -56,7 +56,7 @@ def _exchanges(path: Path) -> list[Exchange]:
 def write(output: Path, outcome: Mapping[str, Any]) -> Path | None:
     """``output`` with ``.har``: every exchange the kernel recorded (an empty log when it
     recorded none); ``None`` when the kernel was given no wire prefix."""
-    from kit.wire_view import write_har
+    from kit._wire_view import write_har
 
     wire = outcome.get("wire")
     if not wire:

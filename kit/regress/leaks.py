@@ -6,11 +6,11 @@ call history; this module checks that after the fact. It looks for
 - ``persona-dob`` / ``persona-national-id``: every persona's date of birth (ISO and other
   common forms: ``14/03/1950``, ``March 14, 1950``, ``19500314``…) and national id (with
   or without separators), read from ``data/personas.json`` through :func:`kit.register.personas`;
-- ``client-secret``: the simulator's default client secrets (:data:`kit.env.SIM_PARTNER_CLIENTS`),
-  the partner client secret of the environment (:data:`kit.env.CLIENT_SECRET`) and the secrets
-  of :data:`kit.env.SIM_PARTNERS` when set, a quoted ``"client_secret": "…"``;
-- ``access-token``: the value of :data:`kit.env.ACCESS_TOKEN` when set;
-- ``control-token``: the value of :data:`kit.env.SIM_CONTROL_TOKEN` when set;
+- ``client-secret``: the simulator's default client secrets (:data:`kit._env.SIM_PARTNER_CLIENTS`),
+  the partner client secret of the environment (:data:`kit._env.CLIENT_SECRET`) and the secrets
+  of :data:`kit._env.SIM_PARTNERS` when set, a quoted ``"client_secret": "…"``;
+- ``access-token``: the value of :data:`kit._env.ACCESS_TOKEN` when set;
+- ``control-token``: the value of :data:`kit._env.SIM_CONTROL_TOKEN` when set;
 - ``secret``: any value handed in through ``secrets=``;
 - ``jwe``, ``jws``, ``jws-detached``, ``jose``: compact JOSE strings (an ``eyJ`` header and
   dot-separated base64url segments: five for a JWE, ``header..signature`` for a detached JWS);
@@ -23,7 +23,7 @@ call history; this module checks that after the fact. It looks for
 - ``kyc-question``: the decrypted KYC question texts (:data:`KYC_QUESTIONS`, register A12);
 - ``sensitive-text``: any literal handed in through ``extra=``;
 - ``fixture-value``: every value of the sandbox fixtures file named by
-  :data:`kit.env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit.fixtures`);
+  :data:`kit._env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit._fixtures`);
   a short one (a four-digit answer) only where it stands alone, never inside an id.
 
 A :class:`Finding` names the kind, where it was found and what to do — never the value: its
@@ -89,8 +89,8 @@ def scan_text(
 
     ``secrets`` are further literal values (strings or :class:`kit.Sensitive`) to look for;
     ``extra`` further literal texts (matched case-insensitively, any whitespace); ``environ``
-    replaces ``os.environ`` when reading the secrets of :data:`kit.env.SECRET_VARIABLES` and
-    :data:`kit.env.SIM_PARTNERS`.
+    replaces ``os.environ`` when reading the secrets of :data:`kit._env.SECRET_VARIABLES` and
+    :data:`kit._env.SIM_PARTNERS`.
 
     Example::
 

@@ -3,7 +3,7 @@
 A notebook that runs on both versions (the migration notebook, and any whose parameters cell
 declares ``api_version``) runs once per version (``api_version`` injected as a parameter). Its
 wire — each call's method, path, status, code, headers and body fields, and each webhook it
-received — is emitted as a ``application/vnd.kit.wire+json`` output (:func:`emit`, with the
+received — is emitted as a ``application/vnd.kit._wire+json`` output (:func:`emit`, with the
 calls recorded by :func:`record`). The two wires are normalised (ids, times, request ids and the
 version header itself are left out or replaced by placeholders) and compared call by call; each
 difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
@@ -41,7 +41,7 @@ __all__ = [
     "write_report",
 ]
 
-WIRE_MIME = "application/vnd.kit.wire+json"
+WIRE_MIME = "application/vnd.kit._wire+json"
 _ID = re.compile(r"\b(?:acc|per|card|ses|p2p|evt|doc|sub|req|raf|tr)_[A-Za-z0-9]+")
 #: Headers that differ on every call or only name the version: never compared (normalised away).
 IGNORED_HEADERS = frozenset(

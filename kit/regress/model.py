@@ -10,7 +10,7 @@ could not start; :data:`EXIT_DRIFT` 3 an answer differed from the contract (``da
 
 Drift is a departure from what the seed states. A departure from a register entry — a choice
 check that **differs** (:mod:`kit.notebook`) or a contract row whose basis is an entry
-(:attr:`kit.drift.Drift.differs`) — is a **difference**: reported apart, and it fails the run
+(:attr:`kit._drift.Drift.differs`) — is a **difference**: reported apart, and it fails the run
 (exit 1) only with ``--strict-choices``.
 
 Example::
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.drift import Drift
+from kit._drift import Drift
 from kit.errors import KitError
 from kit.regress.scanner import Finding
 
@@ -75,7 +75,7 @@ class NotebookResult:
     found in the executed notebook (which is then rewritten with the values redacted);
     ``notes`` what else deserves a look (papermill warnings, kernel stderr, stderr outputs);
     ``stderr`` what the kernel wrote to its stderr, redacted; ``checks`` its named checks in
-    order; ``drift`` the contract drift its clients met (:mod:`kit.drift`).
+    order; ``drift`` the contract drift its clients met (:mod:`kit._drift`).
     """
 
     notebook: str

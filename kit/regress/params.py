@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kit import env
+from kit import _env as env
 from kit.regress import leaks
 from kit.regress.model import RegressError
 

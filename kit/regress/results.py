@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.drift import Drift
+from kit._drift import Drift
 from kit.notebook import CHECK_MIME_TYPE, DRIFT_MIME_TYPE
 from kit.regress import leaks
 from kit.regress.model import CheckResult, NotebookResult

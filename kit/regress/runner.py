@@ -28,9 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import choices, env, fixtures
+from kit import _choices as choices
+from kit import _env as env
+from kit import _fixtures as fixtures
+from kit._profiles import Profile, profile_class
 from kit.errors import ConfigError, FixturesError
-from kit.profiles import Profile, profile_class
 from kit.regress import cluster, har, leaks, reports
 from kit.regress.discovery import discover
 from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
@@ -200,7 +202,7 @@ def run(
     exits :data:`~kit.regress.model.EXIT_DRIFT` unless ``allow_drift``; a difference from the
     simulator's choices (a choice check that differs, a contract row on a register entry) fails
     the run only with ``strict_choices``. ``expect_choices`` names a choice overlay
-    (:mod:`kit.choices`) the kernels' choice checks expect (``KIT_EXPECT_CHOICES``). With
+    (:mod:`kit._choices`) the kernels' choice checks expect (``KIT_EXPECT_CHOICES``). With
     ``PARTNER_API_SANDBOX_FIXTURES`` set, the fixtures file is checked before any kernel
     starts, handed to the kernels, and each of its values is a leak wherever it appears.
 

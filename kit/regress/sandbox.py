@@ -2,7 +2,7 @@
 
 The token is fetched once, before any kernel starts ("about once per day", the wire contract),
 with the client credentials of the environment (:data:`SANDBOX_ENV`), through the kit's one
-token exchange (:func:`kit.auth.fetch_token`), and handed to the kernels as
+token exchange (:func:`kit._auth.fetch_token`), and handed to the kernels as
 :data:`ACCESS_TOKEN_ENV` — never as a parameter, which papermill would write into every
 executed notebook.
 
@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from kit import env
+from kit import _env as env
 from kit.regress.model import RegressError
 
 __all__ = ["ACCESS_TOKEN_ENV", "SANDBOX_ENV", "fetch_partner_token"]
@@ -36,9 +36,9 @@ def fetch_partner_token(
 ) -> str:
     """Fetch one partner access token with the client credentials of the environment.
 
-    ``POST /oauth/accesstoken`` on the base URL of :data:`kit.env.BASE_URL`, form
-    ``grant_type=client_credentials``, HTTP Basic with :data:`kit.env.CLIENT_ID` /
-    :data:`kit.env.CLIENT_SECRET` (:func:`kit.auth.fetch_token`). ``transport`` is an optional
+    ``POST /oauth/accesstoken`` on the base URL of :data:`kit._env.BASE_URL`, form
+    ``grant_type=client_credentials``, HTTP Basic with :data:`kit._env.CLIENT_ID` /
+    :data:`kit._env.CLIENT_SECRET` (:func:`kit._auth.fetch_token`). ``transport`` is an optional
     ``httpx`` transport (tests use ``httpx.MockTransport``).
 
     Example::
@@ -58,9 +58,9 @@ def fetch_partner_token(
         )
     import httpx
 
-    from kit.auth import TOKEN_PATH, fetch_token
+    from kit._auth import TOKEN_PATH, fetch_token
+    from kit._sensitive import Sensitive
     from kit.errors import ApiError, KitError
-    from kit.sensitive import Sensitive
 
     base_url, client_id, secret = (variables[name] for name in SANDBOX_ENV)
     url = base_url.rstrip("/") + TOKEN_PATH

@@ -3,11 +3,11 @@
 :mod:`kit.regress.leaks` is the public face (scan a text, a notebook, a file, a DataFrame);
 this module holds the kinds of leak, their hints, and the patterns that find them — every
 persona's date of birth and national id (from :func:`kit.register.personas`), the secrets the
-environment names (:data:`kit.env.SECRET_VARIABLES`, the partners of
-:data:`kit.env.SIM_PARTNERS`), the simulator's own client secrets
-(:data:`kit.env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, the
+environment names (:data:`kit._env.SECRET_VARIABLES`, the partners of
+:data:`kit._env.SIM_PARTNERS`), the simulator's own client secrets
+(:data:`kit._env.SIM_PARTNER_CLIENTS`), compact JOSE strings, session and bearer tokens, the
 KYC question texts (register entry A12), and every value of the sandbox fixtures file named by
-:data:`kit.env.SANDBOX_FIXTURES` (:mod:`kit.fixtures`: test personas' PII, KYC answers).
+:data:`kit._env.SANDBOX_FIXTURES` (:mod:`kit._fixtures`: test personas' PII, KYC answers).
 A run also hands in the :class:`Fingerprints` of the tokens its kernels used (salted hashes,
 never the tokens: :mod:`kit.notebook.wire`), so a partner, session or control token is found
 whatever its format.
@@ -35,7 +35,8 @@ from datetime import date
 from functools import cache
 from typing import Any
 
-from kit import env, fixtures
+from kit import _env as env
+from kit import _fixtures as fixtures
 from kit.errors import FixturesError
 from kit.register import personas, value
 
@@ -49,7 +50,7 @@ __all__ = [
     "Scanner",
 ]
 
-#: The simulator's built-in partner client secrets (:data:`kit.env.SIM_PARTNER_CLIENTS`).
+#: The simulator's built-in partner client secrets (:data:`kit._env.SIM_PARTNER_CLIENTS`).
 DEFAULT_CLIENT_SECRETS: tuple[str, ...] = tuple(env.SIM_PARTNER_CLIENTS.values())
 
 #: The simulator's KYC question texts (register entry A12): they only exist decrypted, so

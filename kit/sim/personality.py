@@ -1,7 +1,7 @@
 """The simulator's personality: the register's values under a choice overlay, resolved once.
 
 A simulator answers with the register's choices (``data/assumptions.toml``) unless it was
-started with a choice overlay (:mod:`kit.choices`: ``kit serve --choices FILE``,
+started with a choice overlay (:mod:`kit._choices`: ``kit serve --choices FILE``,
 ``kit.connect("sim", choices=FILE)``, ``KIT_SIM_CHOICES``). :func:`resolve` validates the overlay
 for this simulator and turns it into a :class:`Personality`: plain attributes read by the routes,
 the middleware and the OpenAPI document, so that no request looks anything up in the overlay.
@@ -13,13 +13,13 @@ whether card and event routes require a session (A63) and the problem codes (A64
 of the register is refused by name: the simulator reads it where its code is loaded, so it could
 not serve it.
 
-    >>> from kit.choices import parse
+    >>> from kit._choices import parse
     >>> resolve(parse({"A60": {"id_format": "uuid"}})).uuid_ids
     True
     >>> resolve(parse({"A02": {"header": "X-Token"}}))
     Traceback (most recent call last):
     ...
-    kit.choices.ChoicesError: [A02] header: this simulator cannot serve another value of it (...)
+    kit._choices.ChoicesError: [A02] header: this simulator cannot serve another value of it (...)
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from kit import register
-from kit.choices import EMPTY, ChoicesError, Overlay
-from kit.choices import Problem as Refusal
+from kit._choices import EMPTY, ChoicesError, Overlay
+from kit._choices import Problem as Refusal
 from kit.sim.models import AccountOut, CardOut, DocumentRequestOut, EventOut, Representation, TransferOut
 
 __all__ = ["APPLIED", "DEFAULT", "Personality", "SessionLifetimes", "resolve"]

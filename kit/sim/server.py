@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from kit.choices import Overlay
+from kit._choices import Overlay
 from kit.sim.app import create_app
 from kit.sim.settings import Settings
 
@@ -102,7 +102,7 @@ _shared_lock = threading.Lock()
 def shared_server(choices: Overlay | None = None) -> EmbeddedServer:
     """The process-wide embedded simulator: started on first use, reused, stopped at exit.
 
-    One per choice overlay (``kit.choices``): a client asking for another overlay than a
+    One per choice overlay (``kit._choices``): a client asking for another overlay than a
     running simulator's gets a second simulator with that one, never the first re-chosen
     under it; the same overlay (the same values, from any file) reuses its simulator.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from kit.choices import Overlay
-from kit.env import SIM_PARTNER_CLIENTS
+from kit._choices import Overlay
+from kit._env import SIM_PARTNER_CLIENTS
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class Settings:
     """How a simulator starts.
 
     ``partners`` maps client ids to client secrets (A30: two partner clients ship,
-    ``kit.env.SIM_PARTNER_CLIENTS``).
+    ``kit._env.SIM_PARTNER_CLIENTS``).
     ``strict`` makes the deprecated token endpoints answer 410. ``control`` mounts the
     ``/_sim`` control plane; ``control_token`` protects it (required off loopback). ``wall_clock``
     makes the clock follow the machine's instead of starting at ``clock_start`` (A46); by
@@ -49,7 +49,7 @@ class Settings:
     state_file: str | None = None  # the SQLite file keeping the state (kit serve --state); None: memory
     restore: str | None = None  # a snapshot to start from (with state_file)
     replace: bool = False  # restore over a state file that already holds state
-    choices: Overlay | None = None  # a choice overlay (kit.choices); None: the register's own values
+    choices: Overlay | None = None  # a choice overlay (kit._choices); None: the register's own values
 
     @property
     def follows_wall_clock(self) -> bool:

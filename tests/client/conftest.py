@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 import kit
+from kit._drift import Drift
 from kit._embedded import embedded_base_url
-from kit.drift import Drift
-from kit.hooks import Hooks
+from kit._hooks import Hooks
 from kit.lab import journeys
 
 SEED = 7

@@ -10,9 +10,9 @@ import pytest
 
 import kit
 from kit import errors
-from kit.config import resolve
-from kit.contract import Contract
-from kit.transport import Transport
+from kit._config import resolve
+from kit._contract import Contract
+from kit._transport import Transport
 
 OLD, NEW = "1.1.0", "1.2.0-20221215"
 
@@ -58,7 +58,7 @@ def test_an_unknown_version_is_refused_by_the_server(make_client: Callable[..., 
 
 def test_a_server_answering_under_another_version_is_a_typed_error() -> None:
     config = resolve("sim", {"base_url": "http://127.0.0.1:9", "api_version": OLD}, environ={})
-    transport = Transport(config, history=kit.history.History())
+    transport = Transport(config, history=kit._history.History())
     request = httpx.Request("GET", "http://127.0.0.1:9/cards/card_1")
     with pytest.raises(errors.ApiVersionMismatch, match=r"pinned svc-api-version 1\.1\.0.*under 1\.2\.0"):
         transport._check_version(

@@ -8,11 +8,12 @@ import httpx
 import pytest
 
 import kit
-from kit import env, errors
-from kit.auth import TokenGrant, fetch_token
+from kit import _env as env
+from kit import errors
+from kit._auth import TokenGrant, fetch_token
+from kit._requestor import CurrentSession
+from kit._sensitive import Sensitive
 from kit.models import SessionInfo
-from kit.requestor import CurrentSession
-from kit.sensitive import Sensitive
 
 from .conftest import onboard, record
 

@@ -1,4 +1,4 @@
-"""Choice overlays (kit.choices): validation names entry and key; effective values."""
+"""Choice overlays (kit._choices): validation names entry and key; effective values."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kit import choices, env, register
-from kit.choices import ChoicesError
+from kit import _choices as choices
+from kit import _env as env
+from kit import register
+from kit._choices import ChoicesError
 
 
 def _refused(data: dict[str, object]) -> ChoicesError:

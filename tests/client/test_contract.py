@@ -1,5 +1,5 @@
-"""The contract check answer by answer (:mod:`kit.contract`), the memo of verdicts by shape
-(:mod:`kit.shapes`) and where drift is collected (:mod:`kit.drift`)."""
+"""The contract check answer by answer (:mod:`kit._contract`), the memo of verdicts by shape
+(:mod:`kit._shapes`) and where drift is collected (:mod:`kit._drift`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from collections.abc import Callable
 import pytest
 
 import kit
-import kit.drift
+import kit._drift
 import kit.notebook
-from kit import contract, env, register
-from kit.contract import Contract
-from kit.drift import Drift, DriftLog
-from kit.shapes import Memo
+from kit import _contract as contract
+from kit import _env as env
+from kit import register
+from kit._contract import Contract
+from kit._drift import Drift, DriftLog
+from kit._shapes import Memo
 
 VERSION = str(register.spec()["version"])
 
@@ -155,7 +157,7 @@ def test_a_log_is_bounded() -> None:
     row = Drift("status", "GET /x", "status", "one of 200", "418", "req_1")
     log.record([row, row, row])
     assert (len(log), log.dropped) == (2, 1)
-    assert list(log.frame().columns) == kit.drift.COLUMNS
+    assert list(log.frame().columns) == kit._drift.COLUMNS
     assert (
         kit.notebook.text_line(row)
         == "contract drift: GET /x: status: expected one of 200, got 418 (request req_1)"

@@ -1,4 +1,4 @@
-"""The profile object (``kit.profiles``): looked up once, asked everywhere, never compared by name."""
+"""The profile object (``kit._profiles``): looked up once, asked everywhere, never compared by name."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import kit
-from kit import env, errors
-from kit.profiles import PROFILES, Profile, SandboxProfile, SimProfile, lookup
+from kit import _env as env
+from kit import errors
+from kit._profiles import PROFILES, Profile, SandboxProfile, SimProfile, lookup
 
 KIT = Path(kit.__file__).resolve().parent
 NAMES = set(PROFILES)

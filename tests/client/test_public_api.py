@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import kit
-from kit import env, errors
+from kit import _env as env
+from kit import errors
 
 KIT = Path(kit.__file__).resolve().parent
 ROOT = KIT.parent
@@ -24,9 +25,13 @@ def test_public_all_is_pinned_and_sorted() -> None:
     assert kit.__all__ == [
         "ApiError",
         "Client",
+        "Hooks",
         "KitError",
         "Money",
+        "Profile",
+        "SandboxProfile",
         "Sensitive",
+        "SimProfile",
         "connect",
         "errors",
         "webhooks",
@@ -85,7 +90,7 @@ def test_kit_resolves_its_own_names_only_never_any_submodule() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 
 
-# The client core is kit/*.py and kit/resources/: not the base (env, register), the entry
+# The client core is kit/*.py and kit/_resources/: not the base (env, register), the entry
 # points (the ``kit`` command), the public aliases of the lab, nor the wings sim, lab, regress.
 NOT_CLIENT = {"env.py", "register.py", "cli.py", "__main__.py", "simulate.py", "widgets.py"}
 WINGS = ("notebook", "sim", "lab", "regress")
@@ -160,10 +165,10 @@ def test_no_core_module_reaches_into_another_modules_private_names() -> None:
 
 def test_import_kit_loads_the_client_only_when_used() -> None:
     code = (
-        "import sys, kit; assert 'kit.client' not in sys.modules, 'eager'; "
+        "import sys, kit; assert 'kit._client' not in sys.modules, 'eager'; "
         "assert sorted(kit.__all__) == sorted(n for n in kit.__all__ if n in dir(kit)); "
-        "kit.connect; assert 'kit.client' in sys.modules; "
-        "from kit import Sensitive; assert Sensitive is kit.sensitive.Sensitive"
+        "kit.connect; assert 'kit._client' in sys.modules; "
+        "from kit import Sensitive; assert Sensitive is kit._sensitive.Sensitive"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 

@@ -1,5 +1,5 @@
 """The ``sandbox`` profile against ``kit serve`` in a subprocess: only the base URL and the
-credentials change, read from the environment (names in :mod:`kit.env`)."""
+credentials change, read from the environment (names in :mod:`kit._env`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 import kit
-from kit import env
-from kit.auth import fetch_token
-from kit.sensitive import Sensitive
+from kit import _env as env
+from kit._auth import fetch_token
+from kit._sensitive import Sensitive
 from tests.support.launcher import serve_process
 
 

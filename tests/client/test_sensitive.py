@@ -12,7 +12,7 @@ import pytest
 
 import kit
 from kit import errors
-from kit.sensitive import MASK
+from kit._sensitive import MASK
 
 from .conftest import onboard, record
 

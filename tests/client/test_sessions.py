@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 import kit
-import kit.sensitive
+import kit._sensitive
 from kit import errors
 
 from .conftest import onboard, record
@@ -157,7 +157,7 @@ def test_control_plane_clock_fund_and_personas(api: kit.Client) -> None:
     customer = onboard(api)
     assert str(api.sim.fund(customer.account_id, "25.00")) == "525.00 USD"
     frame = api.sim.personas()
-    assert len(frame) >= 3 and set(frame["first_name"]) == {kit.sensitive.MASK}
+    assert len(frame) >= 3 and set(frame["first_name"]) == {kit._sensitive.MASK}
     assert api.sim.health()["status"] == "ok"
 
 

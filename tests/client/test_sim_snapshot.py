@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import kit
+from kit._resources.sim import Snapshot
 from kit.errors import SnapshotInvalid
-from kit.resources.sim import Snapshot
 from tests.client.conftest import onboard
 
 

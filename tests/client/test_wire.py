@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 import pytest
 
 import kit
-import kit.wire
+import kit._wire
 from kit import errors
-from kit.redaction import Redactor
+from kit._redaction import Redactor
+from kit._wire import as_dict, from_dict
+from kit._wire_view import WireView
 from kit.register import personas
-from kit.wire import as_dict, from_dict
-from kit.wire_view import WireView
 
 from .conftest import onboard
 
@@ -31,7 +31,7 @@ def dumped(api: kit.Client) -> str:
     return json.dumps([as_dict(e) for e in api.wire_log.exchanges()], ensure_ascii=False)
 
 
-def header(message: kit.wire.Message | None, name: str) -> str | None:
+def header(message: kit._wire.Message | None, name: str) -> str | None:
     assert message is not None
     return next((v for n, v in message.headers if n == name), None)
 
@@ -144,7 +144,7 @@ def test_what_varies_is_normalised(make_client: Callable[..., kit.Client]) -> No
 def test_a_delivery_is_recorded_with_its_signature_shown_by_shape(
     make_client: Callable[..., kit.Client],
 ) -> None:
-    seen: list[kit.wire.Exchange] = []
+    seen: list[kit._wire.Exchange] = []
     api = make_client(record=True, hooks={"wire": [seen.append]})
     customer = onboard(api)
     api.webhooks.listen()
@@ -165,9 +165,9 @@ def test_a_delivery_is_recorded_with_its_signature_shown_by_shape(
 
 
 def test_memory_is_bounded(make_client: Callable[..., kit.Client], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kit.wire, "MAX_CALLS", 3)
-    monkeypatch.setattr(kit.wire, "MAX_BODY", 50)
-    monkeypatch.setattr(kit.wire, "MAX_ATTEMPTS", 1)
+    monkeypatch.setattr(kit._wire, "MAX_CALLS", 3)
+    monkeypatch.setattr(kit._wire, "MAX_BODY", 50)
+    monkeypatch.setattr(kit._wire, "MAX_ATTEMPTS", 1)
     api = make_client(record=True)
     api.sessions.init_data()
     init = api.wire(path="/sessions/user_session_initialization_data").exchange.attempts[0]
@@ -202,11 +202,11 @@ def test_the_view_fits_a_stored_output(make_client: Callable[..., kit.Client]) -
 
 def test_long_bodies_are_folded_to_fit() -> None:
     long_body = json.dumps({"items": [{"id": f"item-{i:04d}", "note": "x" * 40} for i in range(300)]})
-    message = kit.wire.Message((("content-type", "application/json"),), long_body, "application/json", 99)
-    attempt = kit.wire.Attempt(
+    message = kit._wire.Message((("content-type", "application/json"),), long_body, "application/json", 99)
+    attempt = kit._wire.Attempt(
         datetime.now(UTC), "GET", "http://127.0.0.1:<port>/items", message, 200, "OK", message, 1.0
     )
-    view = WireView(kit.wire.Exchange(1, "call", "GET", "/items", [attempt]))
+    view = WireView(kit._wire.Exchange(1, "call", "GET", "/items", [attempt]))
     text, page = view.text(), view._repr_html_()
     assert len(long_body) > 20_000 and len(text) < 4000 and len(page) < 4000
     assert text.count("more characters folded") == 2  # the request's body and the response's
@@ -223,11 +223,11 @@ def test_exchanges_round_trip_through_json(make_client: Callable[..., kit.Client
 
 def test_a_call_with_many_attempts_still_fits() -> None:
     headers = tuple((f"x-header-{i}", "<value>" * 4) for i in range(20))
-    message = kit.wire.Message(headers, None, "", 0)
-    attempt = kit.wire.Attempt(
+    message = kit._wire.Message(headers, None, "", 0)
+    attempt = kit._wire.Attempt(
         datetime.now(UTC), "GET", "http://h/x", message, 503, "Service Unavailable", message, 1.0
     )
-    view = WireView(kit.wire.Exchange(1, "call", "GET", "/x", [attempt] * 10))
+    view = WireView(kit._wire.Exchange(1, "call", "GET", "/x", [attempt] * 10))
     text, page = view.text(), view._repr_html_()
     assert len(text) < 4000 and len(page) < 4000
     assert text.endswith("see .exchange)") and page.startswith("<pre>")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import env
+from kit import _env as env
 from kit.sim.crypto import ServerKeys
 from tests.support.launcher import Served, serve_process
 

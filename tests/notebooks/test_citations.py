@@ -29,13 +29,13 @@ _RUNNER = textwrap.dedent(
     import json, os, sys
     os.environ["KIT_REGRESS"] = "1"       # headless: widgets print text, nothing waits for a person
     os.environ.pop("JPY_SESSION_NAME", None)
-    import kit.history
+    import kit._history
     used = set()
-    _record = kit.history.History.record
+    _record = kit._history.History.record
     def record(self, entry):
         used.update(a for a in (entry.assumptions or "").split(",") if a)
         return _record(self, entry)
-    kit.history.History.record = record
+    kit._history.History.record = record
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance()
     for source in json.load(sys.stdin):

@@ -11,8 +11,8 @@ import pytest
 import kit
 from kit import notebook
 from kit._embedded import embedded_base_url
+from kit._profiles import SandboxProfile
 from kit.notebook import COMPANION, NEEDS, check
-from kit.profiles import SandboxProfile
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from kit import env
+from kit import _env as env
+from kit._sensitive import Sensitive
 from kit.register import personas, value
 from kit.regress import leaks
-from kit.sensitive import Sensitive
 from tests.notebooks.helpers import FIXTURES
 
 

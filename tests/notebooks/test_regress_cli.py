@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import env, regress
+from kit import _env as env
+from kit import regress
 from kit.regress import reports
 from tests.notebooks.helpers import FIXTURES, ROOT, run_cli
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kit.drift import Drift
+from kit._drift import Drift
 from kit.regress import reports
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK, CheckResult, NotebookResult, RegressReport
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from kit import fixtures, register
+from kit import _fixtures as fixtures
+from kit import register
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK
 from tests.notebooks.helpers import load, run_cli
 from tests.sandbox.conftest import point_at, sandbox_server

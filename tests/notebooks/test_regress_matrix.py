@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import env, regress
+from kit import _env as env
+from kit import regress
 from kit.register import personas
 from kit.regress.matrix import jobs, load_matrix, longest_first, parse_matrix
 from tests.notebooks.helpers import FIXTURES, run_cli

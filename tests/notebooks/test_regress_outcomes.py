@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kit import env
+from kit import _env as env
 from tests.notebooks.helpers import FIXTURES, load, run_cli, stream_text
 
 pytestmark = pytest.mark.papermill

@@ -14,7 +14,8 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from kit import env, regress
+from kit import _env as env
+from kit import regress
 from tests.notebooks.helpers import FIXTURES, load, run_cli, stream_text
 
 CLIENT_ID = "partner-under-test"

@@ -16,7 +16,7 @@ import pytest
 
 import kit
 import kit.notebook
-from kit import env
+from kit import _env as env
 from tests.support.launcher import Served, serve_process
 
 CLIENT_ID, CLIENT_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.items()))

@@ -90,7 +90,7 @@ def test_the_sandbox_itself_keeps_the_contract(connect: object) -> None:
 def test_a_departure_from_the_seed_is_drift_and_one_from_a_choice_differs(
     sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The basis of each row comes from kit.contract's table: an endpoint the seed names
+    """The basis of each row comes from kit._contract's table: an endpoint the seed names
     answering 404 is drift (its statement); a header, a status or a field the seed does not show
     differs from the register entry that chose it."""
     rules = [

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kit import env, fixtures, register
+from kit import _env as env
+from kit import _fixtures as fixtures
+from kit import register
 from kit.cli import main as kit_main
 from kit.cli import sim_fixtures_text
 from kit.errors import ConfigError, FixturesError

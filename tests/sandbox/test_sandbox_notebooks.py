@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import fixtures, regress
+from kit import _fixtures as fixtures
+from kit import regress
 from kit.notebook import NEEDS
 
 ROOT = Path(__file__).resolve().parents[2]

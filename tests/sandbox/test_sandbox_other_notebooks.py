@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from kit import fixtures, regress
+from kit import _fixtures as fixtures
+from kit import regress
 from tests.sandbox.conftest import sandbox_variables
 from tests.support.launcher import Served, serve_process
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import kit.simulate
-from kit import fixtures, regress
+from kit import _fixtures as fixtures
+from kit import regress
 from kit.errors import ConfigError
 from kit.notebook import NEEDS
 from kit.simulate import SimulationResult

@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from kit import choices, register
-from kit.choices import ChoicesError
+from kit import _choices as choices
+from kit import register
+from kit._choices import ChoicesError
 from kit.sim import Settings, create_app
 from kit.sim.personality import resolve
 from tests.sim.helpers.clients import CheckedClient, checked, embedded, served_client

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 import kit
-from kit import env, register
+from kit import _env as env
+from kit import register
 from kit.errors import ConfigError
 from tests.support.launcher import serve_process
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from kit.env import SIM_CONTROL_TOKEN
+from kit._env import SIM_CONTROL_TOKEN
 from tests.sim.helpers.contract import API_VERSION
 from tests.sim.helpers.encryption import Device
 from tests.sim.helpers.journeys import new_session

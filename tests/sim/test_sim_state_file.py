@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
+from kit._env import SIM_PARTNER_CLIENTS
 from kit.cli import main as kit_main
-from kit.env import SIM_PARTNER_CLIENTS
 from kit.sim import Settings
 from kit.sim.durable import StateFile
 from kit.sim.server import start_embedded

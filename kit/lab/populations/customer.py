@@ -31,12 +31,12 @@ from typing import Any
 
 import kit
 from kit import register
-from kit.contract import DOCUMENT
+from kit._contract import DOCUMENT
+from kit._profiles import Profile, SimProfile
 from kit.errors import ApiError, KitError, TransportError
 from kit.lab import journeys
 from kit.lab.populations.planning import CustomerPlan
 from kit.models import Persona
-from kit.profiles import Profile, SimProfile
 
 __all__ = ["CallKey", "Crowd", "Customer", "Outcome", "operation"]
 

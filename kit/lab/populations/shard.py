@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 import kit
+from kit._profiles import Profile, SimProfile
 from kit.lab.populations.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
 from kit.lab.populations.customer import CallKey, Crowd, Outcome
 from kit.lab.populations.planning import CustomerPlan, Draws, plan_shard, shard_seed
-from kit.profiles import Profile, SimProfile
 
 if TYPE_CHECKING:
     from kit.sim.server import EmbeddedServer

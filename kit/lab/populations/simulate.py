@@ -11,7 +11,7 @@ its own device (one :func:`kit.connect` per customer). Fault profiles are inject
 shard's control plane. The caller's own simulator (``kit.connect("sim")``) is never touched.
 
 On another profile (``profile="sandbox"``: one whose server this machine cannot start at will,
-:attr:`kit.profiles.Profile.own_servers`) the shards are clients of that profile's server
+:attr:`kit._profiles.Profile.own_servers`) the shards are clients of that profile's server
 instead, capped at ``server_cap`` customers (5 by default), playing its published test personas;
 no faults, and no ledger check — both need the simulator's control plane, and the result says
 what was skipped and why. :attr:`SimulationResult.calls` counts the customers' calls by server
@@ -60,6 +60,7 @@ from typing import Any
 
 import pandas as pd
 
+from kit._profiles import Profile
 from kit.lab.display import person_watching
 from kit.lab.populations import planning
 from kit.lab.populations.aggregate import Partial
@@ -87,7 +88,6 @@ from kit.lab.populations.results import (
 )
 from kit.lab.populations.shard import LEDGER_COLUMNS, ShardResult, ShardSpec
 from kit.lab.populations.target import DEFAULT_SERVER_CAP, Target
-from kit.profiles import Profile
 
 __all__ = [
     "CLOSE_REASONS",

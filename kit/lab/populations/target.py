@@ -1,7 +1,7 @@
 """Where a population's customers are played: simulators of the shards' own, or the one server
 of another profile, capped.
 
-The caller's profile says which (:attr:`kit.profiles.Profile.own_servers`):
+The caller's profile says which (:attr:`kit._profiles.Profile.own_servers`):
 
 - ``sim``: each shard starts a simulator of its own, in its worker process — seeded, faults
   injected through its control plane, its ledger read at the end. The caller's is never touched.
@@ -31,11 +31,11 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kit import env
+from kit import _env as env
+from kit._profiles import FixturePersonas, Profile, lookup
+from kit._sensitive import Sensitive
 from kit.errors import ConfigError
 from kit.notebook import NEEDS
-from kit.profiles import FixturePersonas, Profile, lookup
-from kit.sensitive import Sensitive
 
 __all__ = ["DEFAULT_SERVER_CAP", "Target"]
 
@@ -134,7 +134,7 @@ class Target:
         """
         if self.own:
             return {}
-        from kit.auth import fetch_token
+        from kit._auth import fetch_token
 
         base_url, client_id, secret, extra = self.profile().settings({}, os.environ)
         handed = extra.get("access_token")

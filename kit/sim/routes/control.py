@@ -12,7 +12,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from kit import env, register
+from kit import _env as env
+from kit import register
 from kit.sim.clock import format_time
 from kit.sim.models import AdvanceIn, DocumentRequestOut, FaultIn, FundIn, ResetIn, TransferOut, money
 from kit.sim.pipeline import read_json

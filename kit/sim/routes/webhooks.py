@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request, Response
 
 from kit import register
-from kit.env import is_loopback
+from kit._env import is_loopback
 from kit.sim import versions
 from kit.sim.fastpath import PlainRoute
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut

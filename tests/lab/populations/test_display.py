@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from kit import env
+from kit import _env as env
 from kit.lab import display
 from kit.lab.populations.aggregate import Partial, steps_frame
 from kit.lab.populations.plots import Plot

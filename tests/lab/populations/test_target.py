@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 import kit.simulate
-from kit import env, fixtures
+from kit import _env as env
+from kit import _fixtures as fixtures
+from kit._profiles import SandboxProfile, SimProfile
 from kit.errors import ConfigError, FixturesError
 from kit.lab.populations.pool import Pool
 from kit.lab.populations.target import DEFAULT_SERVER_CAP, Target
-from kit.profiles import SandboxProfile, SimProfile
 
 
 class Staging(SandboxProfile):

@@ -1,7 +1,7 @@
 """Helpers for the simulator's HTTP contract tests, written from the wire contract alone.
 
-Nothing here imports the client package (``kit.client``…) or the simulator's insides (only
-``kit.env``, for the simulator's built-in partner clients, and ``kit.sim`` to start one): the
+Nothing here imports the client package (``kit._client``…) or the simulator's insides (only
+``kit._env``, for the simulator's built-in partner clients, and ``kit.sim`` to start one): the
 tests speak HTTP to a running simulator, as any independent client would, with joserfc and
 ``cryptography`` directly. One module per job; every name of theirs is importable from here too.
 

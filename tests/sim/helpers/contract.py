@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from kit.env import SIM_PARTNER_CLIENTS
+from kit._env import SIM_PARTNER_CLIENTS
 
 API_VERSION = "1.2.0-20221215"
 #: The versions served (A27): a request naming one is answered under it.
@@ -26,7 +26,7 @@ PROBLEM_CT = "application/problem+json"
 #: The fields every problem body carries (RFC 9457 and the contract's ``code``).
 PROBLEM_FIELDS = ("type", "title", "status", "detail", "code")
 #: The simulator's two built-in partner clients, (client id, secret) each: its configuration
-#: (one home, ``kit.env``), not the contract.
+#: (one home, ``kit._env``), not the contract.
 PARTNER_A, PARTNER_B = tuple(SIM_PARTNER_CLIENTS.items())[:2]
 DEPRECATION = "@1671062400"
 SUCCESSOR_LINK = '</oauth/accesstoken>; rel="successor-version"'

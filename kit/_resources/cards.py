@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from kit import register
+from kit._resources._base import Resource, seg
 from kit.models import Card
-from kit.resources._base import Resource, seg
 
 __all__ = ["CARD_TYPES", "CLOSE_REASONS", "Cards"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kit._resources._base import Resource
 from kit.models import Account
-from kit.resources._base import Resource
 
 __all__ = ["Accounts"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from kit.requestor import Requestor
+from kit._requestor import Requestor
 
 
 def seg(value: str) -> str:

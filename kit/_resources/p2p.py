@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from kit._resources._base import Resource, seg
 from kit.models import Money, Transfer
-from kit.resources._base import Resource, seg
 
 __all__ = ["P2P"]
 

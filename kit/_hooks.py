@@ -1,11 +1,11 @@
 """Hooks: how something outside a client observes it, as httpx's ``event_hooks`` do.
 
 ``kit.connect(..., hooks={"call": [on_call], "drift": [on_drift]})`` (or a :class:`Hooks`):
-each ``call`` hook is called with every :class:`~kit.history.Entry` the client records (the
+each ``call`` hook is called with every :class:`~kit._history.Entry` the client records (the
 same redacted row as ``api.history``: never a header, body or secret), each ``drift`` hook
-with the :class:`~kit.drift.Drift` rows of one answer that differed from the contract, each
+with the :class:`~kit._drift.Drift` rows of one answer that differed from the contract, each
 ``wire`` hook (a client made with ``record=True``) with every redacted
-:class:`~kit.wire.Exchange` once it is complete. Hooks
+:class:`~kit._wire.Exchange` once it is complete. Hooks
 run on the calling thread, after the row is kept; an exception in a hook propagates to the
 caller, as in httpx. The notebook companion (:mod:`kit.notebook`) observes its clients this
 way; the client core itself keeps no process-wide record.
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from kit.errors import ConfigError
 
 if TYPE_CHECKING:
-    from kit.drift import Drift
-    from kit.history import Entry
+    from kit._drift import Drift
+    from kit._history import Entry
 
 __all__ = ["CallHook", "DriftHook", "Hooks", "WireHook"]
 
@@ -36,8 +36,8 @@ __all__ = ["CallHook", "DriftHook", "Hooks", "WireHook"]
 CallHook = Callable[["Entry"], None]
 #: Called with the drift rows of one answer.
 DriftHook = Callable[[Sequence["Drift"]], None]
-#: Called with each redacted :class:`kit.wire.Exchange` a recording client completes (typed
-#: loosely here: :mod:`kit.wire` imports nothing of this module, and this module nothing of it).
+#: Called with each redacted :class:`kit._wire.Exchange` a recording client completes (typed
+#: loosely here: :mod:`kit._wire` imports nothing of this module, and this module nothing of it).
 WireHook = Callable[[Any], None]
 
 

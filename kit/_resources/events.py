@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kit import register
+from kit._resources._base import Resource, seg
 from kit.models import InboundEvent
-from kit.resources._base import Resource, seg
 
 __all__ = ["EVENT_TYPES", "Events"]
 

@@ -1,7 +1,7 @@
 """The client: ``kit.connect(profile=…)`` → :class:`Client`, one per device.
 
 A client is one install of the partner app: its own device key pair, its own current session,
-its own call history — all held by its :class:`~kit.requestor.Requestor`, which the client,
+its own call history — all held by its :class:`~kit._requestor.Requestor`, which the client,
 ``api.sessions`` and every ``api.<resource>`` share. Several clients in one process share the
 embedded simulator (two customers for P2P are two ``connect()`` calls) and each fetches its
 own partner token.
@@ -21,15 +21,12 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from kit.auth import TOKEN_PATH, token_path
-from kit.config import Config, resolve
-from kit.crypto import Device
-from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError
-from kit.history import History
-from kit.models import SessionInfo, TokenInfo
-from kit.profiles import Personas, Profile
-from kit.requestor import Requestor
-from kit.resources import (
+from kit._auth import TOKEN_PATH, token_path
+from kit._config import Config, resolve
+from kit._history import History
+from kit._profiles import Personas, Profile
+from kit._requestor import Requestor
+from kit._resources import (
     P2P,
     Accounts,
     Cards,
@@ -40,16 +37,19 @@ from kit.resources import (
     SimControl,
     Webhooks,
 )
-from kit.sensitive import Sensitive
-from kit.sessions import Sessions
+from kit._sensitive import Sensitive
+from kit._sessions import Sessions
+from kit.crypto import Device
+from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportError
+from kit.models import SessionInfo, TokenInfo
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import pandas as pd
 
-    from kit.wire import Exchange, Recorder
-    from kit.wire_view import WireView
+    from kit._wire import Exchange, Recorder
+    from kit._wire_view import WireView
 
 __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
@@ -133,7 +133,7 @@ class Client:
 
     @property
     def calls(self) -> History:
-        """The same calls as :attr:`history`, as :class:`~kit.history.Entry` rows, without pandas.
+        """The same calls as :attr:`history`, as :class:`~kit._history.Entry` rows, without pandas.
 
         Example::
 
@@ -146,7 +146,7 @@ class Client:
 
     @property
     def wire_log(self) -> Recorder | None:
-        """The redacted wire log of a client made with ``record=True`` (:mod:`kit.wire`), else ``None``."""
+        """The redacted wire log of a client made with ``record=True`` (:mod:`kit._wire`), else ``None``."""
         return self._requestor.wire
 
     def _recorded(self) -> Recorder:
@@ -184,7 +184,7 @@ class Client:
             ConfigError: the client does not record (``record=True``).
             LookupError: no such call.
         """
-        from kit.wire_view import WireView, choose
+        from kit._wire_view import WireView, choose
 
         exchanges = self._recorded().exchanges()
         chosen = choose(exchanges, which, kind=kind, path=path, method=method, status=status, where=where)
@@ -205,14 +205,14 @@ class Client:
             ConfigError: the client does not record (``record=True``).
             OSError: the file cannot be written.
         """
-        from kit.wire_view import write_har
+        from kit._wire_view import write_har
 
         return write_har(path, self._recorded().exchanges())
 
     @property
     def webhooks(self) -> Webhooks:
         """Webhook subscriptions; in the sim profile, first use starts and subscribes the
-        loopback receiver (see :mod:`kit.resources.webhooks`)."""
+        loopback receiver (see :mod:`kit._resources.webhooks`)."""
         if self.config.profile.listens_by_default:
             self._webhooks.listen()
         return self._webhooks
@@ -220,7 +220,7 @@ class Client:
     @property
     def personas(self) -> Personas:
         """Where this client's test personas and their KYC answers come from, as its profile
-        says (:meth:`kit.profiles.Profile.personas`): the simulator's, or the sandbox fixtures'.
+        says (:meth:`kit._profiles.Profile.personas`): the simulator's, or the sandbox fixtures'.
 
         Example::
 
@@ -336,7 +336,7 @@ class Client:
 
 def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) -> Client:
     """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"`` — or any
-    :class:`kit.profiles.Profile` (class or object: a partner's staging is one class).
+    :class:`kit._profiles.Profile` (class or object: a partner's staging is one class).
 
     ``sim`` starts the embedded simulator or reuses the one this process runs (pass
     ``base_url=`` to use a ``kit serve`` instead); credentials ``sim-partner`` /
@@ -348,12 +348,12 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
     ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
     (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``),
     ``record`` (keep the wire, redacted: ``api.wire()``, ``api.export_har(path)``; off by
-    default, bounded — :mod:`kit.wire`).
+    default, bounded — :mod:`kit._wire`).
 
     ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
-    :class:`kit.hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
-    ``call`` hook gets every :class:`~kit.history.Entry` the client records (the redacted row
-    of ``api.history``), each ``drift`` hook the :class:`~kit.drift.Drift` rows of one answer
+    :class:`kit._hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
+    ``call`` hook gets every :class:`~kit._history.Entry` the client records (the redacted row
+    of ``api.history``), each ``drift`` hook the :class:`~kit._drift.Drift` rows of one answer
     that differed from the contract; they run on the calling thread, and their errors reach
     the caller. The notebook companion (``kit.notebook.connect``) passes its own.
 

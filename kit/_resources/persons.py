@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
+from kit._resources._base import Resource, seg
+from kit._sensitive import Sensitive, reveal
 from kit.models import Person
-from kit.resources._base import Resource, seg
-from kit.sensitive import Sensitive, reveal
 
 __all__ = ["Persons"]
 

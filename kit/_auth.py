@@ -3,7 +3,7 @@
 The exchange is written once: :func:`token_headers` and :data:`CLIENT_CREDENTIALS` (``POST
 /oauth/accesstoken``, form ``grant_type=client_credentials``, HTTP Basic per RFC 6749 §2.3.1)
 and :meth:`TokenGrant.from_body` (reading the answer). A client makes it in one place,
-:meth:`kit.requestor.Requestor.exchange_token` (retried and recorded like any call), for
+:meth:`kit._requestor.Requestor.exchange_token` (retried and recorded like any call), for
 :class:`PartnerAuth`, ``api.token()`` and ``api.legacy_token()``. :class:`PartnerAuth` is the
 httpx auth flow of a client's calls: the token is fetched (through the requestor) when first
 needed, cached until shortly before it expires, and fetched once more when an answer is the
@@ -35,8 +35,8 @@ from urllib.parse import quote_plus
 import httpx
 
 from kit import register
+from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
-from kit.sensitive import Sensitive
 
 __all__ = [
     "CLIENT_CREDENTIALS",
@@ -185,7 +185,7 @@ Fetch = Callable[[], TokenGrant | None]
 class PartnerAuth(httpx.Auth):
     """Client-credentials bearer auth with a cached token and one re-fetch on 401.
 
-    ``fetch`` makes the exchange (a client's :meth:`~kit.requestor.Requestor.exchange_token`);
+    ``fetch`` makes the exchange (a client's :meth:`~kit._requestor.Requestor.exchange_token`);
     its errors reach the caller of the call that needed the token.
     """
 

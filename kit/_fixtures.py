@@ -1,6 +1,6 @@
 """Sandbox fixtures: the test personas a sandbox publishes and the KYC answers that pass its checks.
 
-``PARTNER_API_SANDBOX_FIXTURES`` (:data:`kit.env.SANDBOX_FIXTURES`) names a TOML file. It is
+``PARTNER_API_SANDBOX_FIXTURES`` (:data:`kit._env.SANDBOX_FIXTURES`) names a TOML file. It is
 read in memory only — every value is wrapped in :class:`~kit.Sensitive` and nothing of it is
 ever written anywhere (the leak scan of ``kit regress`` looks for each value in its outputs).
 The format::
@@ -44,10 +44,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kit import env
+from kit import _env as env
+from kit._sensitive import Sensitive, reveal
 from kit.errors import FixturesError
 from kit.models import Persona
-from kit.sensitive import Sensitive, reveal
 
 __all__ = [
     "PERSONA_FIELDS",
@@ -268,7 +268,7 @@ def version(path: str | os.PathLike[str]) -> tuple[str, float, int]:
 
 def from_env(environ: Mapping[str, str] | None = None) -> Fixtures | None:
     """The fixtures named by ``PARTNER_API_SANDBOX_FIXTURES``, or ``None`` when it is not set
-    (read each time: a profile keeps the copy its clients use, :meth:`kit.profiles.Profile.fixtures`).
+    (read each time: a profile keeps the copy its clients use, :meth:`kit._profiles.Profile.fixtures`).
 
     Raises:
         FixturesError: the file cannot be used.

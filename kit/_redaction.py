@@ -1,4 +1,4 @@
-"""What the wire recorder (:mod:`kit.wire`) keeps of a header or a body: secrets and personal
+"""What the wire recorder (:mod:`kit._wire`) keeps of a header or a body: secrets and personal
 data replaced by a marker, what varies from run to run normalised — at recording time.
 
 A :class:`Redactor` is one client's: it learns each secret as it first meets it by name

@@ -4,8 +4,7 @@
 such as ``"sim"`` or ``"sandbox"`` — as in ``kit regress -p profile=sandbox`` — is read) and
 keeps the object as ``api.config.profile``. Everything that depends on the profile asks it:
 
-- where the settings come from (:meth:`Profile.settings`) and how the embedded simulator
-  starts (:meth:`Profile.start`);
+- where the settings come from (``settings``), how the embedded simulator starts (``start``);
 - where test personas and their KYC answers come from (:meth:`Profile.personas`): the
   simulator's control plane, or the fixtures file named by ``PARTNER_API_SANDBOX_FIXTURES``;
 - what the server has: its clock (``server_clock``), a reachable webhook receiver
@@ -13,8 +12,7 @@ keeps the object as ``api.config.profile``. Everything that depends on the profi
   choice miss fails or differs (``knows_choices``), secrets may leave this machine
   (``secrets_may_leave``), this machine starts its servers (``own_servers``).
 
-A third profile (a partner's staging, say) is one class; pass it (or an instance) to
-``kit.connect``::
+A third profile (a partner's staging, say) is one class, passed (or an instance) to ``kit.connect``::
 
     >>> class Staging(SandboxProfile):
     ...     name = "staging"
@@ -31,13 +29,15 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
-from kit import choices as overlays
-from kit import env, fixtures, register
-from kit.env import is_loopback_url
+from kit import _choices as overlays
+from kit import _env as env
+from kit import _fixtures as fixtures
+from kit import register
+from kit._env import is_loopback_url
+from kit._fixtures import FixturePersona, Fixtures
+from kit._sensitive import Sensitive
 from kit.errors import ConfigError, FixturesError
-from kit.fixtures import FixturePersona, Fixtures
 from kit.models import Persona
-from kit.sensitive import Sensitive
 
 __all__ = [
     "PROFILES",
@@ -60,7 +60,7 @@ AnyPersona = Persona | FixturePersona
 
 
 class SimAnswers(Protocol):
-    """What :class:`SimPersonas` asks of ``api.sim`` (:class:`kit.resources.SimControl`)."""
+    """What :class:`SimPersonas` asks of ``api.sim`` (:class:`kit._resources.SimControl`)."""
 
     def persona(self, which: int | str = 0) -> Persona: ...
 
@@ -75,7 +75,7 @@ class HasSim(Protocol):
 
 
 class ControlClock(Protocol):
-    """What :meth:`Profile.server_clock` asks of a requestor (:class:`kit.requestor.Requestor`)."""
+    """What :meth:`Profile.server_clock` asks of a requestor (:class:`kit._requestor.Requestor`)."""
 
     def control_clock(self) -> datetime: ...
 
@@ -141,7 +141,7 @@ class SimPersonas(Personas):
 
 
 class FixturePersonas(Personas):
-    """The personas and answers a sandbox publishes (:mod:`kit.fixtures`)."""
+    """The personas and answers a sandbox publishes (:mod:`kit._fixtures`)."""
 
     def __init__(self, published: Callable[[], Fixtures | None]) -> None:
         self._published = published

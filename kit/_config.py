@@ -1,15 +1,15 @@
 """Resolving ``kit.connect``'s profile and overrides into one :class:`Config`.
 
-The profile (:mod:`kit.profiles`) is looked up once, here, and decides where the settings
+The profile (:mod:`kit._profiles`) is looked up once, here, and decides where the settings
 come from:
 
 - ``sim``: the embedded simulator (started or reused through :mod:`kit._embedded`), the
   simulator's first built-in partner client (``sim-partner`` / ``sim-secret``,
-  :data:`kit.env.SIM_PARTNER_CLIENTS`) unless overridden.
+  :data:`kit._env.SIM_PARTNER_CLIENTS`) unless overridden.
 - ``sandbox``: ``PARTNER_API_BASE_URL``, ``PARTNER_API_CLIENT_ID`` and
   ``PARTNER_API_CLIENT_SECRET`` from the environment or keyword arguments — never notebook
   parameters (papermill writes parameters into the output notebook). The names come from
-  :mod:`kit.env`.
+  :mod:`kit._env`.
 
 Example::
 
@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit._hooks import Hooks
+from kit._profiles import ENV_VARS, Profile, lookup
+from kit._sensitive import Sensitive
 from kit.errors import ConfigError
-from kit.hooks import Hooks
-from kit.profiles import ENV_VARS, Profile, lookup
-from kit.sensitive import Sensitive
 
 __all__ = ["DRIFT_MODES", "ENV_VARS", "Config", "resolve"]
 
@@ -98,8 +98,8 @@ def resolve(
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
     (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``api_version``: the
     version to pin (sent as ``svc-api-version`` on every call; None: the server's default); ``hooks``:
-    :class:`kit.hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
-    (:mod:`kit.wire`; off by default). For ``sim`` the base URL may be left out: the embedded
+    :class:`kit._hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
+    (:mod:`kit._wire`; off by default). For ``sim`` the base URL may be left out: the embedded
     simulator's is filled in by :func:`kit.connect`; ``choices`` (a path, else
     ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
 
@@ -111,7 +111,7 @@ def resolve(
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
     opts = dict(overrides)
-    # A choice overlay for the simulator the profile starts (kit.choices; sim only).
+    # A choice overlay for the simulator the profile starts (kit._choices; sim only).
     chosen = chosen.with_choices(opts.pop("choices", None), environ, base_url=bool(opts.get("base_url")))
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):

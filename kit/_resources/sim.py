@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from kit._resources._base import Resource, seg
+from kit._sensitive import MASK, Sensitive
+from kit._transport import shared_ssl_context
 from kit.errors import error_from_response
 from kit.models import DocumentRequest, Money, Persona, parse_time
-from kit.resources._base import Resource, seg
-from kit.sensitive import MASK, Sensitive
-from kit.transport import shared_ssl_context
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,10 +1,10 @@
 """The one owner of a client's connection and session state; every resource calls through it.
 
 A :class:`Requestor` holds what one device's calls share: the configuration (its profile and
-hooks, :mod:`kit.hooks`), the transport, the partner auth (:attr:`Requestor.auth`, whose one
+hooks, :mod:`kit._hooks`), the transport, the partner auth (:attr:`Requestor.auth`, whose one
 token exchange is :meth:`Requestor.exchange_token`), the call history, the contract drift
 found, the device key pair, the server's encryption keys, the current session and — for a
-client made with ``record=True`` — the wire log (:class:`~kit.wire.Recorder`, :attr:`Requestor.wire`).
+client made with ``record=True`` — the wire log (:class:`~kit._wire.Recorder`, :attr:`Requestor.wire`).
 :class:`~kit.Client`, ``api.sessions`` and every ``api.<resource>`` receive the same requestor
 (never the client); only the requestor changes its state, through the methods below.
 
@@ -25,17 +25,17 @@ from typing import Any, Literal
 
 import httpx
 
-from kit import env
-from kit.auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
-from kit.config import Config
+from kit import _env as env
+from kit._auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
+from kit._config import Config
+from kit._drift import DriftLog
+from kit._history import History
+from kit._sensitive import Sensitive
+from kit._transport import Reply, Transport, shared_ssl_context
+from kit._wire import Recorder
 from kit.crypto import Device, ServerKeys
-from kit.drift import DriftLog
 from kit.errors import KitError
-from kit.history import History
 from kit.models import SessionInfo, parse_time
-from kit.sensitive import Sensitive
-from kit.transport import Reply, Transport, shared_ssl_context
-from kit.wire import Recorder
 
 __all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
 
@@ -170,7 +170,7 @@ class Requestor:
     # -- the partner token ---------------------------------------------------------------------
 
     def exchange_token(self, path: str) -> Reply:
-        """The client-credentials exchange (:mod:`kit.auth`) at ``path``: ``POST``, form
+        """The client-credentials exchange (:mod:`kit._auth`) at ``path``: ``POST``, form
         ``grant_type=client_credentials``, HTTP Basic. The one exchange of the client: the auth
         flow's fetch, ``api.token()`` and ``api.legacy_token()`` all make it here, retried and
         recorded in the history like any call.
@@ -233,7 +233,7 @@ class Requestor:
 
     def server_clock(self) -> datetime:
         """The time webhook signatures are judged against, as this client's profile says
-        (:meth:`kit.profiles.Profile.server_clock`): the simulator's clock, or the machine's."""
+        (:meth:`kit._profiles.Profile.server_clock`): the simulator's clock, or the machine's."""
         return self.config.profile.server_clock(self)
 
     def control_clock(self) -> datetime:

@@ -22,7 +22,7 @@ the seed states it, so no overlay may change it; a register entry may also say s
 ``seed_fixed = {key = "statement id"}``). :meth:`Overlay.value` is an entry's effective value
 under the overlay, :meth:`Overlay.chosen` one key of it.
 
-This module is in the base room: it imports only :mod:`kit.register` and :mod:`kit.env`, so
+This module is in the base room: it imports only :mod:`kit.register` and :mod:`kit._env`, so
 the simulator, the client and the notebook companion all read overlays the same way.
 
 Example::
@@ -33,7 +33,7 @@ Example::
     >>> parse({"A14": {"months": "two years"}})
     Traceback (most recent call last):
     ...
-    kit.choices.ChoicesError: [A14] months: expected an integer (the register's type), got a string
+    kit._choices.ChoicesError: [A14] months: expected an integer (the register's type), got a string
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from kit import env, register
+from kit import _env as env
+from kit import register
 
 __all__ = [
     "EMPTY",

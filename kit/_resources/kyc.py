@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kit._resources._base import Resource, seg
+from kit._sensitive import Sensitive, reveal
 from kit.errors import CryptoError
 from kit.models import KycResult
-from kit.resources._base import Resource, seg
-from kit.sensitive import Sensitive, reveal
 
 __all__ = ["Kyc"]
 

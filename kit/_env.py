@@ -1,7 +1,7 @@
 """Names the kit shares with its environment: environment variables, the simulator's
 built-in partner clients, its control-plane header, and which hosts are this machine.
 
-One place for each name, read by the client (``kit.config``), the simulator (``kit.sim``),
+One place for each name, read by the client (``kit._config``), the simulator (``kit.sim``),
 ``kit serve`` and ``kit regress`` alike. This module imports nothing from the kit, so every
 room may import it.
 """
@@ -43,7 +43,7 @@ SANDBOX_FIXTURES = "PARTNER_API_SANDBOX_FIXTURES"
 # -- the simulator (``kit serve``) -------------------------------------------------------------
 #: ``id:secret,id2:secret2`` — the partner clients ``kit serve`` accepts.
 SIM_PARTNERS = "KIT_SIM_PARTNERS"
-#: A choice overlay (TOML, :mod:`kit.choices`) the simulator serves instead of the register's
+#: A choice overlay (TOML, :mod:`kit._choices`) the simulator serves instead of the register's
 #: own values (``kit serve --choices FILE`` sets it for the server it starts).
 SIM_CHOICES = "KIT_SIM_CHOICES"
 #: The token the control plane (``/_sim``) requires off loopback.

@@ -11,7 +11,7 @@ checks an answer the client received (method, path, status, headers, parsed body
 - ``content-type`` / ``body``: the media type is not documented, or the body is missing, not
   JSON, or not valid against the response schema — types, required fields, enums, checked by
   openapi-core's OpenAPI 3.1 schema validators (built once per operation and status; a body
-  shaped like one that passed is not validated again where the schema allows: :mod:`kit.shapes`);
+  shaped like one that passed is not validated again where the schema allows: :mod:`kit._shapes`);
 - ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
 - ``version``: ``svc-api-version`` is not the version of the document judging it (A27: ``for_version``);
 - ``code``: a problem ``code`` (or RFC 6749 ``error``) that is not documented. The document
@@ -54,9 +54,9 @@ from functools import cache
 from typing import Any
 
 from kit import register
-from kit.drift import Drift, json_type, schema_rows
+from kit._drift import Drift, json_type, schema_rows
+from kit._shapes import Memo
 from kit.errors import by_code
-from kit.shapes import Memo
 
 __all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Contract", "basis_of"]
 

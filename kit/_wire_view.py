@@ -1,7 +1,7 @@
 """The recorded wire shown and exported: ``api.wire()`` (:class:`WireView`) and
 ``api.export_har(path)`` (:func:`write_har`, HAR 1.2 through the ``harfile`` writer).
 
-A :class:`WireView` is one exchange of :mod:`kit.wire` as it went over the wire — for each
+A :class:`WireView` is one exchange of :mod:`kit._wire` as it went over the wire — for each
 attempt the request line, headers and body, then the response status, headers and body —
 already redacted. It renders as HTML in Jupyter and as text elsewhere; long bodies are folded
 so the whole view stays under :data:`VIEW_LIMIT` characters (a stored notebook output). No
@@ -30,8 +30,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import harfile
 
-from kit.transport import USER_AGENT
-from kit.wire import Attempt, Exchange, Message
+from kit._transport import USER_AGENT
+from kit._wire import Attempt, Exchange, Message
 
 __all__ = ["VIEW_LIMIT", "WireView", "choose", "har_entries", "write_har"]
 

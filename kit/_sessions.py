@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
+from kit._sensitive import Sensitive
 from kit.errors import CryptoError, SessionRequired
 from kit.models import InitData, SessionInfo, parse_time
-from kit.requestor import INIT_DATA_PATH, CurrentSession, Requestor
-from kit.sensitive import Sensitive
 
 __all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
 

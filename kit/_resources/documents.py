@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kit._resources._base import Resource, seg
+from kit._sensitive import reveal
 from kit.models import DocumentRequest
-from kit.resources._base import Resource, seg
-from kit.sensitive import reveal
 
 __all__ = ["DocumentRequests"]
 

@@ -1,5 +1,5 @@
 """The wire, recorded: each call's attempts (request and response headers and bodies) and each
-webhook delivery the client's receiver got, redacted when recorded (:mod:`kit.redaction`).
+webhook delivery the client's receiver got, redacted when recorded (:mod:`kit._redaction`).
 
 Off by default: ``kit.connect(..., record=True)`` gives the client a :class:`Recorder`
 (``api.wire_log``); the notebook companion (:mod:`kit.notebook`) turns it on for every client a
@@ -12,8 +12,8 @@ Bounded memory: at most :data:`MAX_CALLS` calls and deliveries (the oldest are d
 :data:`MAX_ATTEMPTS` attempts per call, and :data:`MAX_BODY` characters of each redacted body
 (the rest is cut, and said so).
 
-``api.wire()`` shows a call (:mod:`kit.wire_view`), ``api.export_har(path)`` writes HAR 1.2.
-Each ``wire`` hook of the client (:mod:`kit.hooks`) gets every :class:`Exchange` once it is
+``api.wire()`` shows a call (:mod:`kit._wire_view`), ``api.export_har(path)`` writes HAR 1.2.
+Each ``wire`` hook of the client (:mod:`kit._hooks`) gets every :class:`Exchange` once it is
 complete (a call once it ended, a delivery once answered); a hook may set its ``comment``
 (the notebook companion writes the cell there).
 
@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import httpx
 
-from kit.redaction import Redactor
+from kit._redaction import Redactor
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -112,7 +112,7 @@ class Exchange:
         return "; ".join(p for p in (self.comment, f"step: {self.step}" if self.step else None) if p)
 
 
-#: Called with each exchange once it is complete (``hooks={"wire": [...]}``, :mod:`kit.hooks`).
+#: Called with each exchange once it is complete (``hooks={"wire": [...]}``, :mod:`kit._hooks`).
 WireHook = Callable[[Exchange], None]
 
 
@@ -134,7 +134,7 @@ class _Pending:
 class Recorder:
     """One client's wire log (see the module docstring); thread-safe.
 
-    ``secrets``: ``(kind, value)`` pairs to redact from the start (:class:`kit.redaction.Redactor`).
+    ``secrets``: ``(kind, value)`` pairs to redact from the start (:class:`kit._redaction.Redactor`).
     """
 
     def __init__(self, secrets: Iterable[tuple[str, str]] = (), *, hooks: Sequence[WireHook] = ()) -> None:

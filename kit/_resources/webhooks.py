@@ -13,7 +13,7 @@ a partner's remote sandbox delivers to the partner's own server, which verifies 
 :func:`kit.webhooks.verify`.
 
 A client made with ``record=True`` records each delivery its receiver gets (headers and body,
-redacted, and the status it answered) in its wire log (:mod:`kit.wire`), beside its calls.
+redacted, and the status it answered) in its wire log (:mod:`kit._wire`), beside its calls.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kit import register
+from kit._requestor import Requestor
+from kit._resources._base import Resource
+from kit._wire import Recorder
 from kit.crypto import WebhookKeys
 from kit.models import Subscription, WebhookEvent, parse_time
-from kit.requestor import Requestor
-from kit.resources._base import Resource
 from kit.webhooks import EventFilter, Receiver
-from kit.wire import Recorder
 
 if TYPE_CHECKING:
     import pandas as pd

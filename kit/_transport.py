@@ -9,11 +9,11 @@ loading). For every call it
   injectable sleep), honouring ``Retry-After``, at most ``max_retries`` times;
 - turns error answers into :mod:`kit.errors` classes and httpx failures into
   :class:`~kit.errors.TransportError`;
-- records one :class:`~kit.history.Entry` (never headers or bodies), and, for a client made
-  with ``record=True``, tells its :class:`~kit.wire.Recorder` where each call begins and ends
+- records one :class:`~kit._history.Entry` (never headers or bodies), and, for a client made
+  with ``record=True``, tells its :class:`~kit._wire.Recorder` where each call begins and ends
   (the recorder sees every attempt through httpx's event hooks);
 - checks every final answer (and the token exchanges) against the contract
-  (:mod:`kit.contract`): drift goes to the client's :class:`~kit.drift.DriftLog`.
+  (:mod:`kit._contract`): drift goes to the client's :class:`~kit._drift.DriftLog`.
 
 Example::
 
@@ -38,15 +38,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kit.auth import PartnerAuth
-from kit.config import Config
-from kit.contract import HEADERS as CONTRACT_HEADERS
-from kit.contract import Contract
-from kit.drift import DriftLog
+from kit._auth import PartnerAuth
+from kit._config import Config
+from kit._contract import HEADERS as CONTRACT_HEADERS
+from kit._contract import Contract
+from kit._drift import DriftLog
+from kit._history import Entry, History
+from kit._wire import Recorder
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
-from kit.history import Entry, History
 from kit.register import value as _register_value
-from kit.wire import Recorder
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
 

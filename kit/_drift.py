@@ -1,9 +1,9 @@
 """Contract drift as the client sees it: ``api.drift``.
 
-Every answer a client receives is checked against the contract (:mod:`kit.contract`) by its
+Every answer a client receives is checked against the contract (:mod:`kit._contract`) by its
 transport; each :class:`Drift` lands in the client's :class:`DriftLog` (``api.drift``, a
 DataFrame with the columns :data:`COLUMNS`) and goes to the client's ``drift`` hooks
-(:mod:`kit.hooks`). Drift never raises unless the client was built with
+(:mod:`kit._hooks`). Drift never raises unless the client was built with
 ``kit.connect(..., drift="raise")``; ``drift="off"`` skips the check. Showing a cell's drift
 in a notebook is the notebook companion's business (:mod:`kit.notebook`).
 
@@ -43,7 +43,7 @@ class Drift:
 
     ``kind``: operation, status, content-type, body, header, version or code; ``operation``:
     ``"GET /cards/{card_id}"``; ``field``: ``status``, ``body.last4``, ``header svc-api-version``…;
-    ``basis``: what the departed part rests on (:data:`kit.contract.OPERATIONS`) — a statement
+    ``basis``: what the departed part rests on (:data:`kit._contract.OPERATIONS`) — a statement
     of the seed (``"endpoint.5"``, ``"version.1"``: the row is **drift**) or a register entry
     (``"A35"``: the row is a **difference** from the simulator's choice, :attr:`differs`).
     """
