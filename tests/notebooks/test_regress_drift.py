@@ -143,7 +143,8 @@ def test_a_sandbox_that_keeps_the_contract_passes_and_nothing_leaks(
 
 def test_a_fixture_value_planted_in_an_output_is_a_leak(sandbox: tuple[Served, Path], tmp_path: Path) -> None:
     plant = (
-        "from kit import fixtures\nprint(fixtures.required().persona('persona-02').pii['last_name'].reveal())"
+        "from kit import _fixtures as fixtures\n"
+        "print(fixtures.required().persona('persona-02').pii['last_name'].reveal())"
     )
     code, stdout, _ = _one(sandbox, tmp_path, plant)
     assert code == EXIT_FAILED
