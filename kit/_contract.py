@@ -160,6 +160,14 @@ class _Answer:
     codes: frozenset[str] | None  # an enum on ``code`` / ``error``, when the document has one
 
 
+
+@cache
+def _versions() -> tuple[str, frozenset[str]]:
+    """The seed's version and the versions the register serves (A27), read once: every answer
+    asks (``register.spec()`` copies the whole seed)."""
+    return str(register.spec()["version"]), frozenset(register.value("A27")["versions"])
+
+
 class Contract:
     """An OpenAPI document, its operations and (lazily, cached) its response validators.
 
@@ -201,12 +209,13 @@ class Contract:
     @classmethod
     def default(cls) -> Contract:
         """The contract of ``data/openapi.json``, built once per process (FileNotFoundError: none)."""
-        return _load(DOCUMENT, str(register.spec()["version"]))
+        return _load(DOCUMENT, _versions()[0])
 
     @classmethod
     def for_version(cls, version: str | None) -> Contract:
         """The contract of the version that served an answer (A27), else :meth:`default`."""
-        other = version in register.value("A27")["versions"] and version != register.spec()["version"]
+        current, served = _versions()
+        other = version in served and version != current
         return _load(f"openapi-{version}.json", str(version)) if other else cls.default()
 
     def operation(self, method: str, path: str) -> str | None:
