@@ -14,22 +14,15 @@ checks an answer the client received (method, path, status, headers, parsed body
   shaped like one that passed is not validated again where the schema allows: :mod:`kit._shapes`);
 - ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
 - ``version``: ``svc-api-version`` is not the version of the document judging it (A27: ``for_version``);
-- ``code``: a problem ``code`` (or RFC 6749 ``error``) that is not documented. The document
-  enumerates no codes (the spec shows none: register A21), so the documented codes are an
-  ``enum`` on the response schema's ``code`` where the document has one, and otherwise the
-  codes of the kit's error catalogue (:data:`kit.errors.by_code`, which knows every code the
-  simulator answers).
+- ``code``: a problem ``code`` (or RFC 6749 ``error``) that is neither an ``enum`` value of the
+  response schema nor in the kit's error catalogue (:data:`kit.errors.by_code`; register A21).
 
-A row holds no value from the answer: for a type drift it names the JSON types, for an enum
-the allowed values and the JSON type received; never a body.
-
-**Seed or choice.** Most of the document is the simulator's choice where the seed says "not
-shown" (paths, statuses, fields, types, codes, headers). Each row names its ``basis``
-(:attr:`Drift.basis`) from the explicit table :data:`OPERATIONS` (and :data:`HEADER_BASIS`),
-never guessed from the document: a departure from what the seed states (an endpoint it names
-answering 404/405, a removed endpoint answering, another version) is **drift**; a departure
-from a register entry (a field, a type, a status, a code, a header the seed does not show) is a
-**difference** from that entry (:attr:`Drift.differs`).
+A row holds no value from the answer (a type drift names JSON types); never a body.
+**Seed or choice.** Each row names its ``basis`` (:attr:`Drift.basis`) from the explicit tables
+:data:`OPERATIONS` and :data:`HEADER_BASIS`: a departure from the seed (an endpoint it names
+answering 404/405, a removed endpoint answering, another version) is **drift**; one from a
+register entry (a field, type, status, code or header the seed does not show) is a
+**difference** (:attr:`Drift.differs`).
 
 Example::
 
@@ -163,8 +156,7 @@ class _Answer:
 
 @cache
 def _versions() -> tuple[str, frozenset[str]]:
-    """The seed's version and the versions the register serves (A27), read once: every answer
-    asks (``register.spec()`` copies the whole seed)."""
+    """The seed's version and A27's served versions, read once (``register.spec()`` copies)."""
     return str(register.spec()["version"]), frozenset(register.value("A27")["versions"])
 
 
