@@ -20,6 +20,8 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   as a choice;
 - the drift display: after each cell, the contract drift its clients met (MIME type
   :data:`DRIFT_MIME_TYPE`, one :func:`text_line` per drift);
+- :func:`start`, the preamble of every flow notebook (connect, and reset the simulator to the
+  seed where the profile can);
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
   where personas and answers come from: the simulator, or the sandbox fixtures file).
 
@@ -86,6 +88,7 @@ __all__ = [
     "require_basis",
     "results",
     "skip",
+    "start",
     "text_line",
     "use",
 ]
@@ -126,3 +129,24 @@ def kyc_answers(
 def findings() -> list[Drift]:
     """Every drift the companion's clients met in this process (up to a bound)."""
     return COMPANION.drift.rows()
+
+
+def start(profile: Any = "sim", *, seed: int = 7, **overrides: Any) -> Client:
+    """The preamble every flow notebook shares: :func:`connect` (same arguments), then, where
+    the profile has the simulator's control plane, the named check that resets it to ``seed``
+    (register entry A45); elsewhere that check is reported skipped, with its reason.
+
+    Example::
+
+        >>> api = start(profile, seed=seed, device=device)     # doctest: +SKIP
+
+    Raises:
+        ConfigError, TransportError: as :func:`kit.connect`.
+    """
+    api = connect(profile, seed=seed, **overrides)
+
+    @check("the simulator starts from its seeded state", needs="control plane", choice="A45")
+    def _() -> None:
+        api.sim.reset(seed)
+
+    return api
