@@ -26,7 +26,7 @@ __all__ = ["Mismatch", "describe", "expect", "expect_in", "expect_true", "id_for
 
 _SHOWN_CHARS = 80
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_PREFIX = re.compile(r"^([A-Za-z]+[_-])(.*)$")
+_PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9]*[_-])(.*)$")
 
 
 class Mismatch(AssertionError):
@@ -77,6 +77,8 @@ def id_format(identifier: Any) -> str:
 
         >>> id_format("card_7f6be71442b1cff4cdeb"), id_format("3f2a6c1e-0d4b-4c8e-9a1f-2b3c4d5e6f70")
         ('card_ + 20 hex', 'UUID')
+        >>> id_format("p2p_7f6be71442b1cff4cdeb")
+        'p2p_ + 20 hex'
         >>> id_format("AB12"), id_format(None)
         ('4 letters and digits', 'None')
     """

@@ -200,3 +200,12 @@ def test_refused_goes_on_whatever_the_code_and_checks_it_as_a_choice(judged: Non
         api.webhooks.jwks()
     with pytest.raises(ValueError, match="needs choice"):
         refused("x")
+
+
+def test_id_format_names_every_prefix_of_a41_and_never_the_id() -> None:
+    """A41's prefixes (``p2p_`` has digits) are each shown as the prefix plus the body's format."""
+    prefixes = register.value("A41")["id_prefixes"]
+    for prefix in prefixes.values():
+        shown = id_format(f"{prefix}7f6be71442b1cff4cdeb")
+        assert shown == f"{prefix} + 20 hex"
+        assert "7f6be7" not in shown
