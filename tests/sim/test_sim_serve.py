@@ -95,7 +95,8 @@ def test_kit_serve_crypto_workers_start_serve_and_stop(workers: int) -> None:
     refused = {"session_type": "anonymous", "expiration_strategy": "fixed", "encrypted_data": "a.b.c.d.e"}
     with serve_process("--crypto-workers", str(workers)) as server:
         proc = server.process
-        with httpx.Client(base_url=server.base_url, timeout=10) as http:
+        # 30 s: the first decrypt may wait for a worker process still importing (a loaded CI box)
+        with httpx.Client(base_url=server.base_url, timeout=30) as http:
             tok = partner_token(http)
             new_session(http, tok, Device())
             bad = call(http, "POST", "/sessions", token=tok, json_body=refused)
