@@ -16,6 +16,8 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
@@ -196,6 +198,33 @@ class Sessions:
             CryptoError: the encrypted token is not for this device's key.
         """
         return self._request(session_type, expiration, account_id, person_id, idempotency_key)
+
+    # -- a kept session ---------------------------------------------------------------------
+
+    @property
+    def current(self) -> CurrentSession | None:
+        """The session the client sends now, as a handle (its token masked, never shown;
+        ``None``: none). Keep one to present it again later with :meth:`presenting`."""
+        return self._requestor.current
+
+    @contextmanager
+    def presenting(self, session: CurrentSession | None) -> Iterator[None]:
+        """Send ``session`` (a handle kept from :attr:`current`) as ``svc-session-id`` inside
+        the block, then the current session again — to see a superseded token refused.
+
+        Example::
+
+            >>> kept = api.sessions.current                      # doctest: +SKIP
+            >>> api.sessions.promote("person", person_id=...)    # doctest: +SKIP
+            >>> with api.sessions.presenting(kept):              # doctest: +SKIP
+            ...     api.kyc.questions(person_id)                 # 401 session-superseded (A07)
+        """
+        before = self._requestor.current
+        self._requestor.use_session(session)
+        try:
+            yield
+        finally:
+            self._requestor.use_session(before)
 
     def end(self) -> None:
         """End the current session (``DELETE /sessions``); the client forgets it.

@@ -108,8 +108,8 @@ def _title(exchange: Exchange) -> str:
     parts = [f"{exchange.kind} {exchange.index}", f"{exchange.method} {exchange.path}", statuses]
     if len(exchange.attempts) > 1 or exchange.dropped:
         parts.append(f"{len(exchange.attempts) + exchange.dropped} attempts")
-    if exchange.note:
-        parts.append(exchange.note)
+    if exchange.step:  # not the notebook cell (HAR comments carry it): it depends on the runner
+        parts.append(f"step: {exchange.step}")
     return " · ".join(parts)
 
 

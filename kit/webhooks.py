@@ -230,10 +230,16 @@ class Receiver:
             self._refresh()
             return verify(body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew)
 
+    def _answered(self, body: bytes, headers: Any, status: int, started: float) -> None:
+        """Called with each delivery and the status it gets, before ``wait_for`` wakes (a
+        recording client's receiver writes it to the wire log here)."""
+
     def _handle(self, body: bytes, headers: Any) -> int:
+        started = time.perf_counter()
         try:
             now = self._clock()
         except Exception:
+            self._answered(body, headers, 503, started)
             return 503  # cannot judge skew without the server's clock: let it retry
         row: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
         row.update(received=now, verified=False, duplicate=False)
@@ -258,6 +264,7 @@ class Receiver:
             self._rows.append(row)
             if event is not None:
                 self._events.append(event)
+            self._answered(body, headers, status, started)
             self._cond.notify_all()
         return status
 

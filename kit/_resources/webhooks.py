@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kit import register
@@ -56,12 +57,9 @@ class _RecordingReceiver(Receiver):
         self._wire = wire
         super().__init__(**options)
 
-    def _handle(self, body: bytes, headers: Any) -> int:
-        started = time.perf_counter()
-        status = super()._handle(body, headers)
+    def _answered(self, body: bytes, headers: Any, status: int, started: float) -> None:
         ms = (time.perf_counter() - started) * 1000
         self._wire.delivery(self.url, list(headers.items()), body, status, ms)
-        return status
 
 
 class Webhooks(Resource):
@@ -109,6 +107,13 @@ class Webhooks(Resource):
         body = dict(reply.body or {})
         self._keys.update(body)
         return body
+
+    def clock(self) -> datetime:
+        """The time a delivery's signing time is judged against — ``now`` for
+        :func:`kit.webhooks.verify` in a receiver of your own: the simulator's clock in the sim
+        profile (it moves only through the control plane, A45), else the machine's (a partner's
+        server uses its own clock). Not a call of the history or the wire log."""
+        return self._requestor.server_clock()
 
     # -- the loopback receiver ----------------------------------------------------------------
 

@@ -38,6 +38,8 @@ def test_every_section_is_a_rule_nbval_reads() -> None:
         ("ran for 1.23 s", "ran for N s"),
         ("<Receiver object at 0x7f3a2b1c9d80>", "<Receiver object at 0xADDRESS>"),
         ("Idempotency-Key: 3f2b1c9d-1a2b-4c3d-8e9f-0a1b2c3d4e5f", "Idempotency-Key: UUID"),
+        ("user-agent: partner-api-kit/0.1.0", "user-agent: partner-api-kit/VERSION"),
+        ("user-agent: python-httpx/0.28.1", "user-agent: python-httpx/VERSION"),
     ],
 )
 def test_what_varies_is_replaced(varying: str, stable: str) -> None:
