@@ -8,8 +8,10 @@ entries' full text: a notebook shows the register, it does not dump it.
 Example::
 
     >>> from kit.notebook import register_table
-    >>> print(repr(register_table(["A01", "A02"])).splitlines()[0])
-    the assumptions register: 2 of 65 entries (open each in Jupyter for the seed's words and the simulator's choice)
+    >>> print(repr(register_table(["A01", "A02"])).partition(" (")[0])
+    the assumptions register: 2 of 65 entries
+    >>> print(repr(register_table(["A01", "A02"])).splitlines()[1])
+      A01  Partner token request
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ class RegisterTable:
         return [e["id"] for e in self.entries]
 
     def _title(self) -> str:
-        shown = "every entry" if len(self.entries) == self.total else f"{len(self.entries)} of {self.total} entries"
-        return f"the assumptions register: {shown}"
+        shown = len(self.entries)
+        return "the assumptions register: " + (
+            "every entry" if shown == self.total else f"{shown} of {self.total} entries"
+        )
 
     def __repr__(self) -> str:
         lines = [f"{self._title()} (open each in Jupyter for the seed's words and the simulator's choice)"]

@@ -58,7 +58,9 @@ def test_00_opens_with_who_is_who_and_the_map(page: Page, lab: Lab, artifacts: P
         entries = register.locator("tbody tr")
         closed = register.locator("tbody details:not([open])").count()
         if entries.count() < 10 or closed != entries.count():
-            findings.append(f"{entries.count()} register rows, {closed} of them folded: expected every row folded")
+            findings.append(
+                f"{entries.count()} register rows, {closed} of them folded: expected every row folded"
+            )
         entries.first.locator("summary").click()
         if "the simulator:" not in entries.first.inner_text():
             findings.append("a register entry does not open to the simulator's choice on a click")

@@ -24,12 +24,16 @@ OTHER = ROOT / "data" / "choices" / "other.toml"
 
 
 @pytest.mark.papermill
-def test_13_errors_holds_on_a_server_with_other_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_13_errors_holds_on_a_server_with_other_codes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     renamed = tomllib.loads(OTHER.read_text(encoding="utf-8"))["A64"]["codes"]
     assert {"card-already-closed", "unknown-close-reason"} <= set(renamed)
     assert "unknown-product" not in renamed
     fixtures = tmp_path / "fixtures.toml"
-    with serve_process("--no-control", "--choices", str(OTHER), "--sandbox-fixtures", str(fixtures)) as served:
+    with serve_process(
+        "--no-control", "--choices", str(OTHER), "--sandbox-fixtures", str(fixtures)
+    ) as served:
         for name, value in sandbox_variables(served.base_url, fixtures).items():
             monkeypatch.setenv(name, value)
         for name in ("PARTNER_API_ACCESS_TOKEN", "KIT_EXPECT_CHOICES"):

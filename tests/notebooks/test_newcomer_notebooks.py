@@ -51,7 +51,9 @@ def test_no_stored_text_output_is_a_wall(path: Path) -> None:
 
 def test_the_size_limit_reads_streams_and_plain_text() -> None:
     assert _texts({"output_type": "stream", "name": "stdout", "text": ["a\n", "b"]}) == ["a\nb"]
-    assert _texts({"output_type": "execute_result", "data": {"text/plain": ["x"], "text/html": "<b>"}}) == ["x"]
+    assert _texts({"output_type": "execute_result", "data": {"text/plain": ["x"], "text/html": "<b>"}}) == [
+        "x"
+    ]
     assert _texts({"output_type": "display_data", "data": {"image/png": "..."}}) == []
 
 
@@ -65,7 +67,9 @@ def test_every_notebook_ends_with_a_link_to_the_next(path: Path) -> None:
     index = NOTEBOOKS.index(path)
     following = NOTEBOOKS[index + 1] if index + 1 < len(NOTEBOOKS) else NOTEBOOKS[0]
     targets = LINK.findall(text)
-    assert targets and targets[0] == following.name, f"{path.name} links {targets}, not {following.name} first"
+    assert targets and targets[0] == following.name, (
+        f"{path.name} links {targets}, not {following.name} first"
+    )
     assert all((FOLDER / target).is_file() for target in targets), targets
 
 
@@ -73,11 +77,20 @@ def test_00_opens_with_who_is_who_then_the_map_of_every_notebook() -> None:
     cells = _cells(FOLDER / "00_quickstart.ipynb")
     who, the_map = _source(cells[1]), _source(cells[2])
     assert who.startswith("## Who is who") and "```mermaid" in who
-    for party in ("Partner app", "Partner back end", "simulator", "partner token", "device key", "svc-session-id"):
+    for party in (
+        "Partner app",
+        "Partner back end",
+        "simulator",
+        "partner token",
+        "device key",
+        "svc-session-id",
+    ):
         assert party in who, f"who is who names {party!r}"
     assert the_map.startswith("## The notebooks")
     rows = [ln for ln in the_map.splitlines() if ln.startswith("| [")]
-    assert [LINK.findall(row)[0] for row in rows] == [p.name for p in NOTEBOOKS], "one row per notebook, in order"
+    assert [LINK.findall(row)[0] for row in rows] == [p.name for p in NOTEBOOKS], (
+        "one row per notebook, in order"
+    )
 
 
 def test_the_register_is_shown_compact() -> None:
@@ -85,7 +98,9 @@ def test_the_register_is_shown_compact() -> None:
     for path in NOTEBOOKS:
         code = "\n".join(_source(c) for c in _cells(path) if c["cell_type"] == "code")
         assert "textwrap.fill(entry" not in code and 'entry["choice"]' not in code, path.name
-    code_00 = "\n".join(_source(c) for c in _cells(FOLDER / "00_quickstart.ipynb") if c["cell_type"] == "code")
+    code_00 = "\n".join(
+        _source(c) for c in _cells(FOLDER / "00_quickstart.ipynb") if c["cell_type"] == "code"
+    )
     assert "register_table(relied_on)" in code_00
 
 

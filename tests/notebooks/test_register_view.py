@@ -23,7 +23,11 @@ def test_one_short_line_per_entry_in_text() -> None:
 def test_a_selection_keeps_register_order_and_says_how_many() -> None:
     table = register_table(["A15", "A01", "A15"])
     assert table.ids == ["A01", "A15"]
-    assert repr(table).splitlines()[0].startswith(f"the assumptions register: 2 of {len(register.assumptions())}")
+    assert (
+        repr(table)
+        .splitlines()[0]
+        .startswith(f"the assumptions register: 2 of {len(register.assumptions())}")
+    )
 
 
 def test_html_folds_each_entry_with_the_seed_and_the_choice() -> None:
