@@ -23,7 +23,9 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
 - :func:`start`, the preamble of every flow notebook (connect, and reset the simulator to the
   seed where the profile can);
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
-  where personas and answers come from: the simulator, or the sandbox fixtures file).
+  where personas and answers come from: the simulator, or the sandbox fixtures file);
+- :func:`register_table`, register entries as a compact table (one line each, the seed's words
+  and the simulator's choice on demand).
 
 The client core never imports this package, nor IPython; the regression runner reads the
 MIME types from here.
@@ -53,6 +55,7 @@ from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
 from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format
 from kit.notebook.refusal import refused
+from kit.notebook.register_view import RegisterTable, register_table
 
 if TYPE_CHECKING:
     from kit._client import Client
@@ -71,6 +74,7 @@ __all__ = [
     "Companion",
     "Mismatch",
     "Need",
+    "RegisterTable",
     "check",
     "chosen",
     "connect",
@@ -85,6 +89,7 @@ __all__ = [
     "kyc_answers",
     "persona",
     "refused",
+    "register_table",
     "require_basis",
     "results",
     "skip",

@@ -1,0 +1,106 @@
+"""The assumptions register as a notebook shows it: compact, details on demand.
+
+:func:`register_table` is one line per entry (its id and topic); in Jupyter each line opens
+(an HTML ``<details>``) to what the seed says and what the simulator chose. Its text form
+(``text/plain``, what ``kit regress`` and nbval keep) is the same id-and-topic lines, never the
+entries' full text: a notebook shows the register, it does not dump it.
+
+Example::
+
+    >>> from kit.notebook import register_table
+    >>> print(repr(register_table(["A01", "A02"])).partition(" (")[0])
+    the assumptions register: 2 of 65 entries
+    >>> print(repr(register_table(["A01", "A02"])).splitlines()[1])
+      A01  Partner token request
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kit import register
+
+__all__ = ["RegisterTable", "register_table"]
+
+_CODE = re.compile(r"`([^`]+)`")
+_TOPIC_WIDTH = 70
+
+
+def _inline(text: str) -> str:
+    """Escaped text, with ``code`` spans as ``<code>``."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
+@dataclass(frozen=True)
+class RegisterTable:
+    """Register entries, shown compact: ``repr`` one line each, ``_repr_html_`` collapsible."""
+
+    entries: tuple[dict[str, Any], ...]
+    total: int
+    open: bool = True
+
+    @property
+    def ids(self) -> list[str]:
+        """The entries' ids, in register order."""
+        return [e["id"] for e in self.entries]
+
+    def _title(self) -> str:
+        shown = len(self.entries)
+        return "the assumptions register: " + (
+            "every entry" if shown == self.total else f"{shown} of {self.total} entries"
+        )
+
+    def __repr__(self) -> str:
+        lines = [f"{self._title()} (open each in Jupyter for the seed's words and the simulator's choice)"]
+        for entry in self.entries:
+            topic = entry["topic"]
+            if len(topic) > _TOPIC_WIDTH:
+                topic = topic[: _TOPIC_WIDTH - 1] + "…"
+            lines.append(f"  {entry['id']}  {topic}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr>"
+            f"<td style='vertical-align:top'><b>{html.escape(e['id'])}</b></td>"
+            "<td style='text-align:left'><details>"
+            f"<summary>{_inline(e['topic'])}</summary>"
+            f"<p><b>the seed:</b> {_inline(e['spec'])}</p>"
+            f"<p><b>the simulator:</b> {_inline(e['choice'])}</p>"
+            "</details></td></tr>"
+            for e in self.entries
+        )
+        return (
+            f"<details class='kit-register'{' open' if self.open else ''}>"
+            f"<summary>{html.escape(self._title())}: click a topic for the seed's words and the "
+            "simulator's choice</summary>"
+            "<table><thead><tr><th>entry</th><th style='text-align:left'>topic</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></details>"
+        )
+
+
+def register_table(ids: Iterable[str] | None = None, *, open: bool = True) -> RegisterTable:
+    """The register entries ``ids`` (every entry when ``None``), in register order, as a compact
+    table: one line per entry, its seed text and choice on demand (see the module docstring).
+    ``open``: whether the table itself starts unfolded in Jupyter (the entries never do).
+
+    Example::
+
+        >>> register_table(["A15"]).ids
+        ['A15']
+
+    Raises:
+        ValueError: an id that is not a register entry.
+    """
+    every = register.assumptions()
+    if ids is None:
+        return RegisterTable(tuple(every), len(every), open)
+    wanted = set(ids)
+    unknown = sorted(wanted - {e["id"] for e in every})
+    if unknown:
+        raise ValueError(f"not register entries: {', '.join(unknown)}")
+    return RegisterTable(tuple(e for e in every if e["id"] in wanted), len(every), open)

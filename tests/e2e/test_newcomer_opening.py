@@ -1,0 +1,68 @@
+"""What a newcomer sees first: 00_quickstart's opening in JupyterLab (issue 34, item 5).
+
+The who-is-who diagram renders as an SVG image naming the partner app, the partner back end and
+the service; the map of the notebooks links every notebook; the register further down is a
+folded table (one line per entry, an entry opens on a click), not a wall of text. The opening is
+saved as ``out/e2e/00_quickstart-opening.png``, the register as ``00_quickstart-register.png``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from tests.e2e.lab import ENABLED, NOTEBOOKS, SKIP_REASON, Lab
+
+if not ENABLED:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+# Playwright is the optional .[e2e] extra: imported only when the suite runs
+from playwright.sync_api import Page
+
+from tests.e2e.notebook_page import NotebookPage
+
+QUICKSTART = "00_quickstart.ipynb"
+PARTIES = ("Partner app", "Partner back end", "Partner API")
+
+
+def test_00_opens_with_who_is_who_and_the_map(page: Page, lab: Lab, artifacts: Path) -> None:
+    nb = NotebookPage(page, lab, QUICKSTART)
+    nb.open()
+    findings = nb.diagram_findings(expected=2)
+    first = page.locator(".jp-RenderedMermaid figure img").first
+    source = first.get_attribute("src") or ""
+    assert source.startswith("data:image/svg+xml"), "the who-is-who diagram is not an SVG image"
+    svg = unquote(source.split(",", 1)[1])
+    missing = [party for party in PARTIES if party not in svg]
+    if missing:
+        findings.append(f"the first diagram does not name {missing}")
+    cell = page.locator(".jp-MarkdownCell", has=page.locator(".jp-RenderedMermaid")).first
+    nb.screenshot(artifacts / "00_quickstart-opening.png", cell)
+    nb.screenshot(artifacts / "00_quickstart-top.png")  # the viewport grows to the whole notebook
+
+    # JupyterLab resolves a relative link to the server's /files/ URL (with a query): the path's
+    # last part names the notebook
+    links = page.locator(".jp-MarkdownCell table a").evaluate_all(
+        "links => links.map(a => new URL(a.href).pathname.split('/').pop())"
+    )
+    wanted = [p.name for p in NOTEBOOKS]
+    if [name for name in links if name.endswith(".ipynb")] != wanted:
+        findings.append(f"the map links {links}, not every notebook in order")
+
+    register = page.locator("details.kit-register").first
+    if register.count() == 0:
+        findings.append("the register is not shown as a folded table")
+    else:
+        entries = register.locator("tbody tr")
+        closed = register.locator("tbody details:not([open])").count()
+        if entries.count() < 10 or closed != entries.count():
+            findings.append(
+                f"{entries.count()} register rows, {closed} of them folded: expected every row folded"
+            )
+        entries.first.locator("summary").click()
+        if "the simulator:" not in entries.first.inner_text():
+            findings.append("a register entry does not open to the simulator's choice on a click")
+        nb.screenshot(artifacts / "00_quickstart-register.png", register)
+    assert not findings, "\n".join(findings)
