@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kit import register
+from kit._choices import EMPTY, Overlay
 from kit._drift import Drift
+from kit.notebook.basis import expectation
 from kit.notebook.companion import COMPANION
 from kit.notebook.observe import Observation
 
@@ -275,27 +277,37 @@ RESOURCES: Mapping[str, str] = {
 _MISSING = re.compile(r"^(\w+ \S+): body(?:\[\d+\])?\.(\w+): expected present \(required\), got missing")
 
 
-def derived(s: Seen) -> tuple[Observation, ...]:
-    """What one record tells of entries besides its own: ids seen as UUIDs where A41 chose
-    prefixes are A60's ``uuid``; a required field missing from a body is an optional field of
-    A62 not sent."""
+def derived(s: Seen, expected: Overlay | None = None) -> tuple[tuple[Observation, ...], bool]:
+    """What one record tells of entries besides its own, against the values ``expected`` (an
+    expectation overlay, else the register's): ids seen as UUIDs where A41 chose prefixes are
+    A60's ``uuid``; a required field missing from a body is an optional field of A62 not sent.
+    The flag says the record is no difference at all (a field the expectation does not send)."""
+    value = (expected or EMPTY).value
     found: list[Observation] = []
     for o in s.observed:
         values = o.answered.values() if isinstance(o.answered, Mapping) else [o.answered]
-        if o.entry == "A41" and "UUID" in values:
-            found.append(Observation("A60", "id_format", register.value("A60")["id_format"], "uuid"))
+        if o.entry == "A41" and "UUID" in values and value("A60")["id_format"] != "uuid":
+            found.append(Observation("A60", "id_format", value("A60")["id_format"], "uuid"))
     missing = _MISSING.match(s.reason) if s.kind == "contract" else None
     if missing:
-        sent = list(register.value("A62")["sent"])
+        sent = list(value("A62")["sent"])
         item = f"{RESOURCES.get(missing.group(1), '')}.{missing.group(2)}"
+        if item in register.value("A62")["sent"] and item not in sent:
+            return (), True  # expected: this server does not send it
         if item in sent:
             found.append(Observation("A62", "sent", sent, [x for x in sent if x != item]))
-    return tuple(found)
+    return tuple(found), False
 
 
-def build(seen: Iterable[Seen], *, elsewhere: Mapping[str, Sequence[str]] | None = None) -> Table:
+def build(
+    seen: Iterable[Seen],
+    *,
+    elsewhere: Mapping[str, Sequence[str]] | None = None,
+    expected: Overlay | None = None,
+) -> Table:
     """The table of what was ``seen``; ``elsewhere`` names, per entry, the notebooks not run
-    that check it (so "not observed" can say that running them would help).
+    that check it (so "not observed" can say that running them would help); ``expected`` is the
+    expectation overlay the checks compared with (:func:`derived`).
 
     A check whose observations all name other entries (a check of A15 that met A64's codes)
     counts as a difference of those entries; its own entry is then "not observed" unless
@@ -306,7 +318,9 @@ def build(seen: Iterable[Seen], *, elsewhere: Mapping[str, Sequence[str]] | None
     """
     by_basis: dict[str, list[Seen]] = {}
     for s in seen:
-        extra = derived(s)
+        extra, explained = derived(s, expected)
+        if explained:
+            continue
         if extra:
             s = Seen(s.basis, s.kind, s.outcome, s.where, s.reason, (*s.observed, *extra))
         if s.kind == "spec" or (s.kind == "contract" and s.basis[:1] != "A"):
@@ -373,4 +387,4 @@ def conformance() -> pd.DataFrame:
     """
     seen = [of_check(o, "this kernel") for o in COMPANION.results()]
     seen += [of_drift(d, "this kernel") for d in COMPANION.drift.rows()]
-    return build(s for s in seen if s is not None).frame()
+    return build((s for s in seen if s is not None), expected=expectation()).frame()

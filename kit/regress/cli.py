@@ -234,7 +234,7 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(report.summary, end="")
     if args.write_choices:
-        _write_choices(report, args.write_choices, args.notebooks)
+        _write_choices(report, args.write_choices, args.notebooks, args.choices)
     for finding in report.findings:
         print(f"leak in a report file: {finding}", file=sys.stderr)
     if report.drift and not report.allow_drift:
@@ -250,14 +250,14 @@ def command(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _write_choices(report: RegressReport, path: str, notebooks: str) -> None:
+def _write_choices(report: RegressReport, path: str, notebooks: str, expected: str | None) -> None:
     """``--write-choices FILE``: the run's differences as an overlay (never after a leak)."""
     if report.findings:
         print(f"kit regress: --write-choices: {path} not written (a report holds a leak)", file=sys.stderr)
         return
-    table = conformance.from_results(report.results, notebooks)
+    table = conformance.from_results(report.results, notebooks, expected)
     profile = str(report.parameters.get("profile", "sim"))
-    entries = conformance.write_choices(table, path, source=f"profile {profile}")
+    entries = conformance.write_choices(table, path, source=f"profile {profile}", expected=expected)
     named = f" ({', '.join(entries)})" if entries else ""
     noun = "entry" if len(entries) == 1 else "entries"
     print(f"kit regress: wrote {len(entries)} differing {noun}{named} to {path}")

@@ -54,16 +54,24 @@ def checked_in(notebooks_dir: str | os.PathLike[str] | None) -> dict[str, list[s
 
 
 def from_results(
-    results: Sequence[NotebookResult], notebooks_dir: str | os.PathLike[str] | None = None
+    results: Sequence[NotebookResult],
+    notebooks_dir: str | os.PathLike[str] | None = None,
+    expected: str | os.PathLike[str] | None = None,
 ) -> Table:
-    """The conformance table of a run's results (checks and contract rows, in order)."""
+    """The conformance table of a run's results (checks and contract rows, in order); ``expected``
+    the overlay file its choice checks expected (``--choices``).
+
+    Raises:
+        ChoicesError: ``expected`` is not a valid overlay.
+    """
     seen: list[Seen | None] = []
     for r in results:
         seen += [of_check(c, f"{r.notebook} {c.cell}".strip()) for c in r.checks]
         seen += [of_drift(d, r.notebook) for d in r.drift]
     ran = {r.notebook.split("[", 1)[0] for r in results}
     elsewhere = {e: [nb for nb in nbs if nb not in ran] for e, nbs in checked_in(notebooks_dir).items()}
-    return build((s for s in seen if s is not None), elsewhere=elsewhere)
+    overlay = choices.load(expected) if expected else None
+    return build((s for s in seen if s is not None), elsewhere=elsewhere, expected=overlay)
 
 
 def write(table: Table, out: Path) -> tuple[Path, Path]:
@@ -75,7 +83,12 @@ def write(table: Table, out: Path) -> tuple[Path, Path]:
 
 
 def report(
-    results: Sequence[NotebookResult], out: Path, notebooks_dir: str | os.PathLike[str], *, other: bool
+    results: Sequence[NotebookResult],
+    out: Path,
+    notebooks_dir: str | os.PathLike[str],
+    *,
+    other: bool,
+    expected: str | None = None,
 ) -> list[Path]:
     """What a run writes: the conformance files when it ran on ``other`` profiles than ``sim``
     (a stale copy from an earlier run is removed otherwise); the paths written."""
@@ -83,7 +96,7 @@ def report(
         for name in FILES:
             (out / name).unlink(missing_ok=True)
         return []
-    return list(write(from_results(results, notebooks_dir), out))
+    return list(write(from_results(results, notebooks_dir, expected), out))
 
 
 def _key(name: str) -> str:
@@ -110,8 +123,10 @@ def _served(entry: str, key: str) -> bool:
     return keys is None or key in keys
 
 
-def overlay_text(table: Table, *, source: str = "") -> str:
-    """The differing entries of ``table`` as a choice overlay (see the module docstring).
+def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | None = None) -> str:
+    """The differing entries of ``table`` as a choice overlay (see the module docstring); with
+    ``expected`` (the run's ``--choices``), that overlay's values too, the run's observations
+    over them: running again with the file written converges on the server's answers.
 
     Raises:
         ValueError: the text would not be a valid overlay (a bug: every value was validated).
@@ -125,7 +140,12 @@ def overlay_text(table: Table, *, source: str = "") -> str:
         f'description = {_toml("observed differences: " + table.first_line())}',
     ]
     data: dict[str, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for entry in expected.entries() if expected is not None else []:
+        data[entry] = expected.changes(entry) if expected is not None else {}
+        notes[entry] = "expected (--choices), not contradicted by this run"
     unwritten: list[str] = []
+    topics = {row.id: row.topic for row in table.entries}
     for row in table.entries:
         if row.status != "differs":
             continue
@@ -138,18 +158,22 @@ def overlay_text(table: Table, *, source: str = "") -> str:
             if not row.observed:
                 unwritten.append(f"{row.id}: differs, no value observed ({'; '.join(row.seen[:2])})")
             continue
-        where = "; ".join(row.seen[:2]).replace("\n", " ")
-        lines += ["", f"[{row.id}]  # {row.topic}; observed in {where}"]
-        tables = []
+        notes[row.id] = "observed in " + "; ".join(row.seen[:2]).replace("\n", " ")
         for o in keys:
-            if isinstance(o.answered, Mapping) and isinstance(o.chosen, Mapping):  # only the items re-chosen
-                items = {k: v for k, v in o.answered.items() if o.chosen.get(k) != v}
-                data.setdefault(row.id, {})[o.key] = items
-                tables += ["", f"[{row.id}.{_key(o.key)}]"]
-                tables += [f"{_key(k)} = {_toml(v)}" for k, v in items.items()]
-                continue
-            data.setdefault(row.id, {})[o.key] = o.answered
-            lines.append(f"{_key(o.key)} = {_toml(o.answered)}")
+            base = choices.EMPTY.chosen(row.id, o.key)
+            if isinstance(o.answered, Mapping) and isinstance(base, Mapping):  # only the items re-chosen
+                data.setdefault(row.id, {})[o.key] = {k: v for k, v in o.answered.items() if base.get(k) != v}
+            else:
+                data.setdefault(row.id, {})[o.key] = o.answered
+    for entry in (row.id for row in table.entries if row.id in data):
+        lines += ["", f"[{entry}]  # {topics[entry]}; {notes[entry]}"]
+        tables = []
+        for key, value in data[entry].items():
+            if isinstance(value, Mapping):
+                tables += ["", f"[{entry}.{_key(key)}]"]
+                tables += [f"{_key(k)} = {_toml(v)}" for k, v in value.items()]
+            else:
+                lines.append(f"{_key(key)} = {_toml(value)}")
         lines += tables
     if unwritten:
         lines += ["", "# Also differed, not written:"] + [f"#   {text}" for text in unwritten]
@@ -158,8 +182,20 @@ def overlay_text(table: Table, *, source: str = "") -> str:
     return text
 
 
-def write_choices(table: Table, path: str | os.PathLike[str], *, source: str = "") -> list[str]:
-    """Write :func:`overlay_text` to ``path``; the entries written."""
-    text = overlay_text(table, source=source)
+def write_choices(
+    table: Table,
+    path: str | os.PathLike[str],
+    *,
+    source: str = "",
+    expected: str | os.PathLike[str] | None = None,
+) -> list[str]:
+    """Write :func:`overlay_text` to ``path`` (``expected``: the run's ``--choices`` file); the
+    entries written.
+
+    Raises:
+        ChoicesError: ``expected`` is not a valid overlay.
+    """
+    overlay = choices.load(expected) if expected else None
+    text = overlay_text(table, source=source, expected=overlay)
     Path(path).write_text(text, encoding="utf-8")
     return choices.load(path).entries()

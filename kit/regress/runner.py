@@ -303,7 +303,8 @@ def run(
     )
     summary_path.write_text(text, encoding="utf-8")
     known: list[Any] = [*secrets, *used]
-    conformance.report(ordered, out, folder, other=any(not p.knows_choices for p in _profiles(pending)))
+    other, expected = any(not p.knows_choices for p in _profiles(pending)), kernel_env.get(env.EXPECT_CHOICES)
+    conformance.report(ordered, out, folder, other=other, expected=expected)
     written = [out / name for name in leaks.REPORTS if (out / name).is_file()]
     leaked = tuple(f for path in written for f in leaks.scan_file(path, secrets=known))
     return RegressReport(
