@@ -39,7 +39,9 @@ pytestmark = [pytest.mark.papermill, pytest.mark.slow]
 
 def _serve(factory: pytest.TempPathFactory, choices_file: Path) -> Iterator[tuple[Served, Path]]:
     fixtures = factory.mktemp("fixtures") / "fixtures.toml"
-    with serve_process("--no-control", "--choices", str(choices_file), "--sandbox-fixtures", str(fixtures)) as s:
+    with serve_process(
+        "--no-control", "--choices", str(choices_file), "--sandbox-fixtures", str(fixtures)
+    ) as s:
         yield s, fixtures
 
 
@@ -79,7 +81,9 @@ def _status(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def written(server_a: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def written(
+    server_a: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("a") / "out"
     path = out.parent / "theirs.toml"
     code, report = _regress(server_a, out, "--write-choices", str(path))
