@@ -52,7 +52,7 @@ from kit.notebook.basis import Basis, chosen, expect_choices, expectation, requi
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion, connect
-from kit.notebook.conformance import conformance
+from kit.notebook.conformity import conformance
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
 from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format

@@ -2,7 +2,7 @@
 and ``--write-choices FILE``, the differences as a choice overlay.
 
 Every ``kit regress`` run on a profile other than ``sim`` writes the conformance table
-(:mod:`kit.notebook.conformance`) of its notebooks: a row per register entry — confirmed,
+(:mod:`kit.notebook.conformity`) of its notebooks: a row per register entry — confirmed,
 differs (the simulator's value, the server's answer, the notebook, cell and check or call), or
 not observed and why — then the seed statements checked, passed or violated. The first line
 counts them: ``N entries: C confirmed, D differ, U not observed; S seed statements checked, V
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _choices as choices
-from kit.notebook.conformance import Seen, Table, build, of_check, of_drift, shown
+from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
 from kit.regress.model import NotebookResult
 
 __all__ = ["FILES", "checked_in", "from_results", "overlay_text", "report", "write", "write_choices"]

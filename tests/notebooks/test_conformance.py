@@ -1,5 +1,5 @@
 """The conformance table and the overlay it writes, without a kernel: what a difference observed
-(:mod:`kit.notebook.observe`), the rows (:mod:`kit.notebook.conformance`), the files and the
+(:mod:`kit.notebook.observe`), the rows (:mod:`kit.notebook.conformity`), the files and the
 overlay of ``kit regress`` (:mod:`kit.regress.conformance`), and that no secret reaches them."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kit import _choices as choices
 from kit import notebook, register
 from kit._drift import Drift
 from kit.notebook import COMPANION, check, chosen, expect_choices, id_format
-from kit.notebook.conformance import Seen, build, of_drift
+from kit.notebook.conformity import Seen, build, of_drift
 from kit.notebook.observe import Observation, observe
 from kit.regress import conformance, leaks
 from kit.regress.cli import build_parser
