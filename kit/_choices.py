@@ -53,6 +53,7 @@ from kit import register
 __all__ = [
     "EMPTY",
     "SEED_FIXED",
+    "SERVED",
     "ChoicesError",
     "Overlay",
     "Problem",
@@ -132,6 +133,27 @@ SEED_FIXED: Mapping[tuple[str, str], Fixed] = MappingProxyType(
         ("A28", "session_id"): Fixed(
             "session.4", "the seed's session header", lambda v: v == register.spec().get("session_header")
         ),
+    }
+)
+
+#: What a simulator can answer under an overlay: entry → the value keys it applies (``None``:
+#: every key). ``kit.sim.personality`` refuses any other key; ``kit regress --write-choices``
+#: writes only these (an overlay ``kit serve --choices`` can load).
+SERVED: Mapping[str, frozenset[str] | None] = MappingProxyType(
+    {
+        "A01": frozenset({"token_lifetime_seconds"}),
+        "A04": frozenset({"nonce_lifetime_seconds"}),
+        "A06": frozenset({"fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds"}),
+        "A10": frozenset({"starting_balance"}),
+        "A13": frozenset({"types"}),
+        "A14": None,
+        "A15": None,
+        "A32": None,
+        "A60": None,
+        "A61": None,
+        "A62": None,
+        "A63": None,
+        "A64": None,
     }
 )
 
@@ -241,12 +263,21 @@ class Overlay:
         return dict(self.values.get(entry_id, {}))
 
     def value(self, entry_id: str) -> dict[str, Any]:
-        """``entry_id``'s effective value: the register's value with this overlay's keys over it.
+        """``entry_id``'s effective value: the register's value with this overlay's keys over it
+        (a table's items over the register's table: ``[A64.codes]`` re-chooses only the codes it names).
 
         Raises:
             KeyError: no such entry in the register.
         """
-        return {**register.value(entry_id), **self.values.get(entry_id, {})}
+        base = register.value(entry_id)
+        changes = self.values.get(entry_id, {})
+        return {
+            **base,
+            **{
+                k: {**base[k], **v} if isinstance(v, Mapping) and isinstance(base.get(k), Mapping) else v
+                for k, v in changes.items()
+            },
+        }
 
     def chosen(self, entry_id: str, key: str) -> Any:
         """One key of ``entry_id``'s effective value.

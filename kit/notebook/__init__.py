@@ -20,6 +20,9 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   as a choice;
 - the drift display: after each cell, the contract drift its clients met (MIME type
   :data:`DRIFT_MIME_TYPE`, one :func:`text_line` per drift);
+- :func:`conformance`: which register entries this kernel's calls confirmed, which differ
+  (what the simulator chooses, what the server answered) and which none could tell, and the
+  seed statements checked — a DataFrame, the table ``kit regress`` writes to ``conformance.md``;
 - :func:`start`, the preamble of every flow notebook (connect, and reset the simulator to the
   seed where the profile can);
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
@@ -51,6 +54,7 @@ from kit.notebook.basis import Basis, chosen, expect_choices, expectation, requi
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion, connect
+from kit.notebook.conformity import conformance
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
 from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format
@@ -77,6 +81,7 @@ __all__ = [
     "RegisterTable",
     "check",
     "chosen",
+    "conformance",
     "connect",
     "describe",
     "expect",

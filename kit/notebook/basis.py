@@ -34,6 +34,7 @@ from kit import _env as env
 from kit import register
 from kit._choices import ChoicesError, Overlay
 from kit.errors import ConfigError
+from kit.notebook.companion import COMPANION
 
 __all__ = ["Basis", "chosen", "expect_choices", "expectation", "require_basis", "statement_ids"]
 
@@ -169,7 +170,9 @@ def chosen(entry: str, key: str) -> Any:
         KeyError: no such entry, or no such key in its value (both named).
         ConfigError: the expectation overlay's file is not valid.
     """
-    return (expectation() or choices.EMPTY).chosen(entry, key)
+    value = (expectation() or choices.EMPTY).chosen(entry, key)
+    COMPANION.chose(entry, key, value)  # what a difference is compared with (kit.notebook.observe)
+    return value
 
 
 def chooser(entry: str) -> str:

@@ -50,6 +50,7 @@ from kit._profiles import Profile
 from kit.notebook import expect as _expect
 from kit.notebook.basis import Basis, chooser
 from kit.notebook.companion import COMPANION
+from kit.notebook.observe import Observation, observe
 from kit.notebook.outcome import CheckOutcome
 
 __all__ = ["MIME_TYPE", "NEEDS", "CheckFailed", "CheckOutcome", "Need", "check", "results", "skip", "use"]
@@ -189,6 +190,7 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
         self.name = name
         self.needs = wanted
         self.outcome: CheckOutcome | None = None
+        self.observed: tuple[Observation, ...] = ()
 
     def __repr__(self) -> str:
         basis = f", {self.basis.kind}={self.basis.id!r}" if self.basis else ""
@@ -218,7 +220,8 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
         return None
 
     def _differs(self, error: BaseException, tb: TracebackType | None) -> str | None:
-        """The difference this error is, for a choice check off the simulator (else ``None``)."""
+        """The difference this error is, for a choice check off the simulator (else ``None``);
+        what it observed of the register's keys goes to :attr:`observed`."""
         if self.basis.kind != "choice" or not isinstance(error, Exception):
             return None
         profile, _ = COMPANION.judged()
@@ -226,9 +229,13 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             return None
         entry = self.basis.id
         if isinstance(error, _expect.Mismatch):
+            if error.shown is not None:
+                self.observed = tuple(observe(*error.shown, COMPANION.reads(), entry))
+            named = list(dict.fromkeys(o.entry for o in self.observed)) or [entry]
+            of = "" if named == [entry] else f" (in a check of {entry})"
             return (
-                f"differs from {entry}: {error.what}: {chooser(entry)} chooses {error.want}, "
-                f"this server answered {error.got}"
+                f"differs from {', '.join(named)}{of}: {error.what}: {chooser(named[0])} chooses "
+                f"{error.want}, this server answered {error.got}"
             )
         return f"differs from {entry}: this server answered otherwise — {_reason(error, tb)}"
 
@@ -241,7 +248,8 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             return False
         difference = self._differs(failed, tb)
         if difference is not None:
-            self.outcome = CheckOutcome(self.name, "differs", difference, self.needs, kind, basis)
+            observed = tuple(o.data() for o in self.observed)
+            self.outcome = CheckOutcome(self.name, "differs", difference, self.needs, kind, basis, observed)
             _emit(self.outcome)
             return True
         self.outcome = CheckOutcome(self.name, "failed", _reason(failed, tb), self.needs, kind, basis)

@@ -8,8 +8,9 @@ drift of every client a notebook makes through :func:`connect`.
 
 from __future__ import annotations
 
+import copy
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,8 @@ __all__ = ["COMPANION", "Companion", "connect"]
 
 #: At most this many calls are kept (a population run through the companion).
 CALL_LIMIT = 10_000
+#: At most this many values read with ``kit.notebook.chosen`` are kept (the latest).
+READ_LIMIT = 256
 
 
 class Companion:
@@ -38,6 +41,7 @@ class Companion:
         self.calls: deque[Entry] = deque(maxlen=CALL_LIMIT)
         self.drift = DriftLog()
         self.outcomes: list[CheckOutcome] = []
+        self._reads: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self.clients = 0
         self._latest: tuple[Profile, str | None] | None = None
         self._chosen: Profile | None = None
@@ -101,6 +105,19 @@ class Companion:
     def results(self) -> list[CheckOutcome]:
         with self._lock:
             return list(self.outcomes)
+
+    def chose(self, entry: str, key: str, value: Any) -> None:
+        """Note that a check expects ``value`` for ``entry``'s ``key`` (:func:`kit.notebook.chosen`)."""
+        with self._lock:
+            self._reads[(entry, key)] = copy.deepcopy(value)
+            self._reads.move_to_end((entry, key))
+            while len(self._reads) > READ_LIMIT:
+                self._reads.popitem(last=False)
+
+    def reads(self) -> list[tuple[tuple[str, str], Any]]:
+        """The values checks expect, as read (latest first): ``((entry, key), value)``."""
+        with self._lock:
+            return list(reversed(self._reads.items()))
 
 
 #: This process's companion.

@@ -33,8 +33,11 @@ class Mismatch(AssertionError):
     """A comparison in a check that did not hold: ``what``, and the expected and received values
     as they may be shown (``want``, ``got``: words, never a hidden value)."""
 
-    def __init__(self, what: str, want: str, got: str) -> None:
+    def __init__(self, what: str, want: str, got: str, *, shown: tuple[Any, Any] | None = None) -> None:
         self.what, self.want, self.got = what, want, got
+        #: ``(want, got)`` as compared, kept only when the caller said they may be shown
+        #: (``show=True``): what a choice check records of a difference (:mod:`kit.notebook.observe`).
+        self.shown = shown
         super().__init__(f"{what}: expected {want}, got {got}")
 
 
@@ -115,7 +118,7 @@ def expect(got: Any, want: Any, *, what: str, show: bool = False) -> None:
         kit.notebook.expect.Mismatch: status: expected 404, got 409
     """
     if got != want:
-        raise Mismatch(what, _shown(want, show), _shown(got, show))
+        raise Mismatch(what, _shown(want, show), _shown(got, show), shown=(want, got) if show else None)
 
 
 def expect_in(got: Any, allowed: Collection[Any], *, what: str, show: bool = False) -> None:

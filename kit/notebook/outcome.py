@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,8 @@ OUTCOMES = tuple(_MARKS)
 class CheckOutcome:
     """One check's outcome: ``passed``, ``failed``, ``skipped`` or ``differs`` (``reason`` says
     why); ``kind`` and ``basis`` what it rests on (``spec`` and a seed statement id, ``choice``
-    and a register entry id; empty for a check that names none)."""
+    and a register entry id; empty for a check that names none); ``observed``, for a difference,
+    the register keys as this server answered them (:meth:`kit.notebook.observe.Observation.data`)."""
 
     name: str
     outcome: str
@@ -24,6 +26,7 @@ class CheckOutcome:
     needs: tuple[str, ...] = ()
     kind: str = ""
     basis: str = ""
+    observed: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def line(self) -> str:
@@ -32,7 +35,8 @@ class CheckOutcome:
         return f"{_MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
 
     def data(self) -> dict[str, Any]:
-        """The display's JSON: name, outcome, reason, needs; ``kind`` and ``basis`` when named."""
+        """The display's JSON: name, outcome, reason, needs; ``kind`` and ``basis`` when named;
+        ``observed`` when a difference observed register keys."""
         found: dict[str, Any] = {
             "name": self.name,
             "needs": list(self.needs),
@@ -41,4 +45,6 @@ class CheckOutcome:
         }
         if self.basis:
             found.update(kind=self.kind, basis=self.basis)
+        if self.observed:
+            found["observed"] = [dict(o) for o in self.observed]
         return found

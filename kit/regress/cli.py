@@ -6,7 +6,9 @@ notebook selected, an unusable fixtures file), 3 when an answer differed from th
 (``data/openapi.json``) departed from what the seed states — unless ``--allow-drift``, which
 only reports it. A difference from the simulator's choices (a register entry) is reported
 apart and fails the run (1) only with ``--strict-choices``; ``--choices FILE`` makes the run's
-choice checks expect an overlay's values.
+choice checks expect an overlay's values. On a profile other than ``sim`` the run writes
+``OUT/conformance.md`` and ``.json`` (:mod:`kit.regress.conformance`); ``--write-choices FILE``
+writes what differed as a choice overlay.
 
 Example::
 
@@ -15,6 +17,7 @@ Example::
     $ kit regress --matrix ci/matrix.toml  # every notebook × every [sets.NAME] of the file
     $ kit regress --matrix m.toml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
     $ kit regress 00 07 --har              # also OUT/00_quickstart.har, OUT/07_p2p.har
+    $ kit regress -p profile=sandbox --write-choices theirs.toml   # then: kit serve --choices theirs.toml
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ import argparse
 import sys
 
 from kit import _env as env
+from kit.regress import conformance
 from kit.regress.discovery import DEFAULT_PATTERN
 from kit.regress.matrix import load_matrix
-from kit.regress.model import EXIT_USAGE, RegressError
+from kit.regress.model import EXIT_USAGE, RegressError, RegressReport
 from kit.regress.params import parse_parameters
 from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV
@@ -134,6 +138,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "values instead of the simulator's (known differences stop being news)",
     )
     parser.add_argument(
+        "--write-choices",
+        metavar="FILE",
+        help="write what differed from the register as a choice overlay (one [Axx] table per "
+        "differing entry, only the keys observed): `kit serve --choices FILE` answers like that "
+        "server, `kit regress --choices FILE` expects it",
+    )
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -222,6 +233,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"kit regress: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
     print(report.summary, end="")
+    if args.write_choices:
+        _write_choices(report, args.write_choices, args.notebooks, args.choices)
     for finding in report.findings:
         print(f"leak in a report file: {finding}", file=sys.stderr)
     if report.drift and not report.allow_drift:
@@ -235,6 +248,19 @@ def command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return report.exit_code
+
+
+def _write_choices(report: RegressReport, path: str, notebooks: str, expected: str | None) -> None:
+    """``--write-choices FILE``: the run's differences as an overlay (never after a leak)."""
+    if report.findings:
+        print(f"kit regress: --write-choices: {path} not written (a report holds a leak)", file=sys.stderr)
+        return
+    table = conformance.from_results(report.results, notebooks, expected)
+    profile = str(report.parameters.get("profile", "sim"))
+    entries = conformance.write_choices(table, path, source=f"profile {profile}", expected=expected)
+    named = f" ({', '.join(entries)})" if entries else ""
+    noun = "entry" if len(entries) == 1 else "entries"
+    print(f"kit regress: wrote {len(entries)} differing {noun}{named} to {path}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_CLIENT_SECRETS",
     "HINTS",
     "KYC_QUESTIONS",
+    "REPORTS",
     "Finding",
     "Fingerprints",
     "read_fingerprints",
@@ -73,6 +74,11 @@ __all__ = [
     "scan_notebook",
     "scan_text",
 ]
+
+#: The report files a ``kit regress`` run writes in its output folder, each scanned like the
+#: executed notebooks (a leak in one fails the run): the JUnit XML, the summary, and on a
+#: profile other than ``sim`` the conformance table (:mod:`kit.regress.conformance`).
+REPORTS = ("junit.xml", "summary.md", "conformance.md", "conformance.json")
 
 _TEXT_MIMES = ("text/", "application/json", "application/javascript", "image/svg+xml")
 

@@ -55,7 +55,8 @@ class RegressError(KitError):
 class CheckResult:
     """One named check of a notebook (:mod:`kit.notebook`): ``passed``, ``failed``, ``skipped``
     or ``differs`` (``reason`` says why), in ``cell`` (``cell 7``, counted from 1); ``kind`` and
-    ``basis`` what it rests on (``spec`` and a seed statement id, ``choice`` and an entry id)."""
+    ``basis`` what it rests on (``spec`` and a seed statement id, ``choice`` and an entry id);
+    ``observed`` what a difference observed of the register's keys (:mod:`kit.notebook.observe`)."""
 
     name: str
     outcome: str
@@ -63,6 +64,12 @@ class CheckResult:
     cell: str = ""
     kind: str = ""
     basis: str = ""
+    observed: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """The entries a difference departs from: those its observations name, else its basis."""
+        return tuple(dict.fromkeys(str(o.get("entry")) for o in self.observed)) or (self.basis,)
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,10 @@ class NotebookResult:
         differs (its name, cell, reason) or a contract row that differs (operation and field,
         expected and got)."""
         found = [
-            (c.basis, f"check {c.name!r}", c.cell, c.reason) for c in self.checks if c.outcome == "differs"
+            (entry, f"check {c.name!r}", c.cell, c.reason)
+            for c in self.checks
+            if c.outcome == "differs"
+            for entry in c.entries
         ]
         found += [
             (d.basis, f"contract {d.operation} {d.field}", "", f"expected {d.expected}, got {d.got}")

@@ -26,6 +26,7 @@ from typing import Any
 
 from kit._drift import Drift
 from kit.notebook import CHECK_MIME_TYPE, DRIFT_MIME_TYPE
+from kit.notebook.observe import Observation
 from kit.regress import leaks
 from kit.regress.model import CheckResult, NotebookResult
 from kit.regress.scanner import ANSI
@@ -85,7 +86,19 @@ def _checks(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[CheckResult,
         name = leaks.redact(str(mark.get("name", "")), secrets=secrets)
         reason = leaks.redact(str(mark.get("reason", "")), secrets=secrets)
         kind, basis = str(mark.get("kind", "")), str(mark.get("basis", ""))
-        found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell, kind, basis))
+        observed = _observed(mark.get("observed"), secrets)
+        found.append(CheckResult(name, str(mark.get("outcome", "")), reason, cell, kind, basis, observed))
+    return tuple(found)
+
+
+def _observed(marks: Any, secrets: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    """A difference's observations (:mod:`kit.notebook.observe`), each kept only when valid
+    and when nothing in it looks like a leak (:func:`kit.regress.leaks.scan_text`)."""
+    found = []
+    for mark in marks if isinstance(marks, list) else []:
+        seen = Observation.of(mark)
+        if seen is not None and not leaks.scan_text(json.dumps(seen.data()), secrets=secrets):
+            found.append(seen.data())
     return tuple(found)
 
 

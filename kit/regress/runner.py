@@ -33,7 +33,7 @@ from kit import _env as env
 from kit import _fixtures as fixtures
 from kit._profiles import Profile, profile_class
 from kit.errors import ConfigError, FixturesError
-from kit.regress import cluster, har, leaks, reports
+from kit.regress import cluster, conformance, har, leaks, reports
 from kit.regress.discovery import discover
 from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
 from kit.regress.matrix import jobs as plan_jobs
@@ -303,7 +303,10 @@ def run(
     )
     summary_path.write_text(text, encoding="utf-8")
     known: list[Any] = [*secrets, *used]
-    leaked = tuple(f for path in (junit_path, summary_path) for f in leaks.scan_file(path, secrets=known))
+    other, expected = any(not p.knows_choices for p in _profiles(pending)), kernel_env.get(env.EXPECT_CHOICES)
+    conformance.report(ordered, out, folder, other=other, expected=expected)
+    written = [out / name for name in leaks.REPORTS if (out / name).is_file()]
+    leaked = tuple(f for path in written for f in leaks.scan_file(path, secrets=known))
     return RegressReport(
         ordered,
         out,

@@ -12,6 +12,7 @@ listed: 401 (partner token, step 2; session validity, step 5) and, for a POST, 4
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -222,6 +223,7 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
             for name, prop in component["properties"].items():
                 if name.endswith("_id") and prop.get("type") == "string":
                     prop["format"] = "uuid"
+    _follow_wire(schema, chosen)
     overlay = chosen.overlay
     info = schema["info"]
     entries = overlay.entries()
@@ -231,3 +233,37 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
         "(x-choices)."
     )
     info["x-choices"] = {entry: overlay.value(entry) for entry in entries}
+
+
+#: The operations A63 makes need a session (``cards_and_events_require_session``).
+SESSION_ROUTES = (
+    ("/accounts/{account_id}/cards", "post"),
+    ("/cards/{card_id}", "get"),
+    ("/cards/{card_id}/close", "post"),
+    ("/accounts/{account_id}/events", "post"),
+)
+_ASSUMPTIONS_SENTENCE = re.compile(r"[;.] every answer names the entries[^.;]*svc-assumptions")
+
+
+def _follow_wire(schema: dict[str, Any], chosen: Personality) -> None:
+    """The rest of what an overlay re-chooses that the document tells: the session header
+    required on card and event routes (A63), the renamed problem codes (A64), the partner
+    token's lifetime (A01) and whether answers carry ``svc-assumptions`` (A61)."""
+    if chosen.require_session:
+        for path, method in SESSION_ROUTES:
+            for param in schema["paths"].get(path, {}).get(method, {}).get("parameters", []):
+                if param.get("in") == "header" and param.get("name") == SESSION_ID:
+                    param["required"] = True
+                    param["description"] = "An account or person session: required by this server (A63)"
+    components = schema["components"]["schemas"]
+    if chosen.codes:
+        renamed = ", ".join(f"{ours} is sent as {theirs}" for ours, theirs in sorted(chosen.codes.items()))
+        code = components[_PROBLEM]["properties"]["code"]
+        code["description"] = f"This server's problem codes (A64): {renamed}"
+    token = components.get("TokenResponse", {}).get("properties", {}).get("expires_in")
+    if token is not None and "token_lifetime_seconds" in chosen.overlay.changes("A01"):
+        token["description"] = f"Seconds the token lives: {chosen.token_lifetime} on this server (A01)"
+    if not chosen.send_assumptions:
+        info = schema["info"]
+        instead = "; this server names no register entry in its answers (no svc-assumptions, A61)"
+        info["description"] = _ASSUMPTIONS_SENTENCE.sub(instead, info["description"])

@@ -33,30 +33,14 @@ from types import MappingProxyType
 from typing import Any
 
 from kit import register
-from kit._choices import EMPTY, ChoicesError, Overlay
+from kit._choices import EMPTY, SERVED, ChoicesError, Overlay
 from kit._choices import Problem as Refusal
 from kit.sim.models import AccountOut, CardOut, DocumentRequestOut, EventOut, Representation, TransferOut
 
 __all__ = ["APPLIED", "DEFAULT", "Personality", "SessionLifetimes", "resolve"]
 
 #: The register keys a simulator applies from an overlay (entry → keys; ``None``: every key).
-APPLIED: Mapping[str, frozenset[str] | None] = MappingProxyType(
-    {
-        "A01": frozenset({"token_lifetime_seconds"}),
-        "A04": frozenset({"nonce_lifetime_seconds"}),
-        "A06": frozenset({"fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds"}),
-        "A10": frozenset({"starting_balance"}),
-        "A13": frozenset({"types"}),
-        "A14": None,
-        "A15": None,
-        "A32": None,
-        "A60": None,
-        "A61": None,
-        "A62": None,
-        "A63": None,
-        "A64": None,
-    }
-)
+APPLIED: Mapping[str, frozenset[str] | None] = SERVED
 #: The representations whose optional fields A62 lists, by the name A62 uses.
 REPRESENTATIONS: Mapping[str, type[Representation]] = MappingProxyType(
     {

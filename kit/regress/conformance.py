@@ -1,0 +1,201 @@
+"""What a run against another server tells of the register: ``OUT/conformance.md`` and ``.json``,
+and ``--write-choices FILE``, the differences as a choice overlay.
+
+Every ``kit regress`` run on a profile other than ``sim`` writes the conformance table
+(:mod:`kit.notebook.conformity`) of its notebooks: a row per register entry — confirmed,
+differs (the simulator's value, the server's answer, the notebook, cell and check or call), or
+not observed and why — then the seed statements checked, passed or violated. The first line
+counts them: ``N entries: C confirmed, D differ, U not observed; S seed statements checked, V
+violated``. Both files are scanned for leaks like the other reports.
+
+:func:`overlay_text` writes what differed as a choice overlay (:mod:`kit._choices`): one
+``[Axx]`` table per differing entry, only the keys observed, a comment saying where. Only keys a
+simulator can serve are written (:data:`kit._choices.SERVED`), so the same file loads in
+``kit serve --choices FILE`` (a simulator that answers like that server) and ``kit regress
+--choices FILE`` (a run that expects them); what differed otherwise is listed in comments.
+
+Example::
+
+    >>> table = from_results(report.results, notebooks_dir="notebooks")   # doctest: +SKIP
+    >>> write(table, Path("out/regress"))                                # doctest: +SKIP
+    (PosixPath('out/regress/conformance.md'), PosixPath('out/regress/conformance.json'))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kit import _choices as choices
+from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
+from kit.regress.model import NotebookResult
+
+__all__ = ["FILES", "checked_in", "from_results", "overlay_text", "report", "write", "write_choices"]
+
+#: The files a run writes in its output folder (scanned for leaks with the other reports).
+FILES = ("conformance.md", "conformance.json")
+_CHOICE = re.compile(r"""choice\s*=\s*\\?["'](A\d\d)\\?["']""")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def checked_in(notebooks_dir: str | os.PathLike[str] | None) -> dict[str, list[str]]:
+    """Entry id → the notebooks of ``notebooks_dir`` whose checks name it (``choice="A15"``)."""
+    found: dict[str, list[str]] = {}
+    if notebooks_dir is None or not Path(notebooks_dir).is_dir():
+        return found
+    for path in sorted(Path(notebooks_dir).glob("[0-9][0-9]_*.ipynb")):
+        for entry in sorted(set(_CHOICE.findall(path.read_text(encoding="utf-8", errors="replace")))):
+            found.setdefault(entry, []).append(path.name)
+    return found
+
+
+def from_results(
+    results: Sequence[NotebookResult],
+    notebooks_dir: str | os.PathLike[str] | None = None,
+    expected: str | os.PathLike[str] | None = None,
+) -> Table:
+    """The conformance table of a run's results (checks and contract rows, in order); ``expected``
+    the overlay file its choice checks expected (``--choices``).
+
+    Raises:
+        ChoicesError: ``expected`` is not a valid overlay.
+    """
+    seen: list[Seen | None] = []
+    for r in results:
+        seen += [of_check(c, f"{r.notebook} {c.cell}".strip()) for c in r.checks]
+        seen += [of_drift(d, r.notebook) for d in r.drift]
+    ran = {r.notebook.split("[", 1)[0] for r in results}
+    elsewhere = {e: [nb for nb in nbs if nb not in ran] for e, nbs in checked_in(notebooks_dir).items()}
+    overlay = choices.load(expected) if expected else None
+    return build((s for s in seen if s is not None), elsewhere=elsewhere, expected=overlay)
+
+
+def write(table: Table, out: Path) -> tuple[Path, Path]:
+    """Write ``conformance.md`` and ``conformance.json`` in ``out``; their paths."""
+    md, js = out / FILES[0], out / FILES[1]
+    md.write_text(table.markdown(), encoding="utf-8")
+    js.write_text(json.dumps(table.data(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return md, js
+
+
+def report(
+    results: Sequence[NotebookResult],
+    out: Path,
+    notebooks_dir: str | os.PathLike[str],
+    *,
+    other: bool,
+    expected: str | None = None,
+) -> list[Path]:
+    """What a run writes: the conformance files when it ran on ``other`` profiles than ``sim``
+    (a stale copy from an earlier run is removed otherwise); the paths written."""
+    if not other:
+        for name in FILES:
+            (out / name).unlink(missing_ok=True)
+        return []
+    return list(write(from_results(results, notebooks_dir, expected), out))
+
+
+def _key(name: str) -> str:
+    return name if _BARE_KEY.match(name) else json.dumps(name)
+
+
+def _toml(value: Any) -> str:
+    """A TOML value (strings, numbers, booleans, lists, inline tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"not a TOML value: {type(value).__name__}")
+
+
+def _served(entry: str, key: str) -> bool:
+    keys = choices.SERVED.get(entry, frozenset())
+    return keys is None or key in keys
+
+
+def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | None = None) -> str:
+    """The differing entries of ``table`` as a choice overlay (see the module docstring); with
+    ``expected`` (the run's ``--choices``), that overlay's values too, the run's observations
+    over them: running again with the file written converges on the server's answers.
+
+    Raises:
+        ValueError: the text would not be a valid overlay (a bug: every value was validated).
+    """
+    lines = [
+        "# What differed from the simulator's choices"
+        + (f" on {source}" if source else "")
+        + ", written by kit regress --write-choices.",
+        "# Load it in `kit serve --choices FILE` (answer like that server) or `kit regress --choices",
+        "# FILE` (expect it). Each table re-chooses only the keys a run observed.",
+        f'description = {_toml("observed differences: " + table.first_line())}',
+    ]
+    data: dict[str, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for entry in expected.entries() if expected is not None else []:
+        data[entry] = expected.changes(entry) if expected is not None else {}
+        notes[entry] = "expected (--choices), not contradicted by this run"
+    unwritten: list[str] = []
+    topics = {row.id: row.topic for row in table.entries}
+    for row in table.entries:
+        if row.status != "differs":
+            continue
+        keys = [o for o in row.observed if _served(row.id, o.key)]
+        for o in row.observed:
+            if not _served(row.id, o.key):
+                answered = shown(o.answered, o.chosen)
+                unwritten.append(f"{row.id} {o.key}: {answered} (a simulator cannot re-choose it)")
+        if not keys:
+            if not row.observed:
+                unwritten.append(f"{row.id}: differs, no value observed ({'; '.join(row.seen[:2])})")
+            continue
+        notes[row.id] = "observed in " + "; ".join(row.seen[:2]).replace("\n", " ")
+        for o in keys:
+            base = choices.EMPTY.chosen(row.id, o.key)
+            if isinstance(o.answered, Mapping) and isinstance(base, Mapping):  # only the items re-chosen
+                data.setdefault(row.id, {})[o.key] = {k: v for k, v in o.answered.items() if base.get(k) != v}
+            else:
+                data.setdefault(row.id, {})[o.key] = o.answered
+    for entry in (row.id for row in table.entries if row.id in data):
+        lines += ["", f"[{entry}]  # {topics[entry]}; {notes[entry]}"]
+        tables = []
+        for key, value in data[entry].items():
+            if isinstance(value, Mapping):
+                tables += ["", f"[{entry}.{_key(key)}]"]
+                tables += [f"{_key(k)} = {_toml(v)}" for k, v in value.items()]
+            else:
+                lines.append(f"{_key(key)} = {_toml(value)}")
+        lines += tables
+    if unwritten:
+        lines += ["", "# Also differed, not written:"] + [f"#   {text}" for text in unwritten]
+    text = "\n".join(lines) + "\n"
+    choices.parse(data)  # a ChoicesError (a ValueError) names entry and key
+    return text
+
+
+def write_choices(
+    table: Table,
+    path: str | os.PathLike[str],
+    *,
+    source: str = "",
+    expected: str | os.PathLike[str] | None = None,
+) -> list[str]:
+    """Write :func:`overlay_text` to ``path`` (``expected``: the run's ``--choices`` file); the
+    entries written.
+
+    Raises:
+        ChoicesError: ``expected`` is not a valid overlay.
+    """
+    overlay = choices.load(expected) if expected else None
+    text = overlay_text(table, source=source, expected=overlay)
+    Path(path).write_text(text, encoding="utf-8")
+    return choices.load(path).entries()
