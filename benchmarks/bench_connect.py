@@ -25,7 +25,8 @@ from benchmarks.bench_support import PY, ROOT, median
 TARGET_S = 0.3
 
 _TIMED = (
-    "import time; w, c = time.perf_counter, time.process_time; t = [(w(), c())]; import kit; t.append((w(), c())); "
+    "import time; w, c = time.perf_counter, time.process_time; t = [(w(), c())]; "
+    "import kit; t.append((w(), c())); "
     "api = kit.connect('sim'); t.append((w(), c())); api.sessions.create('anonymous'); t.append((w(), c())); "
     "print(*(b[i] - a[i] for a, b in zip(t, t[1:]) for i in (0, 1)))"
 )
@@ -38,16 +39,22 @@ _PARTS = (
     "api.sessions.create('anonymous'); t.append(time.perf_counter()); "
     "print(*(b - a for a, b in zip(t, t[1:])))"
 )
-PARTS = ("client_imports", "simulator_imports", "server_keys_seed_7", "app_server_and_client", "first_session")
+PARTS = (
+    "client_imports",
+    "simulator_imports",
+    "server_keys_seed_7",
+    "app_server_and_client",
+    "first_session",
+)
 _PROFILE = (
     "import cProfile, pstats, kit; p = cProfile.Profile(); p.enable(); api = kit.connect('sim'); "
     "api.sessions.create('anonymous'); p.disable(); pstats.Stats(p).sort_stats('cumulative').print_stats({n})"
 )
 
 
-def _run(code: str) -> list[float]:
+def _run(code: str, *, numbers: bool = True) -> list[Any]:
     out = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
-    return [float(x) for x in out.stdout.split()]
+    return [float(x) for x in out.stdout.split()] if numbers else [out.stdout]
 
 
 def _once() -> dict[str, float]:
@@ -62,10 +69,7 @@ def _parts() -> dict[str, float]:
 
 def profile(lines: int = 25) -> str:
     """cProfile of one cold ``kit.connect("sim")`` + first session (after ``import kit``)."""
-    out = subprocess.run(
-        [PY, "-c", _PROFILE.format(n=lines)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
-    )
-    return out.stdout
+    return "\n".join(map(str, _run(_PROFILE.format(n=lines), numbers=False)))
 
 
 def measure(*, rounds: int = 5) -> dict[str, Any]:
@@ -80,7 +84,7 @@ def measure(*, rounds: int = 5) -> dict[str, Any]:
         return [round(x * 1000, 1) for x in values]
 
     return {
-        "name": 'kit.connect("sim") + first token and anonymous session, beyond import kit (fresh interpreter)',
+        "name": 'kit.connect("sim") + first token and session beyond import kit (fresh interpreter)',
         "kit": round(seconds * 1000, 1),
         "kit_unit": 'ms for kit.connect("sim") and its first session after import kit',
         "reference": round(TARGET_S * 1000, 1),
