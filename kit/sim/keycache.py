@@ -27,8 +27,7 @@ import random
 import tempfile
 from pathlib import Path
 
-import Crypto
-from Crypto.PublicKey import RSA
+import Crypto  # the package alone: its version (the prime search the key depends on)
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -52,6 +51,8 @@ def cache_dir() -> Path | None:
 
 def generate_rsa_pem(seed: int, bits: int) -> bytes:
     """The RSA key of ``seed``, generated (cryptography has no seeded key generation)."""
+    from Crypto.PublicKey import RSA  # pycryptodome: only on a miss (its import alone is ~30 ms)
+
     rng = random.Random(f"kit-sim:{seed}:rsa")
     return bytes(RSA.generate(bits, randfunc=rng.randbytes).export_key("PEM"))
 
