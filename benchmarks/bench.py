@@ -198,10 +198,10 @@ FIXES = [
         "fix": "the simulator's seeded RSA keys kept per seed in a per-user cache, 0600 "
         "(kit/sim/keycache.py), read back without OpenSSL's key check; pycryptodome imported only "
         "on a miss",
-        "profile": "connect parts (CPU, fresh interpreter): server keys 214 ms of 1,295 ms to the first "
+        "profile": "connect parts (CPU, fresh interpreter): server keys 223 ms of 1,406 ms to the first "
         "session: pycryptodome's seeded prime search, then ~50 ms of OpenSSL's RSA check in "
         "RSAKey.import_key",
-        "isolated": "keys_for(7) in a fresh process 214 -> 1.0 ms CPU "
+        "isolated": "keys_for(7) in a fresh process 225 -> 1.2 ms CPU "
         "(benchmarks/results/connect_profile.json)",
     },
     {
@@ -209,16 +209,16 @@ FIXES = [
         "validator (kit/_shapes.py conforms); openapi-core and jsonschema-path only for a body it "
         "cannot settle",
         "profile": "the first answer's check imported openapi-core (requests, yaml, jsonschema, openapi-"
-        "schema-validator): ~270 ms of the first session's 343 ms CPU",
-        "isolated": "first session after connect 343 -> 16 ms CPU; connect + first session 1,295 -> 747 "
-        "ms CPU with the keys above",
+        "schema-validator): ~270 ms of the first session's 380 ms CPU",
+        "isolated": "first session after connect 380 -> 17 ms CPU; connect + first session (all of "
+        "issue 37's fixes) 1,406 -> 667 ms CPU",
     },
     {
         "fix": "httpx's command-line client (click, rich, pygments) kept out of import (kit/_client.py); "
         "the embedded server with ws='none' (kit/sim/server.py)",
         "profile": "importtime: httpx._main 123 ms under load; uvicorn's websockets protocol 19 ms",
-        "isolated": "import httpx 125 -> 76 ms CPU alone; within noise inside import kit._client (89 "
-        "fewer modules)",
+        "isolated": "the client's imports 238 -> 175 ms CPU (89 fewer modules); import httpx alone "
+        "134 -> 82 ms",
     },
     {
         "fix": "the PII value check searches 'separator, two digits, separator' before the national-id "
