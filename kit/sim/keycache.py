@@ -1,0 +1,110 @@
+"""The simulator's seeded RSA keys, kept per seed in a per-user cache so a new process reads
+them instead of generating them again (register A04).
+
+Generating an RSA-2048 key from a seed takes a fifth of a second or more of pure-Python prime
+search (pycryptodome with a seeded random source), and every fresh process that starts a
+simulator — a notebook's kernel, ``kit serve``, each crypto worker, each population worker —
+did it again for the same seed. The key is a function of the seed alone, so the cache changes
+no output: a hit is the key generation would give (the file's name carries the seed, the key
+size and pycryptodome's version, whose prime search the key depends on), a miss or an
+unreadable or foreign file generates it as before.
+
+What is kept is a simulator key, not a partner's secret: anyone who knows the seed (seed 7 is
+in every notebook) can derive it. It is still written as a private key should be: a file of
+mode 0600 in a directory of mode 0700, written whole or not at all. ``KIT_SIM_KEY_CACHE``
+names another directory, or turns the cache off (``off``).
+
+    >>> pem = seeded_rsa_pem(7)  # doctest: +SKIP
+    >>> pem.startswith(b"-----BEGIN RSA PRIVATE KEY-----")  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import tempfile
+from pathlib import Path
+
+import Crypto  # the package alone: its version (the prime search the key depends on)
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+__all__ = ["CACHE_VARIABLE", "cache_dir", "load_private", "seeded_rsa_pem"]
+
+#: The environment variable naming the cache directory (``off``: no cache).
+CACHE_VARIABLE = "KIT_SIM_KEY_CACHE"
+
+
+def cache_dir() -> Path | None:
+    """Where seeded keys are kept: ``$KIT_SIM_KEY_CACHE``, else the user's cache directory
+    (``$XDG_CACHE_HOME`` or ``~/.cache``) under ``partner-api-kit/sim-keys``; None when off."""
+    chosen = os.environ.get(CACHE_VARIABLE, "").strip()
+    if chosen.lower() in ("off", "0", "no", "false"):
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "partner-api-kit" / "sim-keys"
+
+
+def generate_rsa_pem(seed: int, bits: int) -> bytes:
+    """The RSA key of ``seed``, generated (cryptography has no seeded key generation)."""
+    from Crypto.PublicKey import RSA  # pycryptodome: only on a miss (its import alone is ~30 ms)
+
+    rng = random.Random(f"kit-sim:{seed}:rsa")
+    return bytes(RSA.generate(bits, randfunc=rng.randbytes).export_key("PEM"))
+
+
+def _file(directory: Path, seed: int, bits: int) -> Path:
+    derivation = f"kit-sim:{seed}:rsa:{bits}:pycryptodome-{Crypto.__version__}"
+    return directory / f"rsa-{hashlib.sha256(derivation.encode()).hexdigest()[:32]}.pem"
+
+
+def load_private(pem: bytes) -> rsa.RSAPrivateKey:
+    """The key object of a PEM this module wrote or generated. OpenSSL's own check of an RSA key
+    (about 50 ms for 2048 bits, more than reading the file) is skipped: the key is ours, written
+    by this user's simulator from pycryptodome's generation, never a key from outside."""
+    key = serialization.load_pem_private_key(pem, None, unsafe_skip_rsa_key_validation=True)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("not an RSA private key")
+    return key
+
+
+def _read(path: Path, bits: int) -> bytes | None:
+    try:
+        pem = path.read_bytes()
+        if load_private(pem).key_size == bits:
+            return pem
+    except (OSError, ValueError, TypeError):
+        pass  # none yet, or not ours: generate it again
+    return None
+
+
+def _write(path: Path, pem: bytes) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rsa-", suffix=".tmp")  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(pem)
+            os.replace(tmp, path)  # whole or not at all, also against a concurrent writer
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass  # a read-only or full disk: the key was generated, only not kept
+
+
+def seeded_rsa_pem(seed: int, bits: int = 2048) -> bytes:
+    """The PEM of the seed's RSA key: from the cache when it holds it, else generated (and kept)."""
+    directory = cache_dir()
+    if directory is None:
+        return generate_rsa_pem(seed, bits)
+    path = _file(directory, seed, bits)
+    pem = _read(path, bits)
+    if pem is None:
+        pem = generate_rsa_pem(seed, bits)
+        _write(path, pem)
+    return pem
