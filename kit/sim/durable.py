@@ -290,6 +290,9 @@ class StateFile:
             conn.close()
 
     def close(self) -> None:
+        """Fold the journal into the records, checkpoint, let the file go (once)."""
+        if self._stop.is_set():
+            return
         if self._state is not None and self._rows:
             with contextlib.suppress(sqlite3.Error):
                 self.fold(self._state)
