@@ -154,3 +154,29 @@ def test_a_fold_keeps_the_state_and_empties_the_journal(
         assert conn.execute("SELECT count(*) FROM records WHERE home = 'nonces'").fetchone()[0] == 4
     finally:
         conn.close()
+
+
+def test_a_version_1_file_is_read_and_carried_on_as_version_2(tmp_path: Path) -> None:
+    path = tmp_path / "old.kitstate"
+    state = State(7, START)
+    state_file = StateFile.open(str(path))
+    state_file.load(state)
+    _change(state, 1)
+    state.commit()
+    state_file.close()
+    with sqlite3.connect(path) as conn:  # what version 1 wrote: no journal table
+        conn.execute("DROP TABLE journal")
+        conn.execute("UPDATE kit_state SET value = 1 WHERE name = 'version'")
+    again = State(7, START)
+    state_file = StateFile.open(str(path))
+    try:
+        state_file.load(again)
+        assert "n1" in again.nonces and (PARTNER, "k1") in again.idempotency
+        _change(again, 2)
+        again.commit()
+        assert sorted(held(path).nonces) == ["n1", "n2"]
+    finally:
+        state_file.close()
+    with sqlite3.connect(path) as conn:
+        version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
+    assert version == statefile.VERSION == 2
