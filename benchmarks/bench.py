@@ -248,6 +248,7 @@ UNITS = {
     "cluster": ("journeys/s", "journeys/s"),
     "memory": ("GiB", "GiB"),
     "connect": ("ms", "ms"),
+    "state": ("x", "x"),
 }
 
 

@@ -3,20 +3,29 @@
 :class:`StateFile` holds the file for this process (an exclusive lock: two servers on one
 file are refused, not corrupted), loads it at start and writes what changed:
 
-- before an answer leaves, :meth:`StateFile.flush` (the ``ServiceHeaders`` middleware): the
-  requests that reach that point in one turn of the event loop share one transaction (a group
-  commit), written at the next turn, between two awaits, so what is written is always a state
-  the simulator was in; their answers wait for it. Under load the file costs about one commit
-  per turn of the loop, not one per request;
+- before an answer leaves, :meth:`StateFile.flush` (the ``ServiceHeaders`` middleware): one
+  row of the file's journal, in one transaction, holding every record the request touched and
+  every record any request still open has touched (``kit.sim.journal``), so that what is
+  written is always a state the simulator was in. A request alone writes at once; requests
+  finishing while others are open share one transaction (a group commit), cut
+  :data:`GROUP_WINDOW_S` later, between two awaits; their answers wait for it;
 - outside a request (a webhook attempt, the wall clock's rounds, start and stop),
   :meth:`StateFile.save`, at once.
+
+Every :data:`FOLD_EVERY` journal rows, at the next turn of the loop (after the answers),
+:meth:`StateFile.fold` brings the records up to date from memory (each record touched since
+the last fold, once) and empties the journal, in one transaction; so does closing. Why a
+journal: a transaction that appends one row costs a server about half of one that updates
+each record in place (``benchmarks/results/state_cost.json``).
 
 A commit runs on the event loop: handing it to a thread cost more in hand-offs of the GIL than
 the write itself (SQLite releases the GIL while it writes).
 
 The file is in WAL mode with ``synchronous=NORMAL``: a commit survives a crash of the process;
 a power loss may lose the last commits, never corrupt the file. Checkpoints (moving the WAL
-into the file, with an fsync) run in a thread of their own, once a second.
+into the file, with an fsync) run in a thread of their own, once a second; when the WAL has
+grown past :data:`WAL_RESTART_PAGES` under steady traffic, a checkpoint that restarts it (a
+short wait for the next commit) keeps the file bounded.
 
     >>> state_file = StateFile.open("/tmp/team.kitstate")  # doctest: +SKIP
     >>> state_file.load(state)  # doctest: +SKIP
@@ -31,12 +40,29 @@ import os
 import sqlite3
 import threading
 
-from kit.sim.journal import Journal
+from kit.sim.journal import Journal, Key
 from kit.sim.state import State
-from kit.sim.statefile import MAGIC, Batch, StateFileError, changes, check, everything, load, schema, write
+from kit.sim.statefile import (
+    MAGIC,
+    Batch,
+    StateFileError,
+    changes,
+    check,
+    entry,
+    everything,
+    load,
+    schema,
+    write,
+)
 
 #: How often a background thread moves the WAL into the file (seconds).
 CHECKPOINT_EVERY_S = 1.0
+#: A WAL longer than this (pages) after a checkpoint is restarted from its beginning.
+WAL_RESTART_PAGES = 2000
+#: Journal rows written between two folds into the records.
+FOLD_EVERY = 256
+#: How long a transaction gathers the requests that finish while others are open (seconds).
+GROUP_WINDOW_S = 0.002
 
 
 class StateFile:
@@ -50,7 +76,14 @@ class StateFile:
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
+        self._logged: dict[Key, None] = {}  # the keys of the journal's rows (the next fold's)
+        self._rows = 0  # journal rows since the last fold
+        self._folding = False  # a fold is due at the next turn of the loop
+        self._state: State | None = None
+        self._waiters = 0  # requests waiting for the transaction gathering
+        self._timer: asyncio.TimerHandle | None = None  # when it is cut at the latest
         conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute(f"PRAGMA journal_size_limit={WAL_RESTART_PAGES * 4096}")
         self._stop = threading.Event()
         self._checkpoints = threading.Thread(
             target=self._checkpoint_loop, name="kit-state-checkpoint", daemon=True
@@ -119,15 +152,19 @@ class StateFile:
         """Make ``state`` durable here, starting from what the file holds."""
         state.attach(self.journal, self)
         load(self._conn, state, self.path)
-        self.save(state)  # dropped in-flight keys go from the file too
+        self._conn.execute("BEGIN")
+        schema(self._conn)  # the journal a version 1 file lacks, and this version
+        self._conn.execute("COMMIT")
+        self._state = state
+        self.save(state)  # the whole state, in the records: dropped in-flight keys go too
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _collect(self, state: State) -> Batch:
+    def _collect(self, state: State, keys: list[Key]) -> Batch:
+        """The records under ``keys`` (all of them after a reset), and the settings that moved."""
         journal = self.journal
-        batch = everything(state) if journal.everything else changes(state, journal.changed(), self._seq)
+        batch = everything(state) if journal.everything else changes(state, keys, self._seq)
         self._seq = len(batch.upserts) if batch.everything else self._seq + len(batch.upserts)
-        journal.written()
         if not batch.everything:  # the clock and counters move only now and then
             batch.settings = [(k, v) for k, v in batch.settings if self._settings.get(k) != v]
         self._settings.update(batch.settings)
@@ -141,29 +178,96 @@ class StateFile:
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
-            self.journal.everything = True  # the next write starts over from memory
-            self._settings.clear()
+            self._lost()
             raise
 
+    def _lost(self) -> None:
+        """A write failed: the next one starts over from memory."""
+        self.journal.everything = True
+        self._settings.clear()
+
     def save(self, state: State) -> None:
-        """Write what changed, now."""
-        self._write(self._collect(state))
+        """Write what changed, now: one journal row (the whole state, in the records, after
+        a reset or a restore)."""
+        journal = self.journal
+        keys = journal.changed()
+        if journal.everything:
+            self._write(self._collect(state, keys))
+            journal.written()
+            self._logged.clear()
+            self._rows = 0
+            return
+        data = entry(state, keys)
+        journal.written()
+        try:
+            self._conn.execute("INSERT INTO journal (data) VALUES (?)", (data,))
+        except BaseException:
+            self._lost()
+            raise
+        self._logged.update(dict.fromkeys(keys))
+        self._rows += 1
+        if self._rows >= FOLD_EVERY and not self._folding:
+            self._folding = True
+            try:
+                asyncio.get_running_loop().call_soon(self._fold_soon, state)
+            except RuntimeError:  # no loop (a test, a tool): at once
+                self.fold(state)
+
+    def _fold_soon(self, state: State) -> None:
+        with contextlib.suppress(Exception):  # failed: the next write starts over from memory
+            self.fold(state)
+
+    def fold(self, state: State) -> None:
+        """Bring the records up to date and empty the journal, in one transaction: every record
+        the journal's rows hold, and every one a request still open has touched, as in memory
+        now (a state the simulator is in)."""
+        self._folding = False
+        journal = self.journal
+        if journal.everything:
+            self.save(state)
+            return
+        keys = list({**self._logged, **dict.fromkeys(journal.changed())})
+        batch = self._collect(state, keys)
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            write(conn, batch)
+            conn.execute("DELETE FROM journal")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._lost()
+            raise
+        journal.written()
+        self._logged.clear()
+        self._rows = 0
 
     async def flush(self, state: State) -> None:
         """Write what changed, in a transaction the requests finishing now share; return
         when it is on disk. A request alone (no other open, no transaction gathering) writes
-        at once, without waiting for a turn of the loop."""
+        at once; otherwise the transaction is cut :data:`GROUP_WINDOW_S` after the first
+        request joined it, or as soon as no other request is open."""
         if self._next is None and self.journal.alone():
             self.save(state)
             return
+        loop = asyncio.get_running_loop()
         if self._next is None:
-            self._next = asyncio.get_running_loop().create_future()
-            asyncio.get_running_loop().call_soon(self._cut, state)
+            self._next = loop.create_future()
+            self._timer = loop.call_later(GROUP_WINDOW_S, self._cut, state)
+        self._waiters += 1
+        if self._timer is not None and self._waiters >= self.journal.open_requests():
+            self._timer.cancel()  # every open request waits for it: nobody else to wait for
+            self._timer = None
+            loop.call_soon(self._cut, state)
         await asyncio.shield(self._next)
 
     def _cut(self, state: State) -> None:
         waiting, self._next = self._next, None
-        assert waiting is not None
+        if waiting is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._waiters, self._timer = 0, None
         try:
             self.save(state)
         except Exception as exc:
@@ -177,13 +281,21 @@ class StateFile:
         conn = sqlite3.connect(self.path, check_same_thread=False)
         try:
             while not self._stop.wait(CHECKPOINT_EVERY_S):
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                _, pages, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if pages > WAL_RESTART_PAGES:  # steady traffic: the next commit starts it over
+                    conn.execute("PRAGMA wal_checkpoint(RESTART)")
         except sqlite3.Error:
             pass  # the next start checkpoints what is left; a commit never depends on this
         finally:
             conn.close()
 
     def close(self) -> None:
+        """Fold the journal into the records, checkpoint, let the file go (once)."""
+        if self._stop.is_set():
+            return
+        if self._state is not None and self._rows:
+            with contextlib.suppress(sqlite3.Error):
+                self.fold(self._state)
         self._stop.set()
         self._checkpoints.join(timeout=10)
         with contextlib.suppress(sqlite3.Error):

@@ -69,6 +69,9 @@ class Journal:
         """Whether at most one request is open (the caller's, if it is in one)."""
         return len(self._open) <= 1
 
+    def open_requests(self) -> int:
+        return len(self._open)
+
     def flushed(self) -> None:
         """The current request's keys are on disk (its write covered them, and it changes
         nothing while it waits): later writes need not cover them again."""

@@ -4,11 +4,13 @@ One table of records (``home``, ``key``, ``seq``, ``value``) holds every home of
 (``kit.sim.state.HOMES``: tokens, nonces, sessions and their keys, idempotency records and
 their stored answers, subscriptions and deliveries, accounts, persons, cards, transfers,
 document requests…); one table of settings holds the format, its version and the clock, id
-counters and random state. The file is in WAL mode with ``synchronous=NORMAL``: a commit is
+counters and random state; a third, ``journal``, holds the changes written since the records
+were last brought up to date, one row per transaction (:func:`entry`: every record a request
+touched, and the clock and counters, in one value). A state is the records, then the journal
+rows in order (:func:`load`). The file is in WAL mode with ``synchronous=NORMAL``: a commit is
 durable against a crash of the process (a power loss may lose the last commits, never
-corrupt the file). :meth:`StateFile.save` runs before every answer leaves (the
-``ServiceHeaders`` middleware), in one transaction, writing what the request touched
-(``kit.sim.journal``).
+corrupt the file). ``kit.sim.durable`` writes a journal row before every answer leaves (the
+``ServiceHeaders`` middleware) and folds the journal into the records now and then.
 
 A snapshot is the same database, made from the state in memory (``GET /_sim/snapshot``) or
 copied from a running server's file with SQLite's online backup (``kit state snapshot``). It
@@ -42,14 +44,17 @@ from kit.sim.state import _KEPT, HOMES, State
 from kit.sim.stores import Store
 
 FORMAT = "kit-sim-state"
-#: The version of the file's format; a file of another version is refused.
-VERSION = 1
+#: The version of the file's format; a file of another version is refused. Version 1 (no
+#: journal table) is read too, and written as version 2 from then on.
+VERSION = 2
+_READS = (1, VERSION)
 MEDIA_TYPE = "application/vnd.sqlite3"
 MAGIC = b"SQLite format 3\x00"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS kit_state (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS records (home TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL,"
     " value BLOB NOT NULL, PRIMARY KEY (home, key)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS journal (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
 )
 _KEPT_HOMES = frozenset(_KEPT)
 _UPSERT = (
@@ -155,13 +160,28 @@ def _meta(state: State) -> dict[str, Any]:
 
 
 def schema(conn: sqlite3.Connection) -> None:
-    """Create the tables of a new state (in the caller's transaction)."""
+    """Create the tables of a new state, or those a version 1 state lacks (in the caller's
+    transaction)."""
     for statement in _SCHEMA:
         conn.execute(statement)
     conn.executemany(
         "INSERT OR REPLACE INTO kit_state (name, value) VALUES (?, ?)",
         [("format", FORMAT), ("version", VERSION)],
     )
+
+
+def entry(state: State, keys: list[tuple[str, Any]]) -> bytes:
+    """One journal row: the records under ``keys`` as they are now (None: gone), the clock and
+    counters, and the random state when a fault may have drawn from it, in one pickle (one
+    call: a pickle per record costs several times as much on a server whose caches are busy
+    with the request)."""
+    values = []
+    faults = False
+    for home, key in keys:
+        where = getattr(state, home)
+        values.append((home, key, dict.get(where if home in _KEPT_HOMES else where._data, key)))
+        faults = faults or home == "faults"
+    return encode((values, _meta(state), state.random.getstate() if faults else None))
 
 
 @dataclass
@@ -215,6 +235,7 @@ def write(conn: sqlite3.Connection, batch: Batch) -> None:
     """Write ``batch`` in the transaction the caller opened."""
     if batch.everything:
         conn.execute("DELETE FROM records")
+        conn.execute("DELETE FROM journal")
         conn.executemany("INSERT INTO records (home, key, seq, value) VALUES (?, ?, ?, ?)", batch.upserts)
     else:
         if batch.gone:
@@ -243,7 +264,7 @@ def check(conn: sqlite3.Connection, where: str) -> None:
         raise StateFileError(f"{where} is not a kit state ({exc}): give another path") from None
     if found.get("format") != FORMAT:
         raise StateFileError(f"{where} is not a kit state: give another path")
-    if found.get("version") != VERSION:
+    if found.get("version") not in _READS:
         raise StateFileError(
             f"{where} has state format version {found.get('version')}, this kit reads version {VERSION}: "
             "use the kit that wrote it, or start from a new file"
@@ -259,10 +280,20 @@ def load(conn: sqlite3.Connection, state: State, where: str) -> None:
         random_state = decode(random_row[0]) if random_row else None
         rows = conn.execute("SELECT home, key, value FROM records ORDER BY seq").fetchall()
         meta = decode(meta_row[0]) if meta_row else None
-        homes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+        homes: dict[str, dict[Any, Any]] = defaultdict(dict)
         for home, key, value in rows:
             if home in HOMES:
-                homes[home].append((_key(key), decode(value)))
+                homes[home][_key(key)] = decode(value)
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for (data,) in conn.execute("SELECT data FROM journal ORDER BY id") if "journal" in tables else ():
+            values, meta, moved = decode(data)  # a record already there keeps its place
+            random_state = moved if moved is not None else random_state
+            for home, key, value in values:
+                if home in HOMES:
+                    if value is None:
+                        homes[home].pop(key, None)
+                    else:
+                        homes[home][key] = value
     except (sqlite3.DatabaseError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
         raise StateFileError(f"{where} cannot be read ({type(exc).__name__}): it is damaged") from None
     if meta is None:
@@ -272,8 +303,9 @@ def load(conn: sqlite3.Connection, state: State, where: str) -> None:
     state.ids._counters.update(meta["counters"])
     if random_state is not None:
         state.random.setstate(random_state)
-    for home, items in homes.items():
+    for home, kept in homes.items():
         target = getattr(state, home)
+        items = list(kept.items())
         for key, value in items:
             if home == "idempotency" and value.in_flight:
                 continue  # its request never answered: the key may be retried

@@ -22,7 +22,7 @@ import pytest
 
 from kit._env import SIM_PARTNER_CLIENTS
 from kit.cli import main as kit_main
-from kit.sim import Settings
+from kit.sim import Settings, statefile
 from kit.sim.durable import StateFile
 from kit.sim.server import start_embedded
 from kit.sim.state import IdempotencyRecord, Nonce, State
@@ -50,8 +50,20 @@ def digest(path: Path) -> str:
 
 
 def rows(path: Path, home: str) -> int:
+    """Records of ``home`` in the file's records table (the journal not folded in)."""
     with sqlite3.connect(path) as conn:
         return int(conn.execute("SELECT count(*) FROM records WHERE home = ?", (home,)).fetchone()[0])
+
+
+def held(path: Path, home: str) -> list[Any]:
+    """The keys of ``home`` in the state the file holds: its records, then its journal."""
+    probe = State(7, START)
+    conn = sqlite3.connect(path)
+    try:
+        statefile.load(conn, probe, str(path))
+    finally:
+        conn.close()
+    return sorted(getattr(probe, home))
 
 
 # --- what survives a restart ------------------------------------------------------------------
@@ -145,11 +157,15 @@ def test_capped_stores_stay_capped_in_the_file(tmp_path: Path) -> None:
         for n in range(10):
             state.nonces[f"n{n}"] = Nonce("sim-partner", state.now + timedelta(minutes=5))
             state.commit()
-        assert rows(path, "nonces") == 3 and sorted(state.nonces) == ["n7", "n8", "n9"]
+        assert held(path, "nonces") == sorted(state.nonces) == ["n7", "n8", "n9"]
+        state_file.fold(state)
+        assert rows(path, "nonces") == 3 and held(path, "nonces") == ["n7", "n8", "n9"]
         state.clock.advance(600)
         state.sweep(lambda s: s.created_at)
         state.commit()
-        assert rows(path, "nonces") == 0  # expiry acts in the file as in memory
+        assert held(path, "nonces") == []  # expiry acts in the file as in memory
+        state_file.fold(state)
+        assert rows(path, "nonces") == 0
     finally:
         state_file.close()
 

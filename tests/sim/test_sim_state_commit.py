@@ -1,0 +1,182 @@
+"""``kit serve --state``: when a request's changes reach the file, and with what.
+
+Every answer leaves only once what its request changed is committed, whatever its status;
+requests finishing while others are open share one transaction (a group commit), each
+request's changes whole in it (an idempotency record beside its effect); the journal is
+folded into the records now and then, and a state is the same before and after a fold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kit.sim import durable, statefile, versions
+from kit.sim.durable import StateFile
+from kit.sim.middleware import ServiceHeaders
+from kit.sim.state import IdempotencyRecord, Nonce, State
+
+START = "2025-01-06T09:00:00Z"
+PARTNER = "sim-partner"
+
+
+@pytest.fixture
+def durable_state(tmp_path: Path) -> Iterator[tuple[State, StateFile, Path]]:
+    path = tmp_path / "s.kitstate"
+    state = State(7, START)
+    state_file = StateFile.open(str(path))
+    try:
+        state_file.load(state)
+        yield state, state_file, path
+    finally:
+        state_file.close()
+
+
+def held(path: Path) -> State:
+    """The state the file holds now, read by another connection (its records, then its journal)."""
+    probe = State(7, START)
+    conn = sqlite3.connect(path)
+    try:
+        statefile.load(conn, probe, str(path))
+    finally:
+        conn.close()
+    return probe
+
+
+def journal_rows(path: Path) -> list[set[tuple[str, Any]]]:
+    """The keys each journal row holds, in order."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT data FROM journal ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    return [{(home, key) for home, key, _ in statefile.decode(data)[0]} for (data,) in rows]
+
+
+def _change(state: State, n: int) -> None:
+    """An effect (a nonce) and the idempotency record of the request that made it."""
+    state.nonces[f"n{n}"] = Nonce(PARTNER, state.now + timedelta(minutes=5))
+    state.idempotency[(PARTNER, f"k{n}")] = IdempotencyRecord(
+        "POST", "/p2p/transfers", b"digest", state.now, in_flight=False, status=201
+    )
+
+
+def test_each_answer_leaves_after_its_commit_and_requests_finishing_together_share_one(
+    durable_state: tuple[State, StateFile, Path],
+) -> None:
+    state, _, path = durable_state
+    count = 6
+    everyone_in = asyncio.Event()
+    arrived = 0
+    seen_at_answer: dict[int, tuple[bool, bool]] = {}
+
+    async def endpoint(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal arrived
+        n = int(scope["path"].rsplit("/", 1)[1])
+        _change(state, n)
+        arrived += 1
+        if arrived == count:
+            everyone_in.set()
+        await everyone_in.wait()  # all open at once: they finish together
+        await asyncio.sleep(0.001 * (n % 3))
+        status = 400 if n % 2 else 201  # a refusal is written all the same
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    app = ServiceHeaders(endpoint, state, versions.CURRENT)
+
+    async def watching(scope: Any, receive: Any, send: Any) -> None:
+        async def answer(message: Any) -> None:
+            if message["type"] == "http.response.start":  # the answer starts to leave: what holds the file?
+                n = int(scope["path"].rsplit("/", 1)[1])
+                on_disk = held(path)
+                seen_at_answer[n] = (f"n{n}" in on_disk.nonces, (PARTNER, f"k{n}") in on_disk.idempotency)
+            await send(message)
+
+        await app(scope, receive, answer)
+
+    async def run() -> list[int]:
+        transport = httpx.ASGITransport(app=watching)
+        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
+            answers = await asyncio.gather(*(client.post(f"/x/{n}") for n in range(count)))
+        return [a.status_code for a in answers]
+
+    assert sorted(asyncio.run(run())) == [201] * 3 + [400] * 3
+    assert seen_at_answer == {n: (True, True) for n in range(count)}
+    rows = journal_rows(path)
+    assert len(rows) < count, "requests finishing together share a transaction"
+    for n in range(count):  # each request's effect and idempotency record in one transaction
+        first = next(i for i, keys in enumerate(rows) if ("nonces", f"n{n}") in keys)
+        assert ("idempotency", (PARTNER, f"k{n}")) in rows[first]
+
+
+def test_a_request_alone_writes_at_once(durable_state: tuple[State, StateFile, Path]) -> None:
+    state, _, path = durable_state
+
+    async def request() -> None:
+        assert state.journal is not None
+        with state.journal.unit():
+            _change(state, 1)
+            await state.flush()
+            assert "n1" in held(path).nonces  # before the answer could leave
+
+    asyncio.run(request())
+    assert journal_rows(path) == [{("nonces", "n1"), ("idempotency", (PARTNER, "k1"))}]
+
+
+def test_a_fold_keeps_the_state_and_empties_the_journal(
+    durable_state: tuple[State, StateFile, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, state_file, path = durable_state
+    monkeypatch.setattr(durable, "FOLD_EVERY", 5)
+    for n in range(4):
+        _change(state, n)
+        state.commit()
+    del state.nonces["n0"]
+    state.commit()  # the fifth row: folded at once (no loop running)
+    assert journal_rows(path) == []
+    on_disk = held(path)
+    assert sorted(on_disk.nonces) == ["n1", "n2", "n3"] and len(on_disk.idempotency) == 4
+    _change(state, 9)
+    state.commit()
+    assert len(journal_rows(path)) == 1 and "n9" in held(path).nonces
+    state_file.close()  # closing folds what is left
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM records WHERE home = 'nonces'").fetchone()[0] == 4
+    finally:
+        conn.close()
+
+
+def test_a_version_1_file_is_read_and_carried_on_as_version_2(tmp_path: Path) -> None:
+    path = tmp_path / "old.kitstate"
+    state = State(7, START)
+    state_file = StateFile.open(str(path))
+    state_file.load(state)
+    _change(state, 1)
+    state.commit()
+    state_file.close()
+    with sqlite3.connect(path) as conn:  # what version 1 wrote: no journal table
+        conn.execute("DROP TABLE journal")
+        conn.execute("UPDATE kit_state SET value = 1 WHERE name = 'version'")
+    again = State(7, START)
+    state_file = StateFile.open(str(path))
+    try:
+        state_file.load(again)
+        assert "n1" in again.nonces and (PARTNER, "k1") in again.idempotency
+        _change(again, 2)
+        again.commit()
+        assert sorted(held(path).nonces) == ["n1", "n2"]
+    finally:
+        state_file.close()
+    with sqlite3.connect(path) as conn:
+        version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
+    assert version == statefile.VERSION == 2
