@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -53,28 +54,36 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory, lab: Lab) -> Iterator[BrowserContext]:
-    """Headless Chromium with a fresh profile; every request carries the lab's token header."""
+@contextmanager
+def chromium(profile: Path, **options: Any) -> Iterator[BrowserContext]:
+    """Headless Chromium (Debian's, never downloaded) with a fresh profile in ``profile``;
+    ``options`` go to Playwright's ``launch_persistent_context`` (headers, ...)."""
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: `make e2e` installs Debian's chromium package")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
+            str(profile),
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_ARGS,
-            extra_http_headers=lab.headers,
             viewport=VIEWPORT,
             timeout=60_000,
+            **options,
         )
         context.set_default_timeout(DEFAULT_TIMEOUT_MS)
         try:
             yield context
         finally:
             context.close()
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory, lab: Lab) -> Iterator[BrowserContext]:
+    """Headless Chromium with a fresh profile; every request carries the lab's token header."""
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), extra_http_headers=lab.headers) as context:
+        yield context
 
 
 @pytest.fixture

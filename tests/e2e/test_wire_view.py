@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.e2e.lab import ENABLED, SKIP_REASON, VIEWPORT
+from tests.e2e.lab import ENABLED, SKIP_REASON
 
 if not ENABLED:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
 import kit
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, DEFAULT_TIMEOUT_MS
+from tests.e2e.conftest import chromium
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -30,24 +30,8 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="module")
 def chromium_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     """A tab of headless Chromium with a fresh profile (no JupyterLab behind it)."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: `make e2e` installs Debian's chromium package")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-wire")),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport=VIEWPORT,
-            timeout=60_000,
-        )
-        context.set_default_timeout(DEFAULT_TIMEOUT_MS)
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("chromium-wire")) as context:
+        yield context.new_page()
 
 
 def test_a_retried_call_renders_with_both_attempts(chromium_page: Page, artifacts: Path) -> None:

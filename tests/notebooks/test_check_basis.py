@@ -5,7 +5,6 @@ what was expected and what came."""
 from __future__ import annotations
 
 import linecache
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,6 @@ from kit.notebook.basis import require_basis, statement_ids
 SPEC_ID = next(iter(sorted(statement_ids())), "card.1")
 
 
-@pytest.fixture
-def judged() -> Iterator[None]:
-    saved = COMPANION.judged()
-    yield
-    COMPANION.use(None)
-    COMPANION.seen(*saved)
-    expect_choices(None)
-    require_basis(False)
 
 
 def _last() -> notebook.CheckOutcome:

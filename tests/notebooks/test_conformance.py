@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from kit import _choices as choices
 from kit import notebook, register
 from kit._drift import Drift
-from kit.notebook import COMPANION, check, chosen, expect_choices, id_format
+from kit.notebook import COMPANION, check, chosen, id_format
 from kit.notebook.conformity import Seen, build, of_drift
 from kit.notebook.observe import Observation, observe
 from kit.regress import conformance, leaks
@@ -31,13 +30,6 @@ FIRST_LINE = re.compile(
 )
 
 
-@pytest.fixture
-def judged() -> Iterator[None]:
-    saved = COMPANION.judged()
-    yield
-    COMPANION.use(None)
-    COMPANION.seen(*saved)
-    expect_choices(None)
 
 
 # -- what a difference observed ----------------------------------------------------------------
