@@ -38,14 +38,32 @@ _ONE = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 from kit.regress.worker import execute, init_worker, pinned_kernelspec
-src, out, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-os.environ["JUPYTER_PATH"] = str(pinned_kernelspec(Path(tmp) / "jupyter"))
+from kit.regress import kernels
+src, out, tmp, forked = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "forked"
+os.environ["JUPYTER_PATH"] = str(pinned_kernelspec(Path(tmp) / "jupyter", forked=forked))
 init_worker({"KIT_REGRESS": "1"})
 os.makedirs(f"{tmp}/ipc", exist_ok=True)
 import papermill  # imported before, as kit regress's workers have it
+if forked:  # as kit regress runs them: the fork server started, its imports done
+    server = kernels.serving(Path(tmp), {"KIT_REGRESS": "1"})
+    init_worker(server.__enter__())
+    execute(os.path.join(os.path.dirname(src), "00_quickstart.ipynb"), out, os.path.dirname(src), {}, 120.0,
+            f"{tmp}/ipc")
+from kit.regress import worker
+worker._PAPERMILL["shutdown_kernel"] = sys.argv[5]
+def zygote_cpu():  # forked kernels are the fork server's children, reaped by it as they end
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and b"kit.regress.kernels" in open(f"/proc/{pid}/cmdline", "rb").read():
+                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == os.getpid():  # this process's server: its reaped kernels' CPU
+                    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return 0.0
 def cpu(who):
     r = resource.getrusage(who)
-    return r.ru_utime + r.ru_stime
+    return r.ru_utime + r.ru_stime + (zygote_cpu() if who == resource.RUSAGE_CHILDREN else 0.0)
 own0, kids0 = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
 t0 = time.perf_counter()
 outcome = execute(src, out, os.path.dirname(src), {}, 120.0, f"{tmp}/ipc", f"{tmp}/wire")
@@ -97,12 +115,12 @@ def _phases(path: Path) -> dict[str, Any]:
     }
 
 
-def profile_notebook(source: Path, tmp: str) -> dict[str, Any]:
+def profile_notebook(source: Path, tmp: str, forked: bool = False, shutdown: str = "graceful") -> dict[str, Any]:
     out = Path(tmp) / source.name
     folder = Path(tmp) / source.stem
     folder.mkdir()
     proc = subprocess.run(
-        [PY, "-c", _ONE, str(source), str(out), str(folder)],
+        [PY, "-c", _ONE, str(source), str(out), str(folder), "forked" if forked else "plain", shutdown],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -128,7 +146,9 @@ def components(rounds: int) -> dict[str, float]:
     return {k: round(median([r[k] for r in runs]), 3) for k in runs[0]}
 
 
-def measure(selection: list[str] | None = None, rounds: int = 3) -> dict[str, Any]:
+def measure(
+    selection: list[str] | None = None, rounds: int = 3, forked: bool = False, shutdown: str = "graceful"
+) -> dict[str, Any]:
     from kit.regress import discover
 
     notebooks = discover(ROOT / "notebooks", selection or ())
@@ -136,7 +156,7 @@ def measure(selection: list[str] | None = None, rounds: int = 3) -> dict[str, An
     per: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="kit-nbprofile-") as tmp:
         for source in notebooks:
-            per[source.name] = profile_notebook(source, tmp)
+            per[source.name] = profile_notebook(source, tmp, forked, shutdown)
             shown = {k: v for k, v in per[source.name].items() if k != "slowest_cells"}
             print(f"{source.name:40} {json.dumps(shown)}", flush=True)
     totals = {k: round(sum(p[k] for p in per.values()), 2) for k in
@@ -156,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", help="a selection (default: every notebook)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the component timings")
     parser.add_argument("--out", type=Path, default=None, help="write here (default: print only)")
+    parser.add_argument("--forked", action="store_true", help="kernels from kit regress's fork server")
+    parser.add_argument("--shutdown", default="graceful", choices=("immediate", "graceful"))
     parser.add_argument("--label", default="profile", help="the key this run is stored under in --out")
     args = parser.parse_args(argv)
-    result = measure(args.notebooks, args.rounds)
+    result = measure(args.notebooks, args.rounds, args.forked, args.shutdown)
     print(json.dumps({"components_s": result["components_s"], "totals": result["totals"]}, indent=1))
     if args.out:
         record = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}

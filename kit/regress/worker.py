@@ -33,18 +33,11 @@ from kit.regress.model import RegressError
 __all__ = ["KERNEL_NAME", "execute", "init_worker", "pinned_kernelspec"]
 
 KERNEL_NAME = "python3"
-#: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it, and
-#: ended at once after its last cell (``shutdown_kernel``: nbclient kills the kernel's process
-#: group instead of asking it to exit and waiting): the notebook is complete by then, the
-#: companion writes its wire as it goes, and a kernel's orderly exit (its embedded simulator,
-#: a population's workers, the interpreter's teardown) took 0.7-2.6 s per notebook.
-_PAPERMILL = {
-    "kernel_name": KERNEL_NAME,
-    "progress_bar": False,
-    "log_output": False,
-    "start_timeout": 60,
-    "shutdown_kernel": "immediate",
-}
+#: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it. The
+#: kernel is shut down in order (not killed): a cell over the time-out gets its interrupt's error
+#: output only then, which names the cell in the report; a forked kernel
+#: (:mod:`kit.regress.kernels`) skips the interpreter's teardown when it exits.
+_PAPERMILL = {"kernel_name": KERNEL_NAME, "progress_bar": False, "log_output": False, "start_timeout": 60}
 
 
 def init_worker(environ: Mapping[str, str]) -> None:
