@@ -115,7 +115,9 @@ def _phases(path: Path) -> dict[str, Any]:
     }
 
 
-def profile_notebook(source: Path, tmp: str, forked: bool = False, shutdown: str = "graceful") -> dict[str, Any]:
+def profile_notebook(
+    source: Path, tmp: str, forked: bool = False, shutdown: str = "graceful"
+) -> dict[str, Any]:
     out = Path(tmp) / source.name
     folder = Path(tmp) / source.stem
     folder.mkdir()
