@@ -193,6 +193,27 @@ FIXES = [
         "per core the cores are busy either way, and with threads injected faults arrive in a varying "
         "order, so a faulty run stops being repeatable. Kept as an option (concurrency=)",
     },
+    # -- issue #37: the notebook suite within 3x its floor (benchmarks/results/notebooks_profile.json)
+    {
+        "fix": "kit regress forks every kernel from a fork server that imported ipykernel, IPython, pandas, "
+        "the kit, its companion and the simulator's app once per run (kit/regress/kernels.py; the "
+        "kernelspec's command kit/regress/_kernel_launcher.py asks for it, else starts an ordinary kernel)",
+        "profile": "each notebook alone, CPU of its worker and kernel: 2.7-3.9 s a notebook, of which "
+        "imports about 1.0 s (ipykernel 0.26, pandas 0.55, kit + companion 0.27, the simulator's "
+        "FastAPI app 0.37) and kernel start-up, on the 2-core machine's critical path 13 times",
+        "isolated": "see notebooks_profile.json: plain vs forked, each notebook alone",
+    },
+    {
+        "fix": "a forked kernel exits without the interpreter's teardown (atexit handlers, then os._exit)",
+        "profile": "papermill's last phase (after the last cell: the kernel's shutdown) 0.7-2.6 s a notebook",
+        "isolated": "see notebooks_profile.json (end_s)",
+    },
+    {
+        "fix": "REJECTED: killing the kernel after its last cell (nbclient shutdown_kernel='immediate')",
+        "profile": "as above: the orderly shutdown was 0.7-2.6 s a notebook",
+        "isolated": "end phase 0.7-2.6 s -> 0.12-0.23 s, but a cell over the time-out then leaves no "
+        "error output, and the report can no longer name it (tests/notebooks/test_regress_outcomes.py)",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),
