@@ -111,8 +111,12 @@ def _child(
         argv = list(request["argv"])
         if os.environ.get("JPY_PARENT_PID"):  # the app read it at import, in the server
             argv.append(f"--IPKernelApp.parent_handle={int(os.environ['JPY_PARENT_PID'])}")
-        sys.argv = ["ipykernel_launcher", *argv]
+        import importlib.util
+
         from ipykernel import kernelapp
+
+        launcher = importlib.util.find_spec("ipykernel_launcher")
+        sys.argv = [getattr(launcher, "origin", None) or "ipykernel_launcher", *argv]  # as with -m
 
         kernelapp.launch_new_instance(argv=argv)
         code = 0
