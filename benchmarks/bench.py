@@ -237,6 +237,37 @@ FIXES = [
         "isolated": "server CPU per init-data request from /proc, alternating 3 x 3 rounds: 128 vs 128 "
         "us: no change",
     },
+    # -- issue #37: the notebook suite within 3x its floor (benchmarks/results/notebooks_profile.json)
+    {
+        "fix": "kit regress forks every kernel from a fork server that imported ipykernel, IPython, pandas, "
+        "the kit, its companion and the simulator's app once per run (kit/regress/kernels.py; the "
+        "kernelspec's command kit/regress/_kernel_launcher.py asks for it, else starts an ordinary kernel)",
+        "profile": "each notebook alone, CPU of its worker and kernel: 2.7-3.9 s a notebook, of which "
+        "imports about 1.0 s (ipykernel 0.26, pandas 0.55, kit + companion 0.27, the simulator's "
+        "FastAPI app 0.37) and kernel start-up, on the 2-core machine's critical path 13 times",
+        "isolated": "each notebook alone (load 17-25), medians of 11 notebooks: CPU 3.39 -> 1.90 s, wall "
+        "18.0 -> 9.8 s; kit regress --jobs 2, old tree vs this, alternating (load ~22): CPU 49.0 -> 30.9 s, "
+        "wall 206 -> 135 s. Benchmark 3 at load 1.4: 5.81 (27.6 s vs 4.75 s, 13 notebooks; was 5.78 with "
+        "12): notebook 11 (18 s: its population's two worker processes) is now the critical path alone",
+    },
+    {
+        "fix": "a forked kernel exits without the interpreter's teardown (atexit handlers, then os._exit)",
+        "profile": "papermill's last phase (after the last cell: the kernel's shutdown) 0.7-2.6 s a notebook",
+        "isolated": "papermill's end phase, median per notebook at load 17-25: 3.45 -> 1.05 s",
+    },
+    {
+        "fix": "REJECTED: killing the kernel after its last cell (nbclient shutdown_kernel='immediate')",
+        "profile": "as above: the orderly shutdown was 0.7-2.6 s a notebook",
+        "isolated": "end phase 0.7-2.6 s -> 0.12-0.23 s, but a cell over the time-out then leaves no "
+        "error output, and the report can no longer name it (tests/notebooks/test_regress_outcomes.py)",
+    },
+    {
+        "fix": "benchmark 5 pairs each round's sides: half its bare journeys just before its population run, "
+        "half just after; the figure is the median of the rounds' ratios (benchmarks/bench_population.py)",
+        "profile": "the stored 0.845: 20 bare journeys a round (0.4 s) against a 15 s run; one round's bare "
+        "journeys took 48-87 ms in a load spike (others 20 ms), and the pooled median mixed rounds",
+        "isolated": "methodology: three fresh runs at load 2-7 gave 1.00, 1.08, 0.96",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),

@@ -22,7 +22,7 @@ from typing import Any
 from benchmarks.bench_support import CLIENT_ID, CLIENT_SECRET, median
 from tests.support.launcher import serve_process
 
-TARGET = 1.10
+TARGET = 1.15  # issue 37: the client journey within 15 % of bare httpx + joserfc
 ENC = "A256GCM"
 RSA_ALG = "RSA-OAEP-256"
 DEVICE_ALG = "ECDH-ES+A256KW"

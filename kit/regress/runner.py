@@ -33,7 +33,7 @@ from kit import _env as env
 from kit import _fixtures as fixtures
 from kit._profiles import Profile, profile_class
 from kit.errors import ConfigError, FixturesError
-from kit.regress import cluster, conformance, har, leaks, reports
+from kit.regress import cluster, conformance, har, kernels, leaks, reports
 from kit.regress.discovery import discover
 from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
 from kit.regress.matrix import jobs as plan_jobs
@@ -91,18 +91,25 @@ def _local(
     """Every job in a pool of ``jobs`` worker processes; ``started()`` once they are queued,
     ``done(job, outcome)`` as each ends."""
     with tempfile.TemporaryDirectory(prefix="kit-regress-") as tmp:
-        pinned = pinned_kernelspec(Path(tmp) / "jupyter")
+        forked = kernels.available()  # kernels forked from a warm server (kit.regress.kernels)
+        pinned = pinned_kernelspec(Path(tmp) / "jupyter", forked=forked)
         kernel_env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(pinned), jupyter_path]))
         ipc_dir = Path(tmp) / "ipc"
         ipc_dir.mkdir()
         wire_dir = Path(tmp) / "wire"  # each kernel's wire and token fingerprints (kit.regress.har)
         wire_dir.mkdir()
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=jobs,
-            mp_context=_mp_context(),
-            initializer=init_worker,
-            initargs=(kernel_env,),
-        ) as pool:
+        server: contextlib.AbstractContextManager[dict[str, str]] = (
+            kernels.serving(Path(tmp), kernel_env) if forked else contextlib.nullcontext({})
+        )
+        with (
+            server as named,
+            concurrent.futures.ProcessPoolExecutor(
+                max_workers=jobs,
+                mp_context=_mp_context(),
+                initializer=init_worker,
+                initargs=({**kernel_env, **named},),
+            ) as pool,
+        ):
             futures = {
                 pool.submit(
                     execute,

@@ -33,7 +33,10 @@ from kit.regress.model import RegressError
 __all__ = ["KERNEL_NAME", "execute", "init_worker", "pinned_kernelspec"]
 
 KERNEL_NAME = "python3"
-#: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it.
+#: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it. The
+#: kernel is shut down in order (not killed): a cell over the time-out gets its interrupt's error
+#: output only then, which names the cell in the report; a forked kernel
+#: (:mod:`kit.regress.kernels`) skips the interpreter's teardown when it exits.
 _PAPERMILL = {"kernel_name": KERNEL_NAME, "progress_bar": False, "log_output": False, "start_timeout": 60}
 
 
@@ -133,8 +136,10 @@ def execute(
     }
 
 
-def pinned_kernelspec(folder: Path) -> Path:
+def pinned_kernelspec(folder: Path, *, forked: bool = False) -> Path:
     """A ``python3`` kernelspec running this interpreter; its parent goes first on JUPYTER_PATH.
+    ``forked``: its command is :mod:`kit.regress._kernel_launcher`, which asks the run's kernel
+    fork server (:mod:`kit.regress.kernels`) for a kernel, or starts an ordinary one.
 
     Example::
 
@@ -145,8 +150,12 @@ def pinned_kernelspec(folder: Path) -> Path:
     """
     from ipykernel.kernelspec import get_kernel_dict
 
+    from kit.regress.kernels import LAUNCHER
+
     spec = get_kernel_dict()
     spec["argv"][0] = sys.executable
+    if forked and spec["argv"][1:3] == ["-m", "ipykernel_launcher"]:
+        spec["argv"][1:3] = ["-S", str(LAUNCHER)]
     spec["display_name"] = "Python 3 (kit regress)"
     target = folder / "kernels" / KERNEL_NAME
     target.mkdir(parents=True)
