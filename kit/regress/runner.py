@@ -24,7 +24,8 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,28 @@ def _outcome(future: concurrent.futures.Future[dict[str, Any]]) -> dict[str, Any
         return {"seconds": 0.0, "error": error, "notes": [], "stderr": []}
 
 
+@contextlib.contextmanager
+def _caller_main_hidden() -> Iterator[None]:
+    """While worker processes start, a bare ``__main__`` stands in for the caller's.
+
+    Every start method but ``fork`` prepares a worker by running the caller's main module again:
+    a script without an ``if __name__ == "__main__":`` guard would start its work (its servers,
+    its own regression run) once more in every worker, and a script on standard input is looked
+    for as a file named ``<stdin>``. The workers need nothing of it: they run
+    :mod:`kit.regress.worker`'s functions, imported by name.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 def _mp_context() -> multiprocessing.context.BaseContext:
-    """``fork`` on Linux while this process has a single thread, else ``spawn``.
+    """``fork`` on Linux while this process has a single thread, else ``forkserver`` (or
+    ``spawn`` where there is none).
 
     Forked workers inherit the imports (papermill is imported once, here), which saves about a
     second of CPU per worker. Forking a process that runs other threads (an embedded simulator,
@@ -68,6 +89,13 @@ def _mp_context() -> multiprocessing.context.BaseContext:
         import papermill  # noqa: F401  (inherited by the forked workers)
 
         return multiprocessing.get_context("fork")
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        # Not spawn: it runs the caller's main module again in every worker (a script without an
+        # ``if __name__ == "__main__":`` guard would start its work, or its servers, once more).
+        # The fork server preloads the worker's module only, never ``__main__``.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["kit.regress.worker"])
+        return context
     return multiprocessing.get_context("spawn")
 
 
@@ -110,19 +138,20 @@ def _local(
                 initargs=({**kernel_env, **named},),
             ) as pool,
         ):
-            futures = {
-                pool.submit(
-                    execute,
-                    str(job.source.resolve()),
-                    str(job.output.resolve()),
-                    str(folder.resolve()),
-                    dict(job.params),
-                    cell_timeout,
-                    str(ipc_dir),
-                    har.prefix(wire_dir, job.output),
-                ): job
-                for job in run
-            }
+            with _caller_main_hidden():  # the workers start as the jobs are submitted
+                futures = {
+                    pool.submit(
+                        execute,
+                        str(job.source.resolve()),
+                        str(job.output.resolve()),
+                        str(folder.resolve()),
+                        dict(job.params),
+                        cell_timeout,
+                        str(ipc_dir),
+                        har.prefix(wire_dir, job.output),
+                    ): job
+                    for job in run
+                }
             started()  # after the workers started: a progress bar runs a thread (see _mp_context)
             try:
                 for future in concurrent.futures.as_completed(futures):
