@@ -61,7 +61,7 @@ CHECKPOINT_EVERY_S = 1.0
 #: A WAL longer than this (pages) after a checkpoint is restarted from its beginning.
 WAL_RESTART_PAGES = 2000
 #: Journal rows written between two folds into the records.
-FOLD_EVERY = 2048
+FOLD_EVERY = 256
 #: How long a transaction gathers the requests that finish while others are open (seconds).
 GROUP_WINDOW_S = 0.002
 
