@@ -17,23 +17,21 @@ copied from a running server's file with SQLite's online backup (``kit state sna
 never holds a client secret (they come from the server's settings). Values are pickled and
 read back by an unpickler that knows only the simulator's record classes: a snapshot from
 elsewhere cannot run code.
-
-    >>> state_file = StateFile.open("/tmp/team.kitstate")  # doctest: +SKIP
-    >>> state_file.load(state)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import copyreg
+import dataclasses
 import datetime as dt
 import io
 import json
+import operator
 import os
 import pickle
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +96,21 @@ def _reduce_datetime(value: dt.datetime) -> tuple[Any, ...]:
     return value.__reduce_ex__(5)  # type: ignore[return-value]
 
 
+def _reduce_record(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """A record as its class and its fields' values: no field names, a sixth less pickling."""
+    values = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
+    return lambda record: (cls, values(record))
+
+
 _TABLE = copyreg.dispatch_table.copy()
 _TABLE[type(ECKey.generate_key("P-256"))] = _reduce_ec_key
 _TABLE[dt.datetime] = _reduce_datetime
+_TABLE.update(
+    (c, _reduce_record(c))
+    for c in vars(records).values()  # the record classes, called with every field
+    if isinstance(c, type) and dataclasses.is_dataclass(c) and len(dataclasses.fields(c)) > 1
+    if all(f.init for f in dataclasses.fields(c))
+)
 _ALLOWED = {
     ("datetime", "datetime"),
     ("datetime", "timezone"),
@@ -184,7 +194,7 @@ def entry(state: State, keys: list[tuple[str, Any]]) -> bytes:
     return encode((values, _meta(state), state.random.getstate() if faults else None))
 
 
-@dataclass
+@dataclasses.dataclass
 class Batch:
     """What one transaction writes, collected on the event loop (a state the simulator was in)
     and written by the writer thread. ``everything``: the records replace the file's."""

@@ -180,3 +180,47 @@ def test_a_version_1_file_is_read_and_carried_on_as_version_2(tmp_path: Path) ->
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
     assert version == statefile.VERSION == 2
+
+
+def test_a_fold_deletes_a_record_it_wrote_and_never_writes_one_born_and_gone_since(
+    durable_state: tuple[State, StateFile, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, state_file, path = durable_state
+    monkeypatch.setattr(durable, "FOLD_EVERY", 3)
+    for n in range(3):
+        _change(state, n)
+        state.commit()  # the third row: folded, n0..n2 in the records
+    statements: list[str] = []
+    state_file._conn.set_trace_callback(statements.append)
+    _change(state, 5)
+    state.commit()
+    del state.nonces["n5"]  # born and gone before the next fold
+    state.commit()
+    del state.nonces["n0"]  # in the records: the fold deletes it
+    state.commit()
+    deletes = [s for s in statements if s.startswith("DELETE FROM records")]
+    assert len(deletes) == 1 and "'\"n0\"'" in deletes[0]
+    assert journal_rows(path) == []
+    assert sorted(held(path).nonces) == ["n1", "n2"]
+    with sqlite3.connect(path) as conn:
+        keys = {k for (k,) in conn.execute("SELECT key FROM records WHERE home = 'nonces'")}
+    assert keys == {'"n1"', '"n2"'}
+
+
+def test_records_are_pickled_as_their_fields_and_older_files_read_back() -> None:
+    import pickle
+    from datetime import UTC, datetime
+
+    from kit.sim.state import Attempt, Delivery
+
+    at = datetime(2025, 1, 6, 9, tzinfo=UTC)
+    values = [
+        Nonce(PARTNER, at, used=True),
+        IdempotencyRecord("POST", "/x", b"d", at, False, 201, b"{}", {"a": "b"}),
+        Delivery("d1", "e1", "t", "s1", PARTNER, "http://h", b"{}", at, attempts=[Attempt(at, 500, "x")]),
+    ]
+    for value in values:
+        assert statefile.decode(statefile.encode(value)) == value
+        older = pickle.dumps(value, protocol=5)  # what a file written before holds
+        assert statefile.decode(older) == value
+        assert b"expires_at" not in statefile.encode(value) and b"created_at" not in statefile.encode(value)
