@@ -2,8 +2,9 @@
 
 uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
 handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
-request. The embedded server logs nothing: a stray line on stderr changes a notebook's
-outputs. ``kit serve`` runs the same app standalone.
+request. It serves :class:`~kit.sim.lazyapp.LazyApp` (FastAPI built on first need; the
+FastAPI app itself when ``fast_path`` is off). The embedded server logs nothing: a stray
+line on stderr changes a notebook's outputs. ``kit serve`` serves ``create_app``'s app.
 
     >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
     >>> server.base_url  # doctest: +SKIP
@@ -19,11 +20,12 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
 from kit._choices import Overlay
-from kit.sim.app import create_app
+from kit.sim.lazyapp import LazyApp
 from kit.sim.settings import Settings
 
 _START_TIMEOUT_S = 20.0
@@ -62,8 +64,14 @@ def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1")
     """Start a simulator in a background thread and return once it accepts connections."""
     settings = settings or Settings()
     _silence_uvicorn()
+    if settings.fast_path:
+        app: Any = LazyApp(settings)
+    else:
+        from kit.sim.app import create_app
+
+        app = create_app(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=host,
         port=0,
         log_config=None,
