@@ -163,3 +163,15 @@ def test_connect_and_the_first_session_do_not_import_fastapi() -> None:
         "assert 'fastapi' not in sys.modules, sorted(m for m in sys.modules if m.startswith('fastapi'))"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> None:
+    code = (
+        "import sys, kit.sim.server, uvicorn, uvicorn.server; "
+        "assert 'uvicorn.main' not in sys.modules and 'uvicorn.supervisors' not in sys.modules; "
+        "assert uvicorn.Server is uvicorn.server.Server and kit.sim.server.uvicorn is uvicorn; "
+        "assert uvicorn.main(['--version'], standalone_mode=False) == 0; "
+        "real = sys.modules['uvicorn.main']; assert uvicorn.main is real.main and uvicorn.run is real.run"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True)
+    assert "uvicorn" in out.stdout  # its --version line
