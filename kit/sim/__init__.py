@@ -5,10 +5,14 @@ It needs the ``sim`` extra (``pip install 'partner-api-kit[sim]'``); without it,
 simulator's room may not import the client core, so it names the extra itself.)
 """
 
+import importlib.util
+
 #: What the sim extra installs that the simulator imports (top-level module names).
 _EXTRA = frozenset({"fastapi", "starlette", "uvicorn", "pydantic", "Crypto", "multipart"})
 
 try:
+    if importlib.util.find_spec("fastapi") is None:  # imported only once an app needs it (kit.sim.lazyapp)
+        raise ModuleNotFoundError("No module named 'fastapi'", name="fastapi")
     from kit.sim.app import create_app
     from kit.sim.settings import Settings
 except ModuleNotFoundError as exc:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
-
-from fastapi import FastAPI
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from kit import register
 from kit.sim import openapi, problems, versions
@@ -21,7 +19,6 @@ from kit.sim.headers import ASSUMPTIONS
 from kit.sim.middleware import ServiceHeaders
 from kit.sim.routes import (
     cards,
-    control,
     documents,
     events,
     oauth,
@@ -34,6 +31,9 @@ from kit.sim.routes import (
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
 from kit.sim.timeflow import follow_wall_clock
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 _SPEC = register.spec()
 TITLE = "Partner Financial Services API (simulator)"
@@ -48,28 +48,38 @@ DESCRIPTION = (
 PARTNER_ROUTERS = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)
 
 
-# Newer FastAPI versions instrument every request for OpenTelemetry and look the global
-# providers up each time (three os.environ reads per request in a profile). The simulator
-# reports through its own svc-request-id headers and must not mix spans into a notebook's.
-_NO_TELEMETRY: dict[str, Any] = (
-    {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
-    if "telemetry" in inspect.signature(FastAPI).parameters
-    else {}
-)
+#: FastAPI's document and pages (its defaults, which the app keeps): A48's paths.
+DOCUMENTS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+Lifespan = Callable[[Any], AbstractAsyncContextManager[None]]
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new simulator app with its own state, seeded by ``settings.seed``."""
+def _no_telemetry() -> dict[str, Any]:
+    # Newer FastAPI versions instrument every request for OpenTelemetry and look the global
+    # providers up each time (three os.environ reads per request in a profile). The simulator
+    # reports through its own svc-request-id headers and must not mix spans into a notebook's.
+    from fastapi import FastAPI
+
+    if "telemetry" in inspect.signature(FastAPI).parameters:
+        return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+    return {}
+
+
+def new_sim(settings: Settings | None) -> Sim:
+    """The simulator state and runtime for ``settings`` (its API version checked)."""
     settings = settings or Settings()
     if settings.api_version not in versions.SUPPORTED:
         raise ValueError(f"api_version must be one of {', '.join(versions.SUPPORTED)}")
-    sim = Sim(settings)
+    return Sim(settings)
+
+
+def lifespan_of(sim: Sim) -> Lifespan:
+    """Starting and stopping ``sim`` with the server (and following the wall clock, A46)."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Any) -> AsyncIterator[None]:
         await sim.start()
         # On the wall clock time passes by itself: retries, expiry and bounds follow it (A46).
-        ticking = asyncio.create_task(follow_wall_clock(sim)) if settings.follows_wall_clock else None
+        ticking = asyncio.create_task(follow_wall_clock(sim)) if sim.settings.follows_wall_clock else None
         try:
             yield
         finally:
@@ -78,25 +88,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(ticking, return_exceptions=True)
             await sim.aclose()
 
-    app = FastAPI(
-        **_NO_TELEMETRY,
-        title=TITLE,
-        version=sim.version,
-        description=DESCRIPTION,
-        lifespan=lifespan,
-        # Starlette would answer 307 to "/p2p/transfers/" (no problem+json); the route check
-        # answers 404 not-found instead (step 1 of the order of checks, kit/sim/pipeline.py).
-        redirect_slashes=False,
-        openapi_tags=[{"name": "simulator control plane", "description": "Simulator only (/_sim)."}],
-    )
-    app.state.sim = sim
-    problems.install(app)
-    routers = [module.router for module in PARTNER_ROUTERS]
-    if settings.control:
-        routers.append(control.router)
-    for router in routers:
-        app.include_router(router)
-    if settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
+    return lifespan
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A new simulator app with its own state, seeded by ``settings.seed``."""
+    sim = new_sim(settings)
+    app, routers = fastapi_app(sim, lifespan_of(sim))
+    if sim.settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
         routes = [route for router in routers for route in router.routes]
         app.add_middleware(PlainRoutes, routes=routes, handlers=app.exception_handlers)
     documents = frozenset(
@@ -108,10 +107,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         ServiceHeaders,
         state=sim.state,
-        version=settings.api_version,
+        version=sim.settings.api_version,
         documents=documents,
         send_assumptions=chosen.send_assumptions,
         codes=chosen.codes,
     )
-    openapi.install(app, chosen)
     return app
+
+
+def fastapi_app(sim: Sim, lifespan: Lifespan | None) -> tuple[FastAPI, list[Any]]:
+    """The FastAPI app of ``sim`` (routes, problems, OpenAPI) without middleware, and its routers."""
+    from fastapi import FastAPI
+
+    from kit.sim.routes import control
+
+    app = FastAPI(
+        **_no_telemetry(),
+        title=TITLE,
+        version=sim.version,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        # Starlette would answer 307 to "/p2p/transfers/" (no problem+json); the route check
+        # answers 404 not-found instead (step 1 of the order of checks, kit/sim/pipeline.py).
+        redirect_slashes=False,
+        openapi_tags=[{"name": "simulator control plane", "description": "Simulator only (/_sim)."}],
+    )
+    app.state.sim = sim
+    problems.install(app)
+    routers = [module.router.api_router() for module in PARTNER_ROUTERS]
+    if sim.settings.control:
+        routers.append(control.router)
+    for router in routers:
+        app.include_router(router)
+    openapi.install(app, sim.personality)
+    return app, routers

@@ -1,6 +1,7 @@
 """Plain routes served straight from their endpoint, past FastAPI's per-request machinery.
 
-A partner route opts in by its class: ``APIRouter(route_class=PlainRoute)``. Its endpoint is
+A partner route opts in by its class: ``APIRouter(route_class=PlainRoute)``, or is declared
+on :class:`Routes`, which records it without FastAPI (see below). Its endpoint is
 ``async def endpoint(request: Request, <str path params>) -> Response``: it reads the request
 itself and answers a ready :class:`~starlette.responses.Response`, so FastAPI has nothing to
 resolve, validate or serialize; a route of another shape is refused when it is declared.
@@ -16,8 +17,12 @@ problems, OpenAPI, the control plane). An exception from a plain endpoint is ans
 app's own exception handlers, as it would be behind FastAPI's router; one they do not handle
 goes on to the app's error middleware (a 500 problem).
 
-    >>> from fastapi import APIRouter
-    >>> router = APIRouter(route_class=PlainRoute)
+The partner modules declare their routes on :class:`Routes`: plain routes recorded without
+importing FastAPI, matched by :class:`DeclaredRoute` (the same ``matches()`` as FastAPI's), and
+turned into an ``APIRouter`` of :class:`PlainRoute` only when the FastAPI app is built
+(``kit.sim.lazyapp`` serves the first requests without it).
+
+    >>> router = Routes(tags=["things"])
     >>> @router.get("/things/{thing_id}")
     ... async def thing(request: Request, thing_id: str) -> Response:
     ...     return Response(thing_id)
@@ -28,23 +33,24 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, compile_path, get_route_path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 Endpoint = Callable[..., Awaitable[Response]]
+F = TypeVar("F", bound=Endpoint)
 Handler = Callable[[Request, Exception], Any]
 
 
-def why_not_plain(route: APIRoute) -> str | None:
-    """Why ``route`` cannot be served past FastAPI, or None when it can."""
+def why_not_plain(route: Any) -> str | None:
+    """Why ``route`` (an ``APIRoute`` or a :class:`DeclaredRoute`) cannot be served past
+    FastAPI, or None when it can."""
     if route.dependencies:
         return "it has dependencies"
     if not inspect.iscoroutinefunction(route.endpoint):
@@ -70,14 +76,112 @@ def why_not_plain(route: APIRoute) -> str | None:
     return None
 
 
-class PlainRoute(APIRoute):
-    """A route :class:`PlainRoutes` may serve; declaring one of another shape raises TypeError."""
+def _plain_route_class() -> type:
+    from fastapi.routing import APIRoute
 
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        super().__init__(path, endpoint, **kwargs)
+    class PlainRoute(APIRoute):
+        """A route :class:`PlainRoutes` may serve; declaring one of another shape raises TypeError."""
+
+        def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+            super().__init__(path, endpoint, **kwargs)
+            reason = why_not_plain(self)
+            if reason is not None:
+                raise TypeError(f"{path} cannot be a PlainRoute: {reason}")
+
+    PlainRoute.__module__ = __name__
+    return PlainRoute
+
+
+_lazy: dict[str, type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """``PlainRoute`` (an ``APIRoute``), defined on first use: FastAPI is imported only then."""
+    if name != "PlainRoute":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _lazy:
+        _lazy[name] = _plain_route_class()
+    return _lazy[name]
+
+
+class DeclaredRoute:
+    """A plain route as declared on :class:`Routes`: matched as FastAPI's ``APIRoute`` matches
+    (``path`` is its template, as ``scope["route"].path`` reads it)."""
+
+    def __init__(
+        self, path: str, endpoint: Endpoint, methods: Sequence[str], options: dict[str, Any]
+    ) -> None:
+        self.path = path
+        self.endpoint = endpoint
+        self.declared_methods = list(methods)
+        self.methods = {m.upper() for m in methods}
+        self.options = options
+        self.dependencies = options.get("dependencies") or []
+        self.path_regex, self.path_format, self.param_convertors = compile_path(path)
         reason = why_not_plain(self)
         if reason is not None:
             raise TypeError(f"{path} cannot be a PlainRoute: {reason}")
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http":
+            found = self.path_regex.match(get_route_path(scope))
+            if found:
+                params = {k: self.param_convertors[k].convert(v) for k, v in found.groupdict().items()}
+                path_params = {**scope.get("path_params", {}), **params}
+                child = {"endpoint": self.endpoint, "path_params": path_params, "route": self}
+                return (Match.FULL if scope["method"] in self.methods else Match.PARTIAL), child
+        return Match.NONE, {}
+
+
+class Routes:
+    """A partner module's plain routes, declared like an ``APIRouter``'s without importing FastAPI.
+
+    ``api_router()`` builds the ``APIRouter`` of :class:`PlainRoute` (once) for the FastAPI app;
+    ``routes`` are its routes (as ``APIRouter.routes``); ``declared`` the :class:`DeclaredRoute`
+    the fast path matches before that app exists.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.declared: list[DeclaredRoute] = []
+        self._built: Any = None
+
+    def api_route(self, path: str, *, methods: Sequence[str], **options: Any) -> Callable[[F], F]:
+        def record(endpoint: F) -> F:
+            self.declared.append(DeclaredRoute(path, endpoint, methods, options))
+            return endpoint
+
+        return record
+
+    def get(self, path: str, **options: Any) -> Callable[[F], F]:
+        return self.api_route(path, methods=["GET"], **options)
+
+    def post(self, path: str, **options: Any) -> Callable[[F], F]:
+        return self.api_route(path, methods=["POST"], **options)
+
+    def delete(self, path: str, **options: Any) -> Callable[[F], F]:
+        return self.api_route(path, methods=["DELETE"], **options)
+
+    def api_router(self) -> Any:
+        """The ``APIRouter`` of these routes (built on first call; imports FastAPI)."""
+        if self._built is None:
+            from fastapi import APIRouter
+
+            router = APIRouter(**self.options, route_class=__getattr__("PlainRoute"))
+            for route in self.declared:
+                methods = route.declared_methods
+                router.add_api_route(route.path, route.endpoint, methods=methods, **route.options)
+            self._built = router
+        return self._built
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        return list(self.api_router().routes)
+
+
+def _is_plain(route: object) -> bool:
+    plain = _lazy.get("PlainRoute")
+    return isinstance(route, DeclaredRoute) or (plain is not None and isinstance(route, plain))
 
 
 def _handler(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
@@ -97,7 +201,7 @@ class PlainRoutes:
     app's exception handlers (``app.exception_handlers``).
     """
 
-    def __init__(self, app: ASGIApp, routes: Sequence[BaseRoute], handlers: Mapping[Any, Handler]) -> None:
+    def __init__(self, app: ASGIApp, routes: Sequence[Any], handlers: Mapping[Any, Handler]) -> None:
         self.app = app
         self.handlers = handlers
         # Only a route that takes the method can match fully: ask just those, in the app's order.
@@ -114,7 +218,7 @@ class PlainRoutes:
                 match, child_scope = route.matches(scope)
                 if match is not Match.FULL:
                     continue
-                if isinstance(route, PlainRoute):
+                if _is_plain(route):
                     scope.update(child_scope)  # endpoint, path_params, route
                     await self._serve(route.endpoint, scope, receive, send)
                     return

@@ -39,15 +39,21 @@ else:  # the one token type the register names (A01), a constant of the schema
     TokenType = Literal[_A("A01")["token_type"]]
 
 
+class Model(BaseModel):
+    # Each model's validator and schema are built on its first use, not when the simulator is
+    # imported: the first session of kit.connect("sim") builds only the models it parses.
+    model_config = ConfigDict(defer_build=True)
+
+
 def _enum(values: list[str], description: str = "") -> Any:
     return Field(json_schema_extra={"enum": list(values)}, description=description)
 
 
-class Strict(BaseModel):
+class Strict(Model):
     model_config = ConfigDict(extra="forbid")
 
 
-class Lenient(BaseModel):
+class Lenient(Model):
     """Plaintexts: unknown fields inside a decrypted payload are ignored (the wire contract)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -80,7 +86,7 @@ Time = Annotated[str, From(format_time)]
 MaybeTime = Annotated[str | None, From(_maybe_time)]
 
 
-class Representation(BaseModel):
+class Representation(Model):
     """How a kept record is shown, declared once: the fields (in their wire order) are the
     OpenAPI schema, and :meth:`wire` reads them from a record of ``record=`` (a class keyword).
 
@@ -143,7 +149,7 @@ def _written_out(plan: list[tuple[str, From | None]]) -> Callable[[Any], dict[st
 
 # The body of a problem answer (RFC 9457), which ``kit.sim.problems.Problem`` raises: the
 # ``Problem`` schema of the OpenAPI document (a docstring would become its description).
-class ProblemBody(BaseModel):
+class ProblemBody(Model):
     model_config = ConfigDict(title="Problem")
 
     type: str
@@ -155,7 +161,7 @@ class ProblemBody(BaseModel):
     allowed: list[str] | None = None
 
 
-class OAuthErrorBody(BaseModel):
+class OAuthErrorBody(Model):
     error: str
     error_description: str
 
@@ -166,14 +172,14 @@ class Money(Strict):
 
 
 # --- partner level -------------------------------------------------------------------------
-class TokenResponse(BaseModel):
+class TokenResponse(Model):
     access_token: str
     token_type: TokenType
     expires_in: int
     scope: str
 
 
-class InitData(BaseModel):
+class InitData(Model):
     jwks: dict[str, list[dict[str, Any]]]
     enc: list[str]
     nonce: str
@@ -202,7 +208,7 @@ class SessionPlaintext(Lenient):
     person_id: str | None = None
 
 
-class SessionCreated(BaseModel):
+class SessionCreated(Model):
     session_token: str | None = None
     encrypted_session_token: str | None = None
     session_type: str
@@ -241,7 +247,7 @@ class PersonOut(Representation, record=Person):
     status: str
 
 
-class KycQuestionsOut(BaseModel):
+class KycQuestionsOut(Model):
     encrypted_questions: str
 
 
@@ -258,7 +264,7 @@ class KycAnswersPlaintext(Lenient):
     answers: list[KycAnswer]
 
 
-class KycResult(BaseModel):
+class KycResult(Model):
     person_id: str
     status: str
     attempts_left: int
@@ -334,7 +340,7 @@ class SubscriptionOut(Representation, record=Subscription):
     events: list[str]
 
 
-class Jwks(BaseModel):
+class Jwks(Model):
     keys: list[dict[str, Any]]
 
 
@@ -348,7 +354,7 @@ class DocumentRequestOut(Representation, record=DocumentRequest):
     completed_at: MaybeTime
 
 
-class DocumentRequestList(BaseModel):
+class DocumentRequestList(Model):
     document_requests: list[DocumentRequestOut]
 
 

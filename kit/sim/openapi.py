@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from fastapi import APIRouter, FastAPI
-from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
 
 from kit import register
 from kit.sim import versions
@@ -27,6 +24,11 @@ from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
 from kit.sim.models import CardClose, CardCreate, OAuthErrorBody, ProblemBody
 from kit.sim.personality import DEFAULT, REPRESENTATIONS, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
+
+if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.lazyapp), not here
+    from fastapi import FastAPI
+
+    from kit.sim.fastpath import Routes
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
@@ -36,7 +38,7 @@ POST_ERRORS = (400, 401, 409, 413, 415, 422)
 
 
 def declare(
-    router: APIRouter,
+    router: Routes,
     method: str,
     path: str,
     out: type[BaseModel] | None = None,
@@ -112,6 +114,9 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
+            from fastapi.openapi.utils import get_openapi
+            from pydantic.json_schema import models_json_schema
+
             schema = get_openapi(
                 title=app.title,
                 version=app.version,

@@ -50,7 +50,8 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
-from fastapi import Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from kit import register
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.versions import legacy_deprecated
+
+if TYPE_CHECKING:  # imported when the FastAPI app is built (kit.sim.lazyapp), not before
+    from fastapi import FastAPI
 
 TYPE_PREFIX: str = register.value("A21")["type_prefix"]
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -128,51 +130,63 @@ ROUTE_DETAILS = {
 
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every error into problem+json (or RFC 6749)."""
+    from fastapi.exceptions import RequestValidationError
 
-    @app.exception_handler(Problem)
-    async def _problem(request: Request, exc: Problem) -> JSONResponse:
-        uses(request, *exc.assumptions)
-        return exc.response()
+    for exc_class, handler in HANDLERS.items():
+        app.add_exception_handler(exc_class, handler)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(Exception, unexpected)
 
-    @app.exception_handler(OAuthError)
-    async def _oauth(request: Request, exc: OAuthError) -> JSONResponse:
-        uses(request, "A21")  # the token endpoints' error shape (RFC 6749) is A21's choice too
-        return exc.response()
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code in _ROUTE_CODES:
-            uses(request, ROUTE_ENTRY)
-        code = _ROUTE_CODES.get(exc.status_code, "http-error")
-        detail = ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
-        return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
+async def _problem(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Problem)
+    uses(request, *exc.assumptions)
+    return exc.response()
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [
-            {"field": pointer(err.get("loc", ())[1:]), "message": str(err.get("msg", "invalid"))}
-            for err in exc.errors()
-        ]
-        return validation_problem(errors).response()
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Never a stack trace or a submitted value on the wire. Starlette answers this one
-        # outside the middleware stack, so the service headers are set here.
-        served = getattr(request.state, "api_version", None) or request.app.version
-        headers = {API_VERSION: served}
-        request_id = getattr(request.state, "request_id", None)
-        if request_id:
-            headers[REQUEST_ID] = request_id
-        named = set(getattr(request.state, "assumptions", None) or ()) | {"A21"}  # the 500's shape
-        chosen = getattr(getattr(request.app.state, "sim", None), "personality", None)
-        if getattr(chosen, "send_assumptions", True):  # a choice overlay may send none (A61)
-            headers[ASSUMPTIONS] = ",".join(sorted(named))
-        if legacy_deprecated(served):
-            headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
-        return Problem(
-            500, "internal-error", "The simulator failed unexpectedly.", headers=headers
-        ).response()
+async def _oauth(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, OAuthError)
+    uses(request, "A21")  # the token endpoints' error shape (RFC 6749) is A21's choice too
+    return exc.response()
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code in _ROUTE_CODES:
+        uses(request, ROUTE_ENTRY)
+    code = _ROUTE_CODES.get(exc.status_code, "http-error")
+    detail = ROUTE_DETAILS.get(exc.status_code, HTTPStatus(exc.status_code).phrase)
+    return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    errors = [
+        {"field": pointer(err.get("loc", ())[1:]), "message": str(err.get("msg", "invalid"))}
+        for err in exc.errors()  # type: ignore[attr-defined]  # a RequestValidationError
+    ]
+    return validation_problem(errors).response()
+
+
+async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """The 500 problem of an exception no other handler takes."""
+    # Never a stack trace or a submitted value on the wire. Starlette answers this one
+    # outside the middleware stack, so the service headers are set here.
+    served = getattr(request.state, "api_version", None) or request.app.version
+    headers = {API_VERSION: served}
+    request_id = getattr(request.state, "request_id", None)
+    if request_id:
+        headers[REQUEST_ID] = request_id
+    named = set(getattr(request.state, "assumptions", None) or ()) | {"A21"}  # the 500's shape
+    chosen = getattr(getattr(request.app.state, "sim", None), "personality", None)
+    if getattr(chosen, "send_assumptions", True):  # a choice overlay may send none (A61)
+        headers[ASSUMPTIONS] = ",".join(sorted(named))
+    if legacy_deprecated(served):
+        headers.update(deprecation_headers(request.method, request.url.path))  # a legacy path's (A03)
+    return Problem(500, "internal-error", "The simulator failed unexpectedly.", headers=headers).response()
+
+
+#: The handlers of the errors a plain route's endpoint can raise (the fast path's and the app's).
+HANDLERS: dict[Any, Any] = {Problem: _problem, OAuthError: _oauth, StarletteHTTPException: _http}
 
 
 def uses(request: Request, *assumptions: str) -> None:

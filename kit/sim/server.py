@@ -2,8 +2,9 @@
 
 uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
 handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
-request. The embedded server logs nothing: a stray line on stderr changes a notebook's
-outputs. ``kit serve`` runs the same app standalone.
+request. It serves :class:`~kit.sim.lazyapp.LazyApp` (FastAPI built on first need; the
+FastAPI app itself when ``fast_path`` is off). The embedded server logs nothing: a stray
+line on stderr changes a notebook's outputs. ``kit serve`` serves ``create_app``'s app.
 
     >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
     >>> server.base_url  # doctest: +SKIP
@@ -15,16 +16,58 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import importlib
 import json
 import logging
+import sys
 import threading
+import types
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import uvicorn
+from typing import TYPE_CHECKING, Any
 
 from kit._choices import Overlay
-from kit.sim.app import create_app
+from kit.sim.lazyapp import LazyApp
 from kit.sim.settings import Settings
+
+
+def _uvicorn_without_its_cli() -> types.ModuleType:
+    """``import uvicorn``, its command-line module (click, the reload supervisors: ~35 ms CPU of
+    the first connect) left out: the package imports ``Server, main, run`` from it, so a stand-in
+    gives the real ``Server`` and, for ``main`` and ``run``, callables that load the real module
+    on first call (and put its own back on the package). ``kit serve`` and ``uvicorn`` commands
+    are unaffected; a later ``import uvicorn.main`` loads the real module as usual."""
+    if "uvicorn" in sys.modules:
+        return sys.modules["uvicorn"]
+    stand_in = types.ModuleType("uvicorn.main")
+
+    def later(name: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            real = importlib.import_module("uvicorn.main")
+            package = sys.modules["uvicorn"]
+            package.main, package.run = real.main, real.run  # type: ignore[attr-defined]
+            return getattr(real, name)(*args, **kwargs)
+
+        return call
+
+    def server(name: str) -> Any:
+        if name != "Server":
+            raise AttributeError(name)
+        return importlib.import_module("uvicorn.server").Server
+
+    stand_in.main, stand_in.run = later("main"), later("run")  # type: ignore[attr-defined]
+    stand_in.__getattr__ = server  # type: ignore[method-assign]
+    sys.modules["uvicorn.main"] = stand_in
+    try:
+        return importlib.import_module("uvicorn")
+    finally:
+        del sys.modules["uvicorn.main"]
+
+
+if TYPE_CHECKING:
+    import uvicorn
+else:
+    uvicorn = _uvicorn_without_its_cli()
 
 _START_TIMEOUT_S = 20.0
 
@@ -62,8 +105,14 @@ def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1")
     """Start a simulator in a background thread and return once it accepts connections."""
     settings = settings or Settings()
     _silence_uvicorn()
+    if settings.fast_path:
+        app: Any = LazyApp(settings)
+    else:
+        from kit.sim.app import create_app
+
+        app = create_app(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=host,
         port=0,
         log_config=None,

@@ -11,11 +11,12 @@ from __future__ import annotations
 import calendar
 from datetime import UTC, datetime, time, timedelta
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
@@ -23,7 +24,7 @@ from kit.sim.problems import Problem
 from kit.sim.runtime import Sim
 from kit.sim.state import Card
 
-router = APIRouter(tags=["cards"], route_class=PlainRoute)
+router = Routes(tags=["cards"])
 #: The register's own card types and close reasons (a simulator's own: ``sim.personality``).
 CARD_TYPES: list[str] = register.value("A13")["types"]
 CLOSE_REASONS: list[str] = register.value("A15")["reasons"]

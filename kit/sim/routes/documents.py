@@ -5,15 +5,16 @@ They are created through the control plane, standing in for the service's own fo
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
 
-router = APIRouter(tags=["document requests"], route_class=PlainRoute)
+router = Routes(tags=["document requests"])
 
 
 @declare(

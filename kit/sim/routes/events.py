@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
 from kit.sim.clock import format_time, parse_time
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.models import EventCreate, EventOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import validation_problem
 from kit.sim.state import InboundEvent
 
-router = APIRouter(tags=["inbound events"], route_class=PlainRoute)
+router = Routes(tags=["inbound events"])
 EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
 
 

@@ -16,12 +16,12 @@ import hmac
 import secrets
 from urllib.parse import parse_qsl, unquote_plus
 
-from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from kit import register
 from kit.sim import versions
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
@@ -30,7 +30,7 @@ from kit.sim.problems import ROUTE_DETAILS, ROUTE_ENTRY, OAuthError, Problem, us
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
 
-router = APIRouter(tags=["partner auth"], route_class=PlainRoute)
+router = Routes(tags=["partner auth"])
 _TOKEN = register.value("A01")
 #: The deprecated endpoints' one path, and the methods the seed lists for it (POST and DELETE).
 ((LEGACY_PATH, LEGACY_METHODS),) = DEPRECATED.items()

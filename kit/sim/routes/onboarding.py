@@ -10,11 +10,12 @@ from __future__ import annotations
 import calendar
 from datetime import date
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim.crypto import encrypt_to_device
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.ids import Ids
 from kit.sim.models import (
     AccountCreate,
@@ -32,7 +33,7 @@ from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Account, Person, Session
 
-router = APIRouter(tags=["onboarding and KYC"], route_class=PlainRoute)
+router = Routes(tags=["onboarding and KYC"])
 _ACCOUNT = register.value("A10")
 _KYC = register.value("A12")
 PRODUCTS: list[str] = _ACCOUNT["products"]

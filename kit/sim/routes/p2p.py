@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.models import Money, TransferCreate, TransferOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
@@ -22,7 +23,7 @@ from kit.sim.problems import Problem, not_found
 from kit.sim.schema import parse_model
 from kit.sim.state import Transfer
 
-router = APIRouter(tags=["P2P"], route_class=PlainRoute)
+router = Routes(tags=["P2P"])
 ROLE_HEADER = register.value("A18")["role_header"]
 _MONEY = register.value("A19")
 MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)

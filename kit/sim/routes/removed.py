@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.previous import EmptyBody, ReferralCodeOut, ReferralCreate, ReferralOut, SavingsCloseOut
 from kit.sim.problems import Problem, uses
 
-router = APIRouter(tags=["removed in 1.2.0"], route_class=PlainRoute)
+router = Routes(tags=["removed in 1.2.0"])
 #: Every method a request can name: the endpoint no longer exists for any of them.
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # The one removed endpoint whose path the seed shows: savings close.

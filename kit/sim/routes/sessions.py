@@ -6,12 +6,13 @@ import secrets
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, ECKey, device_key, encrypt_to_device
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
@@ -19,7 +20,7 @@ from kit.sim.pipeline import Call, RouteReply, load_session, run, session_expire
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import DeviceId, Nonce, Session
 
-router = APIRouter(tags=["sessions"], route_class=PlainRoute)
+router = Routes(tags=["sessions"])
 _SESSION = register.value("A05")
 _LIFETIME = register.value("A06")
 SESSION_TYPES: list[str] = _SESSION["session_types"]

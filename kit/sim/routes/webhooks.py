@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Request, Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kit import register
 from kit._env import is_loopback
 from kit.sim import versions
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import Routes
 from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Subscription
 
-router = APIRouter(tags=["webhooks"], route_class=PlainRoute)
+router = Routes(tags=["webhooks"])
 _SPEC = register.spec()
 WEBHOOK_EVENTS: list[str] = list(_SPEC["webhook_events"])
 RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])

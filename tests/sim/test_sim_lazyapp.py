@@ -1,0 +1,177 @@
+"""The embedded simulator's app (``kit.sim.lazyapp``): the same answers as ``create_app``'s, byte
+for byte, with FastAPI built only for the first request the plain routes do not settle."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+
+from kit.sim import Settings, create_app
+from kit.sim import lazyapp as lazyapp_module
+from kit.sim.lazyapp import LazyApp
+from kit.sim.pipeline import Call
+from tests.sim.helpers import partner_token
+from tests.sim.test_sim_fastpath import _exercise, _InProcess, _masked
+
+Seen = list[tuple[Any, ...]]
+
+
+def _record(seen: Seen) -> Callable[[httpx.Response], None]:
+    def hook(response: httpx.Response) -> None:
+        response.read()
+        try:
+            body: Any = _masked(response.json())
+        except ValueError:
+            body = response.content
+        headers = sorted(response.headers.multi_items())
+        seen.append((response.request.method, response.request.url.path, response.status_code, body, headers))
+
+    return hook
+
+
+@contextmanager
+def _served(app: Any, root_path: str = "") -> Iterator[tuple[httpx.Client, Seen]]:
+    seen: Seen = []
+    with httpx.Client(
+        transport=_InProcess(app, root_path), base_url="http://sim", event_hooks={"response": [_record(seen)]}
+    ) as client:
+        yield client, seen
+
+
+def _both(exercise: Callable[[httpx.Client], None], root_path: str = "") -> tuple[Seen, Seen, LazyApp]:
+    lazy = LazyApp(Settings(seed=7))
+    with _served(lazy, root_path) as (client, lazy_seen):
+        exercise(client)
+    with _served(create_app(Settings(seed=7)), root_path) as (client, eager_seen):
+        exercise(client)
+    return lazy_seen, eager_seen, lazy
+
+
+def _documents(client: httpx.Client) -> None:
+    client.get("/openapi.json")
+    client.get("/openapi.json", headers={"svc-api-version": "1.1.0-20221001"})
+    client.get("/docs")
+    client.get("/redoc")
+
+
+def test_the_lazy_app_answers_every_route_as_create_apps_does() -> None:
+    """Status, every header and the body (random tokens masked), request by request."""
+
+    def exercise(client: httpx.Client) -> None:
+        _exercise(client)
+        _documents(client)
+        client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})  # refused version
+        client.post("/_sim/reset", json={"seed": 7})
+
+    lazy, eager, _ = _both(exercise)
+    assert len(lazy) == len(eager) > 25
+    for a, b in zip(lazy, eager, strict=True):
+        assert a == b
+
+
+def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> None:
+    def exercise(client: httpx.Client) -> None:
+        token = partner_token(client)
+        auth = {"Authorization": f"Bearer {token}"}
+        client.get("/sessions/user_session_initialization_data", headers=auth)
+        client.get("/cards/card_unknown", headers=auth)
+        assert not lazy_app.fastapi_built
+        client.get("/nowhere", headers=auth)
+        assert lazy_app.fastapi_built
+
+    lazy_app = LazyApp(Settings(seed=7))
+    with _served(lazy_app) as (client, seen):
+        exercise(client)
+    assert [s[2] for s in seen] == [200, 200, 404, 404]
+
+
+def test_behind_a_root_path_the_lazy_app_answers_the_same() -> None:
+    def exercise(client: httpx.Client) -> None:
+        token = client.post(
+            "/api/oauth/accesstoken",
+            data={"grant_type": "client_credentials"},
+            auth=("sim-partner", "sim-secret"),
+        ).json()["access_token"]
+        client.get("/api/cards/card_unknown", headers={"Authorization": f"Bearer {token}"})
+        client.get("/api/nowhere")
+        client.get("/api/openapi.json")
+
+    lazy, eager, _ = _both(exercise, root_path="/api")
+    assert [s[2] for s in lazy] == [200, 404, 404, 200]
+    assert lazy == eager
+
+
+def test_an_unexpected_failure_in_a_plain_route_is_the_same_500_problem(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fail(self: Call, card_id: str) -> Any:
+        raise RuntimeError("secret-looking internals 000-00-0001")
+
+    monkeypatch.setattr(Call, "find_card", fail)
+
+    def exercise(client: httpx.Client) -> None:
+        client.get("/cards/card_1", headers={"Authorization": f"Bearer {partner_token(client)}"})
+
+    lazy, eager, built = _both(exercise)
+    assert lazy[-1][2] == 500 and lazy[-1][3]["code"] == "internal-error"
+    assert "000-00-0001" not in str(lazy[-1])
+    assert lazy == eager
+    assert not built.fastapi_built
+
+
+def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads, each with its own loop, ask a fresh app for pages that need FastAPI at once:
+    it is built once and nobody gets a 5xx."""
+    builds: list[int] = []
+    real = lazyapp_module.fastapi_app
+
+    def counted(*args: Any) -> Any:
+        builds.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(lazyapp_module, "fastapi_app", counted)
+    app = LazyApp(Settings(seed=7))
+    statuses: list[int] = []
+    start = threading.Barrier(4)
+
+    def ask() -> None:
+        with httpx.Client(transport=_InProcess(app, ""), base_url="http://sim") as client:
+            start.wait(timeout=30)
+            for path in ("/openapi.json", "/nowhere", "/_sim/health", "/cards/card_1"):
+                statuses.append(client.get(path).status_code)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(statuses) == sorted([200, 404, 200, 401] * 4)
+    assert builds == [1]
+
+
+def test_connect_and_the_first_session_do_not_import_fastapi() -> None:
+    """What makes connect cheap (benchmark 9): the first token and session are served plain."""
+    code = (
+        "import sys, kit; api = kit.connect('sim'); api.sessions.create('anonymous'); "
+        "assert 'fastapi' not in sys.modules, sorted(m for m in sys.modules if m.startswith('fastapi'))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> None:
+    code = (
+        "import sys, kit.sim.server, uvicorn, uvicorn.server; "
+        "assert 'uvicorn.main' not in sys.modules and 'uvicorn.supervisors' not in sys.modules; "
+        "assert uvicorn.Server is uvicorn.server.Server and kit.sim.server.uvicorn is uvicorn; "
+        "assert uvicorn.main(['--version'], standalone_mode=False) == 0; "
+        "real = sys.modules['uvicorn.main']; assert uvicorn.main is real.main and uvicorn.run is real.run"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True)
+    assert "uvicorn" in out.stdout  # its --version line
