@@ -78,8 +78,8 @@ def _caller_main_hidden() -> Iterator[None]:
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
-    """``fork`` on Linux while this process has a single thread, else ``forkserver`` (or
-    ``spawn`` where there is none).
+    """``fork`` on Linux while this process has a single thread, else ``spawn`` (the caller's
+    main module hidden while the workers start, :func:`_caller_main_hidden`).
 
     Forked workers inherit the imports (papermill is imported once, here), which saves about a
     second of CPU per worker. Forking a process that runs other threads (an embedded simulator,
@@ -89,13 +89,8 @@ def _mp_context() -> multiprocessing.context.BaseContext:
         import papermill  # noqa: F401  (inherited by the forked workers)
 
         return multiprocessing.get_context("fork")
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        # Not spawn: it runs the caller's main module again in every worker (a script without an
-        # ``if __name__ == "__main__":`` guard would start its work, or its servers, once more).
-        # The fork server preloads the worker's module only, never ``__main__``.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["kit.regress.worker"])
-        return context
+    # Spawned, not fork-served: a fork server would keep the environment of its start, and a
+    # later run's settings (PARTNER_API_*) would never reach its workers.
     return multiprocessing.get_context("spawn")
 
 
