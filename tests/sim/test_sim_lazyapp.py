@@ -173,5 +173,6 @@ def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> 
         "assert uvicorn.main(['--version'], standalone_mode=False) == 0; "
         "real = sys.modules['uvicorn.main']; assert uvicorn.main is real.main and uvicorn.run is real.run"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True)
+    command = [sys.executable, "-c", code]
+    out = subprocess.run(command, check=True, timeout=120, capture_output=True, text=True)
     assert "uvicorn" in out.stdout  # its --version line
