@@ -23,7 +23,7 @@ import pytest
 from tests.e2e.lab import ROOT, VIEWPORT, Lab, lab_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Page
+    from playwright.sync_api import BrowserContext, Page, Playwright
 
 CHROMIUM = Path(os.environ.get("KIT_E2E_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "out" / "e2e"
@@ -54,35 +54,44 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-@contextmanager
-def chromium(profile: Path, **options: Any) -> Iterator[BrowserContext]:
-    """Headless Chromium (Debian's, never downloaded) with a fresh profile in ``profile``;
-    ``options`` go to Playwright's ``launch_persistent_context`` (headers, ...)."""
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    """One Playwright driver for the whole run: its sync API allows one per thread."""
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: `make e2e` installs Debian's chromium package")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport=VIEWPORT,
-            timeout=60_000,
-            **options,
-        )
-        context.set_default_timeout(DEFAULT_TIMEOUT_MS)
-        try:
-            yield context
-        finally:
-            context.close()
+    with sync_playwright() as driver:
+        yield driver
+
+
+@contextmanager
+def chromium(playwright: Playwright, profile: Path, **options: Any) -> Iterator[BrowserContext]:
+    """Headless Chromium (Debian's, never downloaded) with a fresh profile in ``profile``;
+    ``options`` go to Playwright's ``launch_persistent_context`` (headers, ...)."""
+    context = playwright.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=str(CHROMIUM),
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport=VIEWPORT,
+        timeout=60_000,
+        **options,
+    )
+    context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory, lab: Lab) -> Iterator[BrowserContext]:
+def browser(
+    playwright: Playwright, tmp_path_factory: pytest.TempPathFactory, lab: Lab
+) -> Iterator[BrowserContext]:
     """Headless Chromium with a fresh profile; every request carries the lab's token header."""
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), extra_http_headers=lab.headers) as context:
+    folder = tmp_path_factory.mktemp("chromium-profile")
+    with chromium(playwright, folder, extra_http_headers=lab.headers) as context:
         yield context
 
 

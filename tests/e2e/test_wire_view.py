@@ -24,13 +24,13 @@ import kit
 from tests.e2e.conftest import chromium
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Page, Playwright
 
 
 @pytest.fixture(scope="module")
-def chromium_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+def chromium_page(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     """A tab of headless Chromium with a fresh profile (no JupyterLab behind it)."""
-    with chromium(tmp_path_factory.mktemp("chromium-wire")) as context:
+    with chromium(playwright, tmp_path_factory.mktemp("chromium-wire")) as context:
         yield context.new_page()
 
 
