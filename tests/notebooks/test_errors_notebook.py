@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kit import regress
-from tests.sandbox.conftest import sandbox_variables
+from tests.sandbox.conftest import point_at
 from tests.support.launcher import serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,10 +34,7 @@ def test_13_errors_holds_on_a_server_with_other_codes(
     with serve_process(
         "--no-control", "--choices", str(OTHER), "--sandbox-fixtures", str(fixtures)
     ) as served:
-        for name, value in sandbox_variables(served.base_url, fixtures).items():
-            monkeypatch.setenv(name, value)
-        for name in ("PARTNER_API_ACCESS_TOKEN", "KIT_EXPECT_CHOICES"):
-            monkeypatch.delenv(name, raising=False)
+        point_at(monkeypatch, served.base_url, fixtures)
         report = regress.run(
             ["13"],
             notebooks_dir=ROOT / "notebooks",

@@ -45,11 +45,13 @@ def sandbox_variables(base_url: str, fixtures: Path) -> dict[str, str]:
 
 
 def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, fixtures: Path) -> dict[str, str]:
-    """Set the sandbox environment for this test (no handed-over token); the variables set."""
+    """Set the sandbox environment for this test (no handed-over token, no expectation
+    overlay inherited from the caller's environment); the variables set."""
     variables = sandbox_variables(base_url, fixtures)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv(env.ACCESS_TOKEN, raising=False)
+    for name in (env.ACCESS_TOKEN, env.EXPECT_CHOICES):
+        monkeypatch.delenv(name, raising=False)
     return variables
 
 

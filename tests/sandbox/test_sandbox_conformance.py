@@ -23,7 +23,7 @@ import pytest
 
 from kit import _choices as choices
 from kit.regress.cli import main
-from tests.sandbox.conftest import sandbox_variables
+from tests.sandbox.conftest import point_at
 from tests.support.launcher import Served, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,10 +54,7 @@ def _regress(served: tuple[Served, Path], out: Path, *extra: str) -> tuple[int, 
     """``kit regress -p profile=sandbox 05 06 --out OUT …`` against ``served``; its conformance.json."""
     server, fixtures = served
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in sandbox_variables(server.base_url, fixtures).items():
-            patch.setenv(name, value)
-        for name in ("PARTNER_API_ACCESS_TOKEN", "KIT_EXPECT_CHOICES"):
-            patch.delenv(name, raising=False)
+        point_at(patch, server.base_url, fixtures)
         code = main(
             [
                 *NOTEBOOKS,

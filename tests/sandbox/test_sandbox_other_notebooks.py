@@ -21,7 +21,7 @@ import pytest
 
 from kit import _fixtures as fixtures
 from kit import regress
-from tests.sandbox.conftest import sandbox_variables
+from tests.sandbox.conftest import point_at
 from tests.support.launcher import Served, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,10 +51,7 @@ def report(
 ) -> regress.RegressReport:
     served, path = other_server
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in sandbox_variables(served.base_url, path).items():
-            patch.setenv(name, value)
-        for name in ("PARTNER_API_ACCESS_TOKEN", "KIT_EXPECT_CHOICES"):
-            patch.delenv(name, raising=False)
+        point_at(patch, served.base_url, path)
         return regress.run(
             notebooks_dir=ROOT / "notebooks",
             out_dir=tmp_path_factory.mktemp("other-out") / "out",

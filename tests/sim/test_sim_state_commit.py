@@ -22,8 +22,8 @@ from kit.sim import durable, statefile, versions
 from kit.sim.durable import StateFile
 from kit.sim.middleware import ServiceHeaders
 from kit.sim.state import IdempotencyRecord, Nonce, State
+from tests.sim.helpers.statefiles import START, held
 
-START = "2025-01-06T09:00:00Z"
 PARTNER = "sim-partner"
 
 
@@ -37,17 +37,6 @@ def durable_state(tmp_path: Path) -> Iterator[tuple[State, StateFile, Path]]:
         yield state, state_file, path
     finally:
         state_file.close()
-
-
-def held(path: Path) -> State:
-    """The state the file holds now, read by another connection (its records, then its journal)."""
-    probe = State(7, START)
-    conn = sqlite3.connect(path)
-    try:
-        statefile.load(conn, probe, str(path))
-    finally:
-        conn.close()
-    return probe
 
 
 def journal_rows(path: Path) -> list[set[tuple[str, Any]]]:

@@ -22,7 +22,7 @@ import pytest
 
 from kit._env import SIM_PARTNER_CLIENTS
 from kit.cli import main as kit_main
-from kit.sim import Settings, statefile
+from kit.sim import Settings
 from kit.sim.durable import StateFile
 from kit.sim.server import start_embedded
 from kit.sim.state import IdempotencyRecord, Nonce, State
@@ -30,9 +30,8 @@ from kit.sim.statefile import VERSION, StateFileError, backup
 from kit.sim.stores import Bounds
 from tests.sim.helpers.journeys import journey, p2p_transfer
 from tests.sim.helpers.resources import create_card
+from tests.sim.helpers.statefiles import START, held
 from tests.sim.helpers.wire import assert_problem, call
-
-START = "2025-01-06T09:00:00Z"
 
 
 @contextmanager
@@ -55,15 +54,9 @@ def rows(path: Path, home: str) -> int:
         return int(conn.execute("SELECT count(*) FROM records WHERE home = ?", (home,)).fetchone()[0])
 
 
-def held(path: Path, home: str) -> list[Any]:
+def held_keys(path: Path, home: str) -> list[Any]:
     """The keys of ``home`` in the state the file holds: its records, then its journal."""
-    probe = State(7, START)
-    conn = sqlite3.connect(path)
-    try:
-        statefile.load(conn, probe, str(path))
-    finally:
-        conn.close()
-    return sorted(getattr(probe, home))
+    return sorted(getattr(held(path), home))
 
 
 # --- what survives a restart ------------------------------------------------------------------
@@ -157,13 +150,13 @@ def test_capped_stores_stay_capped_in_the_file(tmp_path: Path) -> None:
         for n in range(10):
             state.nonces[f"n{n}"] = Nonce("sim-partner", state.now + timedelta(minutes=5))
             state.commit()
-        assert held(path, "nonces") == sorted(state.nonces) == ["n7", "n8", "n9"]
+        assert held_keys(path, "nonces") == sorted(state.nonces) == ["n7", "n8", "n9"]
         state_file.fold(state)
-        assert rows(path, "nonces") == 3 and held(path, "nonces") == ["n7", "n8", "n9"]
+        assert rows(path, "nonces") == 3 and held_keys(path, "nonces") == ["n7", "n8", "n9"]
         state.clock.advance(600)
         state.sweep(lambda s: s.created_at)
         state.commit()
-        assert held(path, "nonces") == []  # expiry acts in the file as in memory
+        assert held_keys(path, "nonces") == []  # expiry acts in the file as in memory
         state_file.fold(state)
         assert rows(path, "nonces") == 0
     finally:
