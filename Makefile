@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -m compileall -q kit  # the .pyc files a regular install has (none are written under PYTHONDONTWRITEBYTECODE)
 	touch $(STAMP)
 
 install: $(STAMP)

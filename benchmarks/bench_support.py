@@ -26,6 +26,19 @@ PY = sys.executable
 CLIENT_ID, CLIENT_SECRET = next(iter(SIM_PARTNER_CLIENTS.items()))
 
 
+def bytecode() -> None:
+    """Write the package's ``.pyc`` files, as an installed package has them.
+
+    A fresh-interpreter figure (connect, the notebook suite) otherwise depends on the caller's
+    environment: under ``PYTHONDONTWRITEBYTECODE`` (set on CI machines and in some shells) an
+    editable install never writes them, so every round compiled ~30 changed modules again
+    (~40 ms of a connect). ``compileall`` skips files whose ``.pyc`` is current.
+    """
+    import compileall
+
+    compileall.compile_dir(ROOT / "kit", quiet=1)
+
+
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values)) if values else float("nan")
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from kit._cache import parsed_toml
 
 __all__ = [
     "assumption",
@@ -38,8 +39,7 @@ def data_dir() -> Path:
 
 @cache
 def _assumptions() -> tuple[dict[str, Any], ...]:
-    with open(data_dir() / "assumptions.toml", "rb") as f:
-        return tuple(tomllib.load(f)["assumption"])
+    return tuple(parsed_toml(data_dir() / "assumptions.toml")["assumption"])
 
 
 def assumptions() -> list[dict[str, Any]]:
@@ -62,8 +62,7 @@ def value(assumption_id: str) -> dict[str, Any]:
 
 @cache
 def _statements() -> tuple[dict[str, Any], ...]:
-    with open(data_dir() / "spec.toml", "rb") as f:
-        return tuple(tomllib.load(f)["statement"])
+    return tuple(parsed_toml(data_dir() / "spec.toml")["statement"])
 
 
 def statements() -> list[dict[str, Any]]:

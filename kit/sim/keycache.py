@@ -24,12 +24,13 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import tempfile
 from pathlib import Path
 
 import Crypto  # the package alone: its version (the prime search the key depends on)
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from kit._cache import user_cache_dir, write_whole
 
 __all__ = ["CACHE_VARIABLE", "cache_dir", "load_private", "seeded_rsa_pem"]
 
@@ -45,8 +46,7 @@ def cache_dir() -> Path | None:
         return None
     if chosen:
         return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "partner-api-kit" / "sim-keys"
+    return user_cache_dir() / "sim-keys"
 
 
 def generate_rsa_pem(seed: int, bits: int) -> bytes:
@@ -82,21 +82,6 @@ def _read(path: Path, bits: int) -> bytes | None:
     return None
 
 
-def _write(path: Path, pem: bytes) -> None:
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rsa-", suffix=".tmp")  # mode 0600
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(pem)
-            os.replace(tmp, path)  # whole or not at all, also against a concurrent writer
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass  # a read-only or full disk: the key was generated, only not kept
-
-
 def seeded_rsa_pem(seed: int, bits: int = 2048) -> bytes:
     """The PEM of the seed's RSA key: from the cache when it holds it, else generated (and kept)."""
     directory = cache_dir()
@@ -106,5 +91,5 @@ def seeded_rsa_pem(seed: int, bits: int = 2048) -> bytes:
     pem = _read(path, bits)
     if pem is None:
         pem = generate_rsa_pem(seed, bits)
-        _write(path, pem)
+        write_whole(path, pem)
     return pem

@@ -101,8 +101,30 @@ def _silence_uvicorn() -> None:
         logger.propagate = False
 
 
-def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1") -> EmbeddedServer:
-    """Start a simulator in a background thread and return once it accepts connections."""
+class _Server(uvicorn.Server):
+    """uvicorn's server, saying when it accepts connections (instead of being polled for it)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: Any = None) -> None:
+        try:
+            await super().startup(sockets=sockets)
+        finally:
+            self.ready.set()
+
+
+def start_embedded(
+    settings: Settings | None = None, *, host: str = "127.0.0.1", loop: str = "asyncio"
+) -> EmbeddedServer:
+    """Start a simulator in a background thread and return once it accepts connections.
+
+    ``loop`` is uvicorn's loop choice. The default, the standard library's loop, suits a
+    simulator serving one notebook (uvloop's import is ~20 ms of the first connect, and one
+    client never needs its throughput); a population shard, serving many at once, asks for
+    ``"auto"`` (uvloop when installed, as ``kit serve`` uses).
+    """
     settings = settings or Settings()
     _silence_uvicorn()
     if settings.fast_path:
@@ -118,28 +140,28 @@ def start_embedded(settings: Settings | None = None, *, host: str = "127.0.0.1")
         log_config=None,
         access_log=False,
         lifespan="on",
+        loop=loop,
         ws="none",  # no websocket routes: the websockets package stays unimported (~15 ms)
         timeout_graceful_shutdown=2,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     failure: list[BaseException] = []
 
     def run() -> None:
-        try:  # uvicorn's own loop choice (uvloop when installed), as `kit serve` makes it
+        try:
             with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
                 runner.run(server.serve())
         except BaseException as exc:  # surfaced to the caller below
             failure.append(exc)
+        finally:
+            server.ready.set()
 
     thread = threading.Thread(target=run, name="kit-sim", daemon=True)
     thread.start()
-    deadline = threading.Event()
-    waited = 0.0
-    while not server.started and thread.is_alive() and waited < _START_TIMEOUT_S:
-        deadline.wait(0.01)
-        waited += 0.01
+    server.ready.wait(_START_TIMEOUT_S)
     if not server.started:
         server.should_exit = True
+        thread.join(timeout=5)
         raise RuntimeError(f"the embedded simulator did not start: {failure[0] if failure else 'timeout'}")
     port = server.servers[0].sockets[0].getsockname()[1]
     return EmbeddedServer(f"http://{host}:{port}", settings, server, thread)

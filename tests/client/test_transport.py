@@ -119,3 +119,19 @@ def test_session_requests_survive_a_fault(make_client, sleeps, when: str) -> Non
     assert info.session_type == "account" and len(sleeps) == 1
     # The session the client now holds works (a replay gave the new session, not a 401).
     assert api.cards.create(account.account_id, type="virtual").status == "active"
+
+
+def test_a_plain_http_client_loads_no_ca_and_trusts_nothing(api: kit.Client) -> None:
+    """A client of the embedded simulator (``http://127.0.0.1``) never does TLS, so it skips the CA
+    bundle; its context still requires a verified certificate, and with no CA none verifies."""
+    import ssl
+
+    from kit._transport import shared_ssl_context, tls_context_for
+
+    plain = tls_context_for(api.config.base_url or "")
+    assert (api.config.base_url or "").startswith("http://")
+    assert plain.cert_store_stats()["x509_ca"] == 0 and plain.get_ca_certs() == []
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    for tls in ("https://sandbox.example", "HTTPS://sandbox.example", "ftp://elsewhere"):
+        assert tls_context_for(tls) is shared_ssl_context()
+    assert shared_ssl_context().verify_mode == ssl.CERT_REQUIRED

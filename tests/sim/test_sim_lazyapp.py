@@ -176,3 +176,34 @@ def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> 
     command = [sys.executable, "-c", code]
     out = subprocess.run(command, check=True, timeout=120, capture_output=True, text=True)
     assert "uvicorn" in out.stdout  # its --version line
+
+
+def test_an_embedded_server_that_cannot_listen_says_why_at_once() -> None:
+    """The caller waits for the server to say it is up, not for a poll or a timeout: a server that
+    cannot bind (192.0.2.1 is a documentation address, on no interface here) fails the start with
+    uvicorn's reason, and no thread is left serving."""
+    from kit.sim.server import start_embedded
+
+    with pytest.raises(RuntimeError, match="did not start"):
+        start_embedded(Settings(seed=7), host="192.0.2.1")
+    assert not [t for t in threading.enumerate() if t.name == "kit-sim" and t.is_alive()]
+
+
+def test_the_embedded_server_answers_on_the_loop_it_was_given() -> None:
+    """A notebook's simulator runs on the standard library's loop (one client needs no uvloop);
+    a population shard asks for uvicorn's choice. Both serve the same answers."""
+    from kit.sim.server import start_embedded
+
+    for loop in ("asyncio", "auto"):
+        server = start_embedded(Settings(seed=7), loop=loop)
+        try:
+            answer = httpx.get(f"{server.base_url}/webhooks/jwks")  # no token: the simulator's 401
+            assert answer.status_code == 401 and answer.headers["content-type"] == "application/problem+json"
+            assert server._server.config.loop == loop
+            running = server._server.servers[0].get_loop()
+            if loop == "asyncio":
+                assert type(running).__module__.startswith("asyncio.")
+            else:  # uvicorn's choice: uvloop, which the install brings
+                assert type(running).__module__.startswith("uvloop")
+        finally:
+            server.stop()

@@ -125,7 +125,7 @@ def _simulator() -> Iterator[str]:
     with _IDLE_LOCK:
         server = _IDLE.pop() if _IDLE else None
     if server is None or not server.running:
-        server = start_embedded()
+        server = start_embedded(loop="auto")  # many clients at once: uvloop when installed
     try:
         yield server.base_url
     finally:
