@@ -184,9 +184,10 @@ def test_an_embedded_server_that_cannot_listen_says_why_at_once() -> None:
     uvicorn's reason, and no thread is left serving."""
     from kit.sim.server import start_embedded
 
+    before = set(threading.enumerate())
     with pytest.raises(RuntimeError, match="did not start"):
         start_embedded(Settings(seed=7), host="192.0.2.1")
-    assert not [t for t in threading.enumerate() if t.name == "kit-sim" and t.is_alive()]
+    assert not [t for t in set(threading.enumerate()) - before if t.name == "kit-sim"]
 
 
 def test_the_embedded_server_answers_on_the_loop_it_was_given() -> None:
