@@ -105,6 +105,14 @@ class ServerKeys:
         return json.loads(self._encryption_jwks_json)  # a fresh copy: callers may change it
 
     @cached_property
+    def encryption_jwks_compact(self) -> bytes:
+        """:meth:`encryption_jwks` as every JSON answer encodes it (compact, UTF-8), made once:
+        init data splices it into its body rather than copying and encoding the modulus again."""
+        return json.dumps(
+            json.loads(self._encryption_jwks_json), separators=(",", ":"), ensure_ascii=False
+        ).encode()
+
+    @cached_property
     def _encryption_jwks_json(self) -> str:
         # Serializing the RSA modulus for every init data request was measurable: do it once.
         return json.dumps(

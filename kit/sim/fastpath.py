@@ -194,6 +194,25 @@ def _handler(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
     return None
 
 
+def _static_paths(by_method: Mapping[str, Sequence[Any]]) -> dict[tuple[str, str], Any]:
+    """(method, path) -> the plain route without path parameters that matching the routes in
+    order would choose for exactly that path: none before it matches the path fully (checked
+    here, once). Matching a request route by route cost several regexes and, for FastAPI's
+    routes, its scope look-ups: more than the rest of the routing (issue 37 profile)."""
+    found: dict[tuple[str, str], Any] = {}
+    for method, routes in by_method.items():
+        for index, route in enumerate(routes):
+            path = getattr(route, "path_format", None)
+            if not _is_plain(route) or getattr(route, "param_convertors", True) or not isinstance(path, str):
+                continue
+            probe = {"type": "http", "path": path, "root_path": "", "method": method}
+            if route.matches(probe)[0] is not Match.FULL:
+                continue
+            if all(earlier.matches(probe)[0] is not Match.FULL for earlier in routes[:index]):
+                found.setdefault((method, path), route)
+    return found
+
+
 class PlainRoutes:
     """ASGI middleware: serve plain routes directly; hand everything else to ``app``.
 
@@ -211,9 +230,15 @@ class PlainRoutes:
             method: [route for route, methods in taken if methods is None or method in methods]
             for method in {m for _, methods in taken for m in methods or ()}
         }
+        self._static = _static_paths(self._by_method)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            route = self._static.get((scope["method"], get_route_path(scope)))
+            if route is not None:  # what matching in order would choose, without the regexes
+                scope.update(endpoint=route.endpoint, path_params=dict(scope.get("path_params", {})), route=route)
+                await self._serve(route.endpoint, scope, receive, send)
+                return
             for route in self._by_method.get(scope["method"], self._any_method):
                 match, child_scope = route.matches(scope)
                 if match is not Match.FULL:

@@ -92,7 +92,8 @@ Idempotency = Literal["optional", "required", "none"]
 
 @dataclass
 class RouteReply:
-    """What a handler answers: status, JSON body and extra headers."""
+    """What a handler answers: status, JSON body (or its compact encoding, ``bytes``, as
+    :func:`json_body` makes it) and extra headers."""
 
     status: int
     body: Any = None
@@ -122,13 +123,14 @@ async def run(
     if isinstance(record, Response):
         return record  # a replay
     try:
-        fault = await injected_fault(sim.state, request)
+        fault = await injected_fault(sim.state, request) if sim.state.faults else None
         token = request.headers.get(SESSION_ID)
         if check_session and token is not None:
             lifetimes = sim.personality.sessions
             call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
             call.uses("A06")  # its lifetime: it is valid, and svc-session-expires-at says until when
-        reject_clear_pii_parameters(request.query_params.multi_items(), "query")  # 9, for the query
+        if request.scope.get("query_string"):  # 9, for the query (none: no QueryParams built)
+            reject_clear_pii_parameters(request.query_params.multi_items(), "query")
         reply = handler(call)  # 6-14
     except Problem as problem:
         release(call, record)
@@ -654,10 +656,15 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
         )
 
 
+def json_body(value: Any) -> bytes:
+    """The wire encoding of every JSON answer: compact, UTF-8."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
-    content = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()
+    content = reply.body if isinstance(reply.body, bytes) else json_body(reply.body)
     return Response(content, reply.status, reply.headers, media_type="application/json")
 
 
