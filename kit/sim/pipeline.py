@@ -668,8 +668,14 @@ def _json_response(reply: RouteReply) -> Response:
     return Response(content, reply.status, reply.headers, media_type="application/json")
 
 
+_SESSION_EXPIRES_AT = SESSION_EXPIRES_AT.lower().encode("latin-1")
+
+
 def _session_header(call: Call, response: Response) -> None:
     s = call.session_in_force
     if s is not None and not s.ended and not s.superseded:
-        expires = session_expires_at(s, call.sim.personality.sessions)
-        response.headers[SESSION_EXPIRES_AT] = format_time(expires)
+        expires = format_time(session_expires_at(s, call.sim.personality.sessions))
+        if any(name == _SESSION_EXPIRES_AT for name, _ in response.raw_headers):
+            response.headers[SESSION_EXPIRES_AT] = expires
+        else:  # what response.headers[…] = … does then, without a MutableHeaders
+            response.raw_headers.append((_SESSION_EXPIRES_AT, expires.encode("latin-1")))
