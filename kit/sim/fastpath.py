@@ -236,7 +236,8 @@ class PlainRoutes:
         if scope["type"] == "http":
             route = self._static.get((scope["method"], get_route_path(scope)))
             if route is not None:  # what matching in order would choose, without the regexes
-                scope.update(endpoint=route.endpoint, path_params=dict(scope.get("path_params", {})), route=route)
+                path_params = dict(scope.get("path_params", {}))
+                scope.update(endpoint=route.endpoint, path_params=path_params, route=route)
                 await self._serve(route.endpoint, scope, receive, send)
                 return
             for route in self._by_method.get(scope["method"], self._any_method):

@@ -49,7 +49,9 @@ CONTROL_PREFIX = "/_sim/"
 DOCUMENT_ENTRY = "A48"
 
 
-_REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (name.lower().encode("latin-1") for name in (REQUEST_ID, API_VERSION, ASSUMPTIONS))
+_REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (
+    name.lower().encode("latin-1") for name in (REQUEST_ID, API_VERSION, ASSUMPTIONS)
+)
 
 
 def _put(raw: list[tuple[bytes, bytes]], names: set[bytes], name: bytes, value: bytes) -> None:

@@ -43,7 +43,9 @@ async def init_data(request: Request) -> Response:
         expires = call.state.clock.after(call.sim.personality.nonce_lifetime)
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
         # {"jwks": …, "enc": …, "nonce": …, "nonce_expires_at": …}, the key set encoded once
-        rest = json_body({"enc": [CONTENT_ENCRYPTION], "nonce": nonce, "nonce_expires_at": format_time(expires)})
+        rest = json_body(
+            {"enc": [CONTENT_ENCRYPTION], "nonce": nonce, "nonce_expires_at": format_time(expires)}
+        )
         return RouteReply(200, b'{"jwks":' + call.state.keys.encryption_jwks_compact + b"," + rest[1:])
 
     # The nonce is what matters here; a session sent along is not used, so not checked.
