@@ -3,7 +3,9 @@
 Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
 ``kid`` values) run after run. Every decrypt and verify allow-lists its algorithms, and the
 protected header is checked here before joserfc sees the token: joserfc, given a single key,
-ignores the token's ``kid`` and the key's ``alg``.
+ignores the token's ``kid`` and the key's ``alg``. The common token (RSA-OAEP-256, A256GCM, a
+header of ``alg``, ``enc`` and ``kid``) is decrypted with ``cryptography``'s primitives as joserfc
+decrypts it (``_short_path``); anything else, and every refusal, is joserfc's.
 
     >>> keys = ServerKeys.from_seed(7)  # doctest: +SKIP
     >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP

@@ -9,7 +9,9 @@ Frames on the pipes are length-prefixed. Request: ``seed`` (8 bytes, signed) + t
 Answer: one status byte (0 decrypted, 1 refused) + the plaintext. A worker answers in order, so
 the parent keeps one queue of waiting futures per worker. The workers derive the keys from the
 seed exactly as the simulator does (``keys_for``), so nothing secret crosses the pipe but the
-token and its plaintext, in memory only.
+token and its plaintext, in memory only. The parent reads a worker's answers with one protocol
+(``_Pipes``: a frame parsed where it arrives resolves its future); a worker reads whatever
+frames are there in one system call and answers each as soon as it is decrypted.
 
 If a worker cannot be started or dies, :meth:`CryptoWorkers.decrypt` raises
 :class:`WorkerUnavailable` and the caller decrypts on the loop instead: slower, same answers.

@@ -11,7 +11,9 @@ directly. Without it the simulator answers about half as many sessions and card 
 second over HTTP (measured: ``benchmarks/results/fastpath.json``).
 
 It decides as FastAPI's router does: each route's own ``matches()`` (so a ``--root-path`` is
-honoured), in the order the app matches them, the first full match wins. When that route is
+honoured), in the order the app matches them, the first full match wins. A plain route without
+path parameters that no earlier route matches is found by (method, path) in a table built once,
+the same choice without the regexes (``_static_paths``). When that route is
 not plain, or none matches fully, the request goes on to FastAPI unchanged (its 404/405
 problems, OpenAPI, the control plane). An exception from a plain endpoint is answered by the
 app's own exception handlers, as it would be behind FastAPI's router; one they do not handle
