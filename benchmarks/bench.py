@@ -320,6 +320,58 @@ FIXES = [
         "profile": "tomllib 7.0 ms (assumptions.toml) + 2.7 ms (spec.toml) in every process that connects",
         "isolated": "first read of the register and statements 13.3 -> 2.7 ms",
     },
+    # -- issue #37 item 3: sessions at 0.85 of the decrypt floor (benchmarks/results/sessions_profile.json)
+    {
+        "fix": "kit serve's crypto worker pipes read by one protocol (an answer's frame resolves its future "
+        "where it arrives); the worker reads whatever frames are there in one call (kit/sim/cryptoworker.py)",
+        "profile": "schedstat + cProfile of kit serve under benchmark 1: the loop's CPU per session ~375-430 "
+        "us beside a ~365-400 us worker; asyncio streams woke a reader task, two readexactly per answer",
+        "isolated": "loop 335 -> 308 us a session (8 alternating rounds), 2,259 -> 2,461 sessions/s",
+    },
+    {
+        "fix": "plain routes without path parameters found by (method, path) in a table built once, the "
+        "same choice as matching in order (kit/sim/fastpath.py); init data's key set encoded once and "
+        "spliced into its body (kit/sim/crypto.py, routes/sessions.py); no QueryParams for an empty query "
+        "and no fault draw without faults (kit/sim/pipeline.py); format_time cached (kit/sim/clock.py)",
+        "profile": "cProfile in process: FastAPI's APIRoute.matches asked of 3-6 routes a request; init data "
+        "copied and re-encoded the RSA modulus; a trivial plain route cost 47 us of stack",
+        "isolated": "in process: init data 59 -> 39 us, GET /webhooks/jwks 47 -> 34 us, POST /sessions "
+        "(decrypt aside) 120 -> 107 us; with the pipes above, kit serve's loop 375 -> 312 us a session",
+    },
+    {
+        "fix": "ServiceHeaders and svc-session-expires-at set on the raw header list, as MutableHeaders "
+        "would (kit/sim/middleware.py, kit/sim/pipeline.py)",
+        "profile": "a MutableHeaders (and its scans) built for every answer, twice on POST /sessions",
+        "isolated": "in process POST /sessions 107 -> 100-106 us; kit serve's loop 312 -> 306 us a session",
+    },
+    {
+        "fix": "the common RSA-OAEP-256 + A256GCM JWE (header alg, enc, kid) decrypted with cryptography's "
+        "primitives as joserfc does; anything else and every refusal is joserfc's (kit/sim/crypto.py; "
+        "tests/sim/test_sim_jwe_short_path.py: the same verdicts, token by token)",
+        "profile": "cProfile of joserfc.jwe.decrypt_compact: raw RSA-OAEP 305-310 us of ~355 us, the rest "
+        "its header registry, key-op checks (ABC isinstance), segment objects",
+        "isolated": "ServerKeys.decrypt 356 -> 335 us (tight loop); kit serve's worker 366 -> 338 us a "
+        "session, 2,437 -> 2,687 sessions/s (6 alternating rounds)",
+    },
+    {
+        "fix": "benchmark 1's load generator: a protocol per connection instead of asyncio streams "
+        "(benchmarks/bench_sessions.py LeanConnection; fair: it shares the cores with the server under "
+        "test; the same two requests per session, fresh devices, the same floor)",
+        "profile": "the generator's CPU while timed 72-94 us a session, on the same two cores",
+        "isolated": "53-66 us a session. Benchmark 1 at load ~2: 0.713 (2,116/s) before all of issue 37 "
+        "item 3's fixes, 0.914 and 0.907 (2,695 and 2,689/s) after, minutes apart",
+    },
+    {
+        "fix": "REJECTED: two crypto workers on two cores (kit serve's default stays one per spare core)",
+        "profile": "the loop plus the load generator use one core, the worker the other",
+        "isolated": "same tree, alternating: 1 worker 2,545 sessions/s (worker 365 us a session), 2 workers "
+        "2,198 (397 us): more wake-ups, no idle core to use",
+    },
+    {
+        "fix": "REJECTED: gc.freeze() and higher GC thresholds in kit serve",
+        "profile": "young collections ~0.1 ms every ~9 sessions",
+        "isolated": "loop 326-334 vs 340 us a session, paired rounds within the noise",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),

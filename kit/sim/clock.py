@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 
 def parse_time(text: str) -> datetime:
@@ -14,6 +15,7 @@ def parse_time(text: str) -> datetime:
     return value.astimezone(UTC)
 
 
+@lru_cache(maxsize=1024)  # a seeded clock names the same few instants in every answer
 def format_time(value: datetime) -> str:
     """RFC 3339 UTC with a ``Z`` and whole seconds (sub-seconds kept when present)."""
     value = value.astimezone(UTC)

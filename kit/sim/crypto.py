@@ -3,7 +3,9 @@
 Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
 ``kid`` values) run after run. Every decrypt and verify allow-lists its algorithms, and the
 protected header is checked here before joserfc sees the token: joserfc, given a single key,
-ignores the token's ``kid`` and the key's ``alg``.
+ignores the token's ``kid`` and the key's ``alg``. The common token (RSA-OAEP-256, A256GCM, a
+header of ``alg``, ``enc`` and ``kid``) is decrypted with ``cryptography``'s primitives as joserfc
+decrypts it (``_short_path``); anything else, and every refusal, is joserfc's.
 
     >>> keys = ServerKeys.from_seed(7)  # doctest: +SKIP
     >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP
@@ -19,9 +21,13 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from joserfc import jwe, jws
 from joserfc.jwk import ECKey, RSAKey
+from joserfc.util import urlsafe_b64decode as _strict_b64decode
 
 from kit import register
 from kit.sim.keycache import load_private, seeded_rsa_pem
@@ -39,6 +45,42 @@ _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
 # One registry per allowed algorithm, built once (an allow-list at every decrypt).
 _FROM_CLIENT = {alg: jwe.JWERegistry(algorithms=[alg, CONTENT_ENCRYPTION]) for alg in (RSA_ALG, EC_ALG)}
+
+
+#: RSA-OAEP-256's padding (RFC 7518 4.3), as joserfc decrypts it.
+_OAEP_256 = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+#: The header of the JWEs the short path takes (what the kit and the SDKs send); any other goes
+#: to joserfc whole.
+_SHORT_PATH_HEADER = frozenset({"alg", "enc", "kid"})
+
+
+def _short_path(private_key: RSAPrivateKey, parts: list[str], registry: jwe.JWERegistry) -> bytes | None:
+    """The plaintext of a compact RSA-OAEP-256 + A256GCM JWE whose header is checked already,
+    decrypted with ``cryptography``'s primitives as joserfc decrypts it (RFC 7516 5.2), or None.
+
+    joserfc spends about 45 µs a token on its own checks and objects beside the ~310 µs RSA
+    decrypt (issue 37 profile). This path accepts only what joserfc accepts with the same
+    plaintext: the same size limits (the registry's own checks), the same strict base64url, a
+    96-bit IV, a 128-bit tag, a 256-bit CEK, the protected header as the AAD. On anything else,
+    or any failure, it answers None and joserfc decides, so every refusal stays joserfc's.
+    """
+    try:
+        header, encrypted_key, iv, ciphertext, tag = (part.encode("ascii") for part in parts)
+        registry.validate_protected_header_size(header)
+        registry.validate_encrypted_key_size(encrypted_key)
+        registry.validate_initialization_vector_size(iv)
+        registry.validate_ciphertext_size(ciphertext)
+        registry.validate_auth_tag_size(tag)
+        _strict_b64decode(header)  # as joserfc reads it (the parsed header was checked already)
+        iv_bytes, tag_bytes = _strict_b64decode(iv), _strict_b64decode(tag)
+        if len(iv_bytes) != 12 or len(tag_bytes) != 16:
+            return None
+        cek = private_key.decrypt(_strict_b64decode(encrypted_key), _OAEP_256)
+        if len(cek) != 32:
+            return None
+        return AESGCM(cek).decrypt(iv_bytes, _strict_b64decode(ciphertext) + tag_bytes, header)
+    except Exception:  # joserfc's verdict, whatever it is
+        return None
 
 
 class CryptoError(Exception):
@@ -88,6 +130,12 @@ class ServerKeys:
     def __repr__(self) -> str:  # keys never appear in a repr
         return f"ServerKeys(kids={[self.rsa_kid, self.ec_kid, self.signing_kid]})"
 
+    @cached_property
+    def _rsa_private(self) -> RSAPrivateKey:
+        key = self.rsa.private_key
+        assert isinstance(key, RSAPrivateKey)
+        return key
+
     @cached_property  # a thumbprint per request was measurable: compute it once
     def rsa_kid(self) -> str:
         return "enc-rsa-" + self.rsa.thumbprint()[:16]
@@ -103,6 +151,14 @@ class ServerKeys:
     def encryption_jwks(self) -> dict[str, Any]:
         """Public JWK set of init data: RSA-2048 (RSA-OAEP-256) and EC P-256 (ECDH-ES+A256KW), A04."""
         return json.loads(self._encryption_jwks_json)  # a fresh copy: callers may change it
+
+    @cached_property
+    def encryption_jwks_compact(self) -> bytes:
+        """:meth:`encryption_jwks` as every JSON answer encodes it (compact, UTF-8), made once:
+        init data splices it into its body rather than copying and encoding the modulus again."""
+        return json.dumps(
+            json.loads(self._encryption_jwks_json), separators=(",", ":"), ensure_ascii=False
+        ).encode()
 
     @cached_property
     def _encryption_jwks_json(self) -> str:
@@ -150,6 +206,10 @@ class ServerKeys:
         kid, alg = header.get("kid"), header.get("alg")
         if kid == self.rsa_kid and alg == RSA_ALG:
             key: RSAKey | ECKey = self.rsa
+            if header.keys() <= _SHORT_PATH_HEADER:
+                plaintext = _short_path(self._rsa_private, parts, _FROM_CLIENT[alg])
+                if plaintext is not None:
+                    return plaintext
         elif kid == self.ec_kid and alg == EC_ALG:
             key = self.ec
         else:

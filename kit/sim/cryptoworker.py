@@ -9,7 +9,9 @@ Frames on the pipes are length-prefixed. Request: ``seed`` (8 bytes, signed) + t
 Answer: one status byte (0 decrypted, 1 refused) + the plaintext. A worker answers in order, so
 the parent keeps one queue of waiting futures per worker. The workers derive the keys from the
 seed exactly as the simulator does (``keys_for``), so nothing secret crosses the pipe but the
-token and its plaintext, in memory only.
+token and its plaintext, in memory only. The parent reads a worker's answers with one protocol
+(``_Pipes``: a frame parsed where it arrives resolves its future); a worker reads whatever
+frames are there in one system call and answers each as soon as it is decrypted.
 
 If a worker cannot be started or dies, :meth:`CryptoWorkers.decrypt` raises
 :class:`WorkerUnavailable` and the caller decrypts on the loop instead: slower, same answers.
@@ -39,64 +41,107 @@ from kit.sim.crypto import CryptoError
 _LENGTH = struct.Struct(">I")
 _SEED = struct.Struct(">q")
 _DECRYPTED, _REFUSED = b"\x00", b"\x01"
+_READ_SIZE = 1 << 16
 
 
 class WorkerUnavailable(Exception):
     """No worker process could take the token; decrypt in process instead."""
 
 
-class _Worker:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        assert process.stdin is not None and process.stdout is not None
-        self.stdin = process.stdin
-        self.stdout = process.stdout
-        self.waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
-        self.reader = asyncio.get_running_loop().create_task(self._read())
+class _Pipes(asyncio.SubprocessProtocol):
+    """A worker's pipes as one protocol: frames parsed where its answers arrive, each resolving
+    the oldest waiting future. (``asyncio.create_subprocess_exec``'s streams cost the loop a
+    task wake-up and two ``readexactly`` coroutines per answer.)"""
 
-    async def _read(self) -> None:
-        try:
-            while True:
-                (size,) = _LENGTH.unpack(await self.stdout.readexactly(_LENGTH.size))
-                frame = await self.stdout.readexactly(size)
-                future = self.waiting.popleft()
-                if future.done():
-                    continue
-                if frame[:1] == _DECRYPTED:
-                    future.set_result(frame[1:])
-                else:
-                    future.set_exception(CryptoError("refused by the worker"))
-        except (asyncio.IncompleteReadError, ConnectionError, IndexError):
-            pass
-        finally:  # the worker is gone: whoever still waits decrypts in process
-            while self.waiting:
-                future = self.waiting.popleft()
-                if not future.done():
-                    future.set_exception(WorkerUnavailable())
+    #: What ``asyncio.subprocess.Process`` reads from its protocol: no streams here.
+    stdin = stdout = stderr = None
+
+    def __init__(self) -> None:
+        self.waiting: collections.deque[asyncio.Future[bytes]] = collections.deque()
+        self.gone = False
+        self._buffer = bytearray()
+        self._stdin: asyncio.WriteTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a SubprocessTransport in kind (uvloop's is not an asyncio.SubprocessTransport)
+        self._stdin = transport.get_pipe_transport(0)  # type: ignore[attr-defined]
+
+    def send(self, frame: bytes) -> asyncio.Future[bytes]:
+        if self.gone or self._stdin is None or self._stdin.is_closing():
+            raise WorkerUnavailable()
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self.waiting.append(future)
+        self._stdin.write(frame)
+        return future
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        while len(buffer) >= _LENGTH.size:
+            (size,) = _LENGTH.unpack_from(buffer)
+            end = _LENGTH.size + size
+            if len(buffer) < end:
+                return
+            status, answer = buffer[_LENGTH.size : _LENGTH.size + 1], bytes(buffer[_LENGTH.size + 1 : end])
+            del buffer[:end]
+            if not self.waiting:  # an answer nobody asked for: the worker is not ours to trust
+                self._lost()
+                return
+            future = self.waiting.popleft()
+            if future.done():
+                continue
+            if status == _DECRYPTED:
+                future.set_result(answer)
+            else:
+                future.set_exception(CryptoError("refused by the worker"))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd != 0:
+            self._lost()
+
+    def process_exited(self) -> None:
+        self._lost()
+
+    def close_stdin(self) -> None:
+        if self._stdin is not None:
+            self._stdin.close()
+
+    def _lost(self) -> None:
+        """The worker is gone: whoever still waits decrypts in process."""
+        self.gone = True
+        while self.waiting:
+            future = self.waiting.popleft()
+            if not future.done():
+                future.set_exception(WorkerUnavailable())
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process, pipes: _Pipes) -> None:
+        self.process = process
+        self.pipes = pipes
+
+    @property
+    def waiting(self) -> collections.deque[asyncio.Future[bytes]]:
+        return self.pipes.waiting
 
     @property
     def alive(self) -> bool:
-        return not self.reader.done()
+        return not self.pipes.gone
 
     def submit(self, seed: int, token: str) -> asyncio.Future[bytes]:
         payload = _SEED.pack(seed) + token.encode()
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self.waiting.append(future)
-        self.stdin.write(_LENGTH.pack(len(payload)) + payload)
-        return future
+        return self.pipes.send(_LENGTH.pack(len(payload)) + payload)
 
     async def aclose(self) -> None:
         with contextlib.suppress(Exception):
-            self.stdin.close()
+            self.pipes.close_stdin()
         try:
             await asyncio.wait_for(self.process.wait(), timeout=2)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             await self.process.wait()
-        self.reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.reader
+        self.pipes._lost()
 
 
 class CryptoWorkers:
@@ -108,8 +153,10 @@ class CryptoWorkers:
         self._workers: list[_Worker] = []
 
     async def start(self) -> None:
+        loop = asyncio.get_running_loop()
         for _ in range(self.count):
-            process = await asyncio.create_subprocess_exec(
+            transport, pipes = await loop.subprocess_exec(
+                _Pipes,
                 sys.executable,
                 "-m",
                 "kit.sim.cryptoworker",
@@ -118,7 +165,9 @@ class CryptoWorkers:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
             )
-            self._workers.append(_Worker(process))
+            # asyncio's own process handle (wait, kill) over our protocol, which has no streams
+            process = asyncio.subprocess.Process(transport, pipes, loop)  # type: ignore[arg-type]
+            self._workers.append(_Worker(process, pipes))
 
     @property
     def running(self) -> int:
@@ -148,18 +197,25 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, seed: int | None = None) -> None:
 
     if seed is not None:
         keys_for(seed)  # derive the keys now, not on the first session
+    read = getattr(stdin, "read1", stdin.read)  # what is there (one system call), not a fixed size
+    buffer = b""
     while True:
-        head = stdin.read(_LENGTH.size)
-        if len(head) < _LENGTH.size:
+        chunk = read(_READ_SIZE)
+        if not chunk:
             return
-        frame = stdin.read(_LENGTH.unpack(head)[0])
-        (seed,) = _SEED.unpack_from(frame)
-        try:
-            answer = _DECRYPTED + keys_for(seed).decrypt(frame[_SEED.size :].decode())
-        except (CryptoError, UnicodeDecodeError):
-            answer = _REFUSED
-        stdout.write(_LENGTH.pack(len(answer)) + answer)
-        stdout.flush()
+        buffer += chunk
+        while len(buffer) >= _LENGTH.size:
+            end = _LENGTH.size + _LENGTH.unpack_from(buffer)[0]
+            if len(buffer) < end:
+                break
+            frame, buffer = buffer[_LENGTH.size : end], buffer[end:]
+            (seed,) = _SEED.unpack_from(frame)
+            try:
+                answer = _DECRYPTED + keys_for(seed).decrypt(frame[_SEED.size :].decode())
+            except (CryptoError, UnicodeDecodeError):
+                answer = _REFUSED
+            stdout.write(_LENGTH.pack(len(answer)) + answer)
+            stdout.flush()  # each answer as soon as it is ready: the loop may be waiting for it
 
 
 if __name__ == "__main__":

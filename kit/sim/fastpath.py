@@ -11,7 +11,9 @@ directly. Without it the simulator answers about half as many sessions and card 
 second over HTTP (measured: ``benchmarks/results/fastpath.json``).
 
 It decides as FastAPI's router does: each route's own ``matches()`` (so a ``--root-path`` is
-honoured), in the order the app matches them, the first full match wins. When that route is
+honoured), in the order the app matches them, the first full match wins. A plain route without
+path parameters that no earlier route matches is found by (method, path) in a table built once,
+the same choice without the regexes (``_static_paths``). When that route is
 not plain, or none matches fully, the request goes on to FastAPI unchanged (its 404/405
 problems, OpenAPI, the control plane). An exception from a plain endpoint is answered by the
 app's own exception handlers, as it would be behind FastAPI's router; one they do not handle
@@ -194,6 +196,25 @@ def _handler(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
     return None
 
 
+def _static_paths(by_method: Mapping[str, Sequence[Any]]) -> dict[tuple[str, str], Any]:
+    """(method, path) -> the plain route without path parameters that matching the routes in
+    order would choose for exactly that path: none before it matches the path fully (checked
+    here, once). Matching a request route by route cost several regexes and, for FastAPI's
+    routes, its scope look-ups: more than the rest of the routing (issue 37 profile)."""
+    found: dict[tuple[str, str], Any] = {}
+    for method, routes in by_method.items():
+        for index, route in enumerate(routes):
+            path = getattr(route, "path_format", None)
+            if not _is_plain(route) or getattr(route, "param_convertors", True) or not isinstance(path, str):
+                continue
+            probe = {"type": "http", "path": path, "root_path": "", "method": method}
+            if route.matches(probe)[0] is not Match.FULL:
+                continue
+            if all(earlier.matches(probe)[0] is not Match.FULL for earlier in routes[:index]):
+                found.setdefault((method, path), route)
+    return found
+
+
 class PlainRoutes:
     """ASGI middleware: serve plain routes directly; hand everything else to ``app``.
 
@@ -211,9 +232,16 @@ class PlainRoutes:
             method: [route for route, methods in taken if methods is None or method in methods]
             for method in {m for _, methods in taken for m in methods or ()}
         }
+        self._static = _static_paths(self._by_method)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            route = self._static.get((scope["method"], get_route_path(scope)))
+            if route is not None:  # what matching in order would choose, without the regexes
+                path_params = dict(scope.get("path_params", {}))
+                scope.update(endpoint=route.endpoint, path_params=path_params, route=route)
+                await self._serve(route.endpoint, scope, receive, send)
+                return
             for route in self._by_method.get(scope["method"], self._any_method):
                 match, child_scope = route.matches(scope)
                 if match is not Match.FULL:

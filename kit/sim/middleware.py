@@ -49,6 +49,24 @@ CONTROL_PREFIX = "/_sim/"
 DOCUMENT_ENTRY = "A48"
 
 
+_REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (
+    name.lower().encode("latin-1") for name in (REQUEST_ID, API_VERSION, ASSUMPTIONS)
+)
+
+
+def _put(raw: list[tuple[bytes, bytes]], names: set[bytes], name: bytes, value: bytes) -> None:
+    """``MutableHeaders.__setitem__`` on a raw list whose ``names`` are known: the first such
+    header replaced, later ones dropped; appended when there is none."""
+    if name not in names:
+        raw.append((name, value))
+        names.add(name)
+        return
+    found = [i for i, (k, _) in enumerate(raw) if k == name]
+    for i in reversed(found[1:]):
+        del raw[i]
+    raw[found[0]] = (name, value)
+
+
 class ServiceHeaders:
     """ASGI middleware adding ``svc-request-id``, ``svc-api-version`` and ``svc-assumptions``.
 
@@ -104,20 +122,24 @@ class ServiceHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                if REQUEST_ID not in headers:
-                    headers[REQUEST_ID] = request_id
-                headers[API_VERSION] = served
+                # What MutableHeaders(scope=message) would do, on the raw list: its names are
+                # lower-case bytes, read once (a MutableHeaders per answer showed in the profile).
+                raw = message["headers"] = list(message["headers"])
+                names = {name for name, _ in raw}
+                if _REQUEST_ID not in names:
+                    raw.append((_REQUEST_ID, request_id.encode("latin-1")))
+                _put(raw, names, _API_VERSION, served.encode("latin-1"))
                 for name, value in deprecation.items():
-                    headers[name] = value
-                problem = headers.get("content-type", "").startswith(PROBLEM_MEDIA_TYPE)
+                    _put(raw, names, name.lower().encode("latin-1"), value.encode("latin-1"))
+                content_type = next((v for k, v in raw if k == b"content-type"), b"")
+                problem = content_type.decode("latin-1").startswith(PROBLEM_MEDIA_TYPE)
                 if problem:
                     assumptions.add("A21")
                 if not self.send_assumptions:
-                    if ASSUMPTIONS in headers:  # an idempotent replay's stored headers
-                        del headers[ASSUMPTIONS]
-                elif assumptions and ASSUMPTIONS not in headers:
-                    headers[ASSUMPTIONS] = ",".join(sorted(assumptions))
+                    if _ASSUMPTIONS in names:  # an idempotent replay's stored headers
+                        raw[:] = [(k, v) for k, v in raw if k != _ASSUMPTIONS]
+                elif assumptions and _ASSUMPTIONS not in names:
+                    raw.append((_ASSUMPTIONS, ",".join(sorted(assumptions)).encode("latin-1")))
                 if problem and held is not None:
                     held.append(message)
                     return

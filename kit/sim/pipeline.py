@@ -92,7 +92,8 @@ Idempotency = Literal["optional", "required", "none"]
 
 @dataclass
 class RouteReply:
-    """What a handler answers: status, JSON body and extra headers."""
+    """What a handler answers: status, JSON body (or its compact encoding, ``bytes``, as
+    :func:`json_body` makes it) and extra headers."""
 
     status: int
     body: Any = None
@@ -122,13 +123,14 @@ async def run(
     if isinstance(record, Response):
         return record  # a replay
     try:
-        fault = await injected_fault(sim.state, request)
+        fault = await injected_fault(sim.state, request) if sim.state.faults else None
         token = request.headers.get(SESSION_ID)
         if check_session and token is not None:
             lifetimes = sim.personality.sessions
             call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
             call.uses("A06")  # its lifetime: it is valid, and svc-session-expires-at says until when
-        reject_clear_pii_parameters(request.query_params.multi_items(), "query")  # 9, for the query
+        if request.scope.get("query_string"):  # 9, for the query (none: no QueryParams built)
+            reject_clear_pii_parameters(request.query_params.multi_items(), "query")
         reply = handler(call)  # 6-14
     except Problem as problem:
         release(call, record)
@@ -654,15 +656,26 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
         )
 
 
+def json_body(value: Any) -> bytes:
+    """The wire encoding of every JSON answer: compact, UTF-8."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
-    content = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()
+    content = reply.body if isinstance(reply.body, bytes) else json_body(reply.body)
     return Response(content, reply.status, reply.headers, media_type="application/json")
+
+
+_SESSION_EXPIRES_AT = SESSION_EXPIRES_AT.lower().encode("latin-1")
 
 
 def _session_header(call: Call, response: Response) -> None:
     s = call.session_in_force
     if s is not None and not s.ended and not s.superseded:
-        expires = session_expires_at(s, call.sim.personality.sessions)
-        response.headers[SESSION_EXPIRES_AT] = format_time(expires)
+        expires = format_time(session_expires_at(s, call.sim.personality.sessions))
+        if any(name == _SESSION_EXPIRES_AT for name, _ in response.raw_headers):
+            response.headers[SESSION_EXPIRES_AT] = expires
+        else:  # what response.headers[…] = … does then, without a MutableHeaders
+            response.raw_headers.append((_SESSION_EXPIRES_AT, expires.encode("latin-1")))

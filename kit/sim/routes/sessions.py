@@ -16,7 +16,7 @@ from kit.sim.fastpath import Routes
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, load_session, run, session_expires_at
+from kit.sim.pipeline import Call, RouteReply, json_body, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import DeviceId, Nonce, Session
 
@@ -42,15 +42,11 @@ async def init_data(request: Request) -> Response:
         nonce = secrets.token_urlsafe(24)
         expires = call.state.clock.after(call.sim.personality.nonce_lifetime)
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
-        return RouteReply(
-            200,
-            {
-                "jwks": call.state.keys.encryption_jwks(),
-                "enc": [CONTENT_ENCRYPTION],
-                "nonce": nonce,
-                "nonce_expires_at": format_time(expires),
-            },
+        # {"jwks": …, "enc": …, "nonce": …, "nonce_expires_at": …}, the key set encoded once
+        rest = json_body(
+            {"enc": [CONTENT_ENCRYPTION], "nonce": nonce, "nonce_expires_at": format_time(expires)}
         )
+        return RouteReply(200, b'{"jwks":' + call.state.keys.encryption_jwks_compact + b"," + rest[1:])
 
     # The nonce is what matters here; a session sent along is not used, so not checked.
     return await run(request, handle, check_session=False)
