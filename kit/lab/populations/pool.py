@@ -95,12 +95,18 @@ class Worker:
         return self.process.poll() is None
 
     def _forward(self) -> None:
-        """The worker's standard error, passed on to this process's as it comes; its tail kept."""
+        """The worker's standard error, passed on to this process's as it comes; its tail kept.
+        At its end (the worker ended) the worker is reaped at once: a Jupyter kernel's shutdown
+        signals the children of its process group and waits until none is left, and a worker
+        ended but not reaped (a zombie) still counts: the kernel would wait seconds, then be
+        killed (``benchmarks/results/notebooks_profile.json``, notebook 11's end)."""
         stream: IO[bytes] = self.process.stderr  # type: ignore[assignment]
         for line in iter(stream.readline, b""):
             self.tail.append(line.decode("utf-8", "replace").rstrip("\n"))
             with contextlib.suppress(OSError):
                 os.write(2, line)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=30)  # closed its standard error: it is ending
 
     def why(self) -> str:
         """How the worker ended (it has, or is ended now) and the last of its standard error."""
