@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import os
 import pickle
 import queue
@@ -38,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from kit import _env as env
 from kit.errors import KitError
 from kit.lab.populations.shard import ShardResult, ShardSpec
 
@@ -68,12 +70,24 @@ def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     return environ
 
 
+def python_m() -> list[str]:
+    """How to start ``python -m MODULE``: this interpreter; in a kernel of ``kit regress``, forked
+    from the run's kernel fork server instead (``KIT_REGRESS_PYTHON_M``), whose imports — the
+    shard's, the simulator's — are done: a worker starts in milliseconds, not a second of CPU.
+    Either way the worker is a new process that never sees the caller's main module."""
+    with contextlib.suppress(ValueError):
+        prefix = json.loads(os.environ.get(env.REGRESS_PYTHON_M) or "null")
+        if isinstance(prefix, list) and prefix and all(isinstance(part, str) for part in prefix):
+            return prefix
+    return [sys.executable, "-m"]
+
+
 class Worker:
     """One worker process: sends it a shard, reads its ticks and its result. With
     ``environ`` (a shared server's settings, added to its environment) it starts no simulator."""
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        command = [sys.executable, "-m", "kit.lab.populations._worker"]
+        command = [*python_m(), "kit.lab.populations._worker"]
         self.process = subprocess.Popen(
             command + (["--clients"] if environ else []),
             stdin=subprocess.PIPE,
