@@ -187,6 +187,9 @@ def command(args: argparse.Namespace) -> int:
     Raises:
         Nothing: usage errors are printed to stderr and return 2.
     """
+    from kit.regress.worker import import_papermill
+
+    import_papermill()  # this process is the command's own: papermill without the slow iri checks
     try:
         if args.jobs is not None and args.jobs < 1:
             raise RegressError("--jobs must be at least 1")

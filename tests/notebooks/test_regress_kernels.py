@@ -246,3 +246,25 @@ def test_a_forked_worker_that_dies_says_why(
     message = str(caught.value)
     assert killed and f"pid {killed[0]}, killed by signal {sig.name}" in message, message
     assert "died running shard 0" in message and said in message, message
+
+
+def test_papermill_is_imported_without_the_iri_checks_it_never_needs() -> None:
+    """``kit regress``'s own processes import papermill without jsonschema's eager ``iri`` checker
+    (seconds of Lark parsers); notebooks still validate, and the module stays importable."""
+    probe = (
+        "import sys\n"
+        "from kit.regress.worker import import_papermill\n"
+        "import_papermill()\n"
+        "import jsonschema, nbformat\n"
+        "nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')]))\n"
+        "print('rfc3987_syntax' in sys.modules, 'iri' in jsonschema.FormatChecker.checkers,"
+        " 'uri' in jsonschema.FormatChecker.checkers)\n"
+        "import rfc3987_syntax\n"
+        "print('importable')\n"
+    )
+    pytest.importorskip("rfc3987_syntax")
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "False", "True", "importable"], proc.stdout
