@@ -139,6 +139,7 @@ def execute(
                 cwd=cwd,
                 execution_timeout=cell_timeout,
                 config=ipc,
+                kernel_manager_class=_manager(),
                 **_PAPERMILL,
             )
         except PapermillExecutionError as exc:
@@ -155,6 +156,24 @@ def execute(
         "stderr": [line for line in stderr if line.strip()],
         "wire": wire,
     }
+
+
+#: How often the kernel manager looks whether a kernel it asked to shut down has ended
+#: (jupyter_client's default: every 100 ms, ~50 ms lost per notebook on average).
+SHUTDOWN_POLL_S = 0.01
+
+
+def _manager() -> type[Any]:
+    """papermill's kernel manager, looking every :data:`SHUTDOWN_POLL_S` for the kernel's end."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class Manager(AsyncKernelManager):  # type: ignore[misc]
+        async def _async_finish_shutdown(  # jupyter_client's wait for the end (its poll: a keyword)
+            self, waittime: float | None = None, pollinterval: float = 0.1, restart: bool = False
+        ) -> None:
+            await super()._async_finish_shutdown(waittime, min(pollinterval, SHUTDOWN_POLL_S), restart)
+
+    return Manager
 
 
 def pinned_kernelspec(folder: Path, *, forked: bool = False) -> Path:

@@ -268,3 +268,24 @@ def test_papermill_is_imported_without_the_iri_checks_it_never_needs() -> None:
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["False", "False", "True", "importable"], proc.stdout
+
+
+def test_the_kernel_manager_looks_for_the_kernels_end_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jupyter_client waits for a shut-down kernel in 100 ms steps; kit regress's in 10 ms."""
+    import asyncio
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    from kit.regress import worker
+
+    asked: list[tuple[float | None, float, bool]] = []
+
+    async def finish(
+        self: object, waittime: float | None = None, pollinterval: float = 0.1, restart: bool = False
+    ) -> None:
+        asked.append((waittime, pollinterval, restart))
+
+    monkeypatch.setattr(AsyncKernelManager, "_async_finish_shutdown", finish)
+    manager = worker._manager()()
+    asyncio.run(manager._async_finish_shutdown(restart=True))
+    assert asked == [(None, worker.SHUTDOWN_POLL_S, True)] and worker.SHUTDOWN_POLL_S < 0.1
