@@ -161,13 +161,56 @@ def execute(
 #: How often the kernel manager looks whether a kernel it asked to shut down has ended
 #: (jupyter_client's default: every 100 ms, ~50 ms lost per notebook on average).
 SHUTDOWN_POLL_S = 0.01
+#: The quiet on IOPub after which a started kernel's start-up messages count as drained
+#: (jupyter_client waits 200 ms of it at every kernel start).
+IOPUB_QUIET_S = 0.02
 
 
 def _manager() -> type[Any]:
-    """papermill's kernel manager, looking every :data:`SHUTDOWN_POLL_S` for the kernel's end."""
+    """papermill's kernel manager: jupyter_client's, without its fixed waits — it looks every
+    :data:`SHUTDOWN_POLL_S` for a kernel's end, and its client drains IOPub after
+    :data:`IOPUB_QUIET_S` of quiet once the kernel answered (nbclient takes a cell's outputs from
+    the messages answering that cell's request: a late start-up message never lands in a cell)."""
+    from queue import Empty
+
+    from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class Client(AsyncKernelClient):  # type: ignore[misc]
+        async def wait_for_ready(self, timeout: float | None = None) -> None:
+            """jupyter_client's wait for a kernel's ``kernel_info_reply`` (IOPub connected too)."""
+            deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+            while True:
+                self.kernel_info()
+                try:
+                    reply = await self.shell_channel.get_msg(timeout=1)
+                except Empty:
+                    pass
+                else:
+                    if reply["msg_type"] == "kernel_info_reply":
+                        try:  # the reply's status message: IOPub is connected (else ask again)
+                            await self.iopub_channel.get_msg(timeout=0.2)
+                        except Empty:
+                            pass
+                        else:
+                            self._handle_kernel_info_reply(reply)
+                            break
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+            while True:  # drain what the start left on IOPub
+                try:
+                    await self.iopub_channel.get_msg(timeout=IOPUB_QUIET_S)
+                except Empty:
+                    return
 
     class Manager(AsyncKernelManager):  # type: ignore[misc]
+        @default("client_factory")
+        def _client_factory_default(self) -> type[Any]:
+            return Client
+
         async def _async_finish_shutdown(  # jupyter_client's wait for the end (its poll: a keyword)
             self, waittime: float | None = None, pollinterval: float = 0.1, restart: bool = False
         ) -> None:

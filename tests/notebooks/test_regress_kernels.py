@@ -289,3 +289,41 @@ def test_the_kernel_manager_looks_for_the_kernels_end_often(monkeypatch: pytest.
     manager = worker._manager()()
     asyncio.run(manager._async_finish_shutdown(restart=True))
     assert asked == [(None, worker.SHUTDOWN_POLL_S, True)] and worker.SHUTDOWN_POLL_S < 0.1
+
+
+def test_the_kernel_manager_starts_a_kernel_that_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kit regress's own client waits for the kernel's answer (not for 200 ms of IOPub quiet):
+    the kernel it hands over runs code, and its start-up messages are drained."""
+    import asyncio
+
+    from kit.regress import worker
+
+    monkeypatch.setenv("JUPYTER_PATH", str(pinned_kernelspec(tmp_path / "jupyter")))
+
+    async def run() -> tuple[str, object]:
+        manager = worker._manager()(kernel_name=KERNEL_NAME)
+        await manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=60)
+            leftover = await client.iopub_channel.msg_ready()
+            msg_id = client.execute("print(6 * 7)")
+            reply = await client.get_shell_msg(timeout=30)
+            seen = []
+            while True:
+                msg = await client.get_iopub_msg(timeout=30)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    seen.append(msg["content"]["text"])
+                ours = msg["parent_header"].get("msg_id") == msg_id
+                if ours and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                    break
+            return reply["content"]["status"] + " " + "".join(seen).strip(), leftover
+        finally:
+            client.stop_channels()
+            await manager.shutdown_kernel()
+
+    answer, leftover = asyncio.run(run())
+    assert answer == "ok 42" and leftover is False
