@@ -292,6 +292,88 @@ FIXES = [
         "profile": "importtime: kit.sim.previous 15 ms",
         "isolated": "connect -10 ms, first session +13 ms (pydantic's plugin lookup moves there): no gain",
     },
+    {
+        "fix": "issue 37 item 2 (notebooks): a population worker that ends is reaped at once "
+        "(kit/lab/populations/pool.py: its stderr reader waits for it)",
+        "profile": "notebook 11's end 2.63 s of 7-10 s (benchmarks/results/notebooks_profile.json): at "
+        "shutdown ipykernel signals the children of its process group and waits while any is "
+        "left; the ended workers stayed zombies, so the kernel waited out jupyter_client's "
+        "2.5 s, then was killed",
+        "isolated": "notebook 11's end 2.63 -> 0.33-0.48 s (3 runs each, kit regress's worker function)",
+    },
+    {
+        "fix": "a population worker builds its simulator once, as it starts (shard.warm_simulator in"
+        " _warm, kept idle for the first shard), not a FastAPI app to warm imports and then a"
+        " simulator",
+        "profile": "a worker's start: imports 0.8 s, create_app 0.15 s, then its first shard started a "
+        "simulator whose control plane built a second FastAPI app",
+        "isolated": "fresh worker to the end of its first 30-customer shard 1.76 -> 1.71 s CPU (3 runs, "
+        "alternating): small; what counts is that the build happens before the first shard "
+        "arrives",
+    },
+    {
+        "fix": "kit regress: a kernel's population workers forked by the run's kernel fork server "
+        "(KIT_REGRESS_PYTHON_M; the launcher runs python -m MODULE forked, or here without a "
+        "server)",
+        "profile": "each of notebook 11's two workers imported pandas, the client, the lab and the "
+        "simulator's app again: ~0.9 s of CPU each, the fork server had them all imported",
+        "isolated": "a 4-customer population in a kit regress kernel, workers started: 0.52 s (~1.5 s "
+        "with spawned workers); notebook 11 alone 10.4 -> 7.8 s with the reaping fix (load "
+        "2-4)",
+    },
+    {
+        "fix": "kit regress imports papermill without jsonschema's eager iri checker "
+        "(worker.import_papermill: rfc3987_syntax hidden while papermill imports, importable "
+        "after; nbformat's schemas use no iri)",
+        "profile": "python -X importtime -c 'import papermill': rfc3987_syntax.syntax_helpers 0.85 s of "
+        "1.28 s (35 Lark parsers built at import: python-jsonschema/jsonschema#1428); the "
+        "first kernel waited for it",
+        "isolated": "import papermill 1.23 -> 0.53 s; kit regress's first notebook starts 1.6 -> 0.6 s "
+        "after launch",
+    },
+    {
+        "fix": "in a regression run a Plot shows its text line alone under a kernel's inline backend"
+        " (kit/lab/populations/plots.py: Plot._ipython_display_ in regression runs)",
+        "profile": "cProfile of notebook 11's plots cell in kit regress: 1.05 s in IPython's "
+        "pylabtools.print_figure: the inline backend renders every Figure to PNG by type "
+        "before _repr_png_ (which declines) is asked; the PNGs (wall-clock latencies) went "
+        "into the executed notebook",
+        "isolated": "notebook 11's plots cell 2.09 -> 0.93 s under cProfile; outputs: text lines only in "
+        "kit regress, as documented (nbval's kernels, without KIT_REGRESS, still store the "
+        "PNGs)",
+    },
+    {
+        "fix": "kit regress's kernel ends seen sooner: objects frozen (gc.freeze) before the exit "
+        "handlers, the kernel manager polls the kernel's end every 10 ms (worker._manager)",
+        "profile": "cProfile of a forked kernel's exit handlers: 0.25 s, of which IPython's reset "
+        "gc.collect 70 ms and the embedded simulator's stop 0.18 s (uvicorn's 0.1 s tick); "
+        "jupyter_client looks every 100 ms",
+        "isolated": "notebook 06's end 0.325 -> 0.16-0.25 s (3 runs each)",
+    },
+    {
+        "fix": "kit regress's kernel client drains IOPub after 20 ms of quiet once the kernel "
+        "answered, not jupyter_client's fixed 200 ms (worker._manager's client: "
+        "wait_for_ready)",
+        "profile": "timestamps of a forked kernel's start: fork +0.03 s, IPKernelApp initialized +0.13 "
+        "s, first cell +0.42 s: wait_for_ready's final IOPub flush waits 0.2 s of silence at "
+        "every start",
+        "isolated": "notebook 06's kernel start 0.37-0.41 -> 0.18-0.23 s; 06 alone 1.23 -> 0.95 s",
+    },
+    {
+        "fix": "the webhook receiver's server looks every 20 ms whether it is closing (kit/webhooks.py)",
+        "profile": "Receiver.close: socketserver's shutdown waits for serve_forever's 0.5 s poll: "
+        "0.2-0.4 s per closed client with a receiver (08, 09, 12)",
+        "isolated": "Receiver.close 0.2-0.4 s -> < 1 ms; notebook 12 alone 1.36-1.59 -> 1.18-1.24 s",
+    },
+    {
+        "fix": "issue 37 item 2, all of the above together (benchmark 3)",
+        "profile": "kit regress --jobs 2 over the 14 notebooks, this branch's base and this branch "
+        "alternating (2 rounds), CPU of every process of the run (orphans reaped by a "
+        "subreaper)",
+        "isolated": "wall 18.1-19.8 -> 14.4-14.6 s, CPU 25.6 -> 22.1 s (load 0.5-1.3); benchmark 3: 14.24"
+        " s vs a 4.14 s floor (0.59 s per trivial notebook at load 1): 3.44, the floor at "
+        "load ~3 was 5.49 s",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),
