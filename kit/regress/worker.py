@@ -140,6 +140,7 @@ def execute(
                 execution_timeout=cell_timeout,
                 config=ipc,
                 kernel_manager_class=_manager(),
+                engine_name=_engine(),
                 **_PAPERMILL,
             )
         except PapermillExecutionError as exc:
@@ -217,6 +218,37 @@ def _manager() -> type[Any]:
             await super()._async_finish_shutdown(waittime, min(pollinterval, SHUTDOWN_POLL_S), restart)
 
     return Manager
+
+
+#: How often papermill writes the executed notebook while it runs (its default: at the start and
+#: the end of every cell, the whole notebook each time — a third of kit regress's own CPU); it is
+#: always written when the notebook ends, however it ends.
+SAVE_EVERY_S = 5.0
+ENGINE = "kit-regress"
+
+
+def _engine() -> str:
+    """papermill's engine for kit regress (registered by this name): nbclient's, writing the
+    executed notebook at most every :data:`SAVE_EVERY_S` while the cells run."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class Engine(NBClientEngine):  # type: ignore[misc]
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            full = nb_man.save
+
+            def save(**how: Any) -> None:
+                if (nb_man.now() - nb_man.last_save_time).total_seconds() >= SAVE_EVERY_S:
+                    full(**how)
+
+            nb_man.save = save
+            try:
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            finally:
+                nb_man.save = full  # the end (papermill's notebook_complete, next) writes it in full
+
+    papermill_engines.register(ENGINE, Engine)
+    return ENGINE
 
 
 def pinned_kernelspec(folder: Path, *, forked: bool = False) -> Path:
