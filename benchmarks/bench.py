@@ -366,13 +366,21 @@ FIXES = [
         "isolated": "Receiver.close 0.2-0.4 s -> < 1 ms; notebook 12 alone 1.36-1.59 -> 1.18-1.24 s",
     },
     {
+        "fix": "kit regress's papermill engine writes the executed notebook at most every 5 s while "
+        "it runs, in full at its end (worker._engine)",
+        "profile": "a notebook's gaps between cells (benchmarks/results/notebooks_profile.json: 1.2 s "
+        "over the suite) and its worker's CPU: papermill wrote the whole notebook at every "
+        "cell's start and end (nbformat.writes: 3 ms for 09)",
+        "isolated": "notebook 09 alone 1.55 -> 1.2 s, its worker's CPU 0.39 -> 0.11 s, gaps 0.19 -> 0.006"
+        " s (3 runs each, alternating); suite CPU 22.1 -> 20.5 s",
+    },
+    {
         "fix": "issue 37 item 2, all of the above together (benchmark 3)",
         "profile": "kit regress --jobs 2 over the 14 notebooks, this branch's base and this branch "
-        "alternating (2 rounds), CPU of every process of the run (orphans reaped by a "
-        "subreaper)",
-        "isolated": "wall 18.1-19.8 -> 14.4-14.6 s, CPU 25.6 -> 22.1 s (load 0.5-1.3); benchmark 3: 14.24"
-        " s vs a 4.14 s floor (0.59 s per trivial notebook at load 1): 3.44, the floor at "
-        "load ~3 was 5.49 s",
+        "alternating (2 rounds), CPU of every process of the run (orphans reaped by a subreaper)",
+        "isolated": "wall 18.4-18.7 -> 12.9-13.4 s, CPU 26.2 -> 20.5 s (load 1.5-2.3); benchmark 3 "
+        "(2 rounds, load ~2): base 19.34 s / 4.61 s floor = 4.19, branch 13.33 s / 4.15 s = 3.21 "
+        "(a trivial papermill notebook: 0.59 s at load 1-2, 0.78 s at the load of the last make bench)",
     },
 ]
 UNITS = {
