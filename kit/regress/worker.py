@@ -30,7 +30,14 @@ from typing import Any
 from kit.notebook.wire import WIRE_ENV
 from kit.regress.model import RegressError
 
-__all__ = ["KERNEL_NAME", "execute", "import_papermill", "init_worker", "pinned_kernelspec"]
+__all__ = [
+    "KERNEL_NAME",
+    "execute",
+    "import_papermill",
+    "init_worker",
+    "pinned_kernelspec",
+    "without_iri_checks",
+]
 
 KERNEL_NAME = "python3"
 #: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it. The
@@ -48,19 +55,27 @@ def init_worker(environ: Mapping[str, str]) -> None:
 
 
 def import_papermill() -> None:
-    """Import papermill in a process of ``kit regress``'s own (its command, its workers) without
-    jsonschema's ``iri`` format checks: jsonschema imports ``rfc3987_syntax`` eagerly when it is
-    installed, and that module builds some 35 Lark parsers as it is imported — 0.85 s of CPU of
-    papermill's 1.3 s (python-jsonschema/jsonschema#1428; ``benchmarks/results/
-    notebooks_profile.json``). Nothing here validates an ``iri``: nbformat's notebook schemas use
-    no such format. Only when jsonschema is not imported yet; the module stays importable."""
+    """Import papermill in a process of ``kit regress``'s own (its workers) without jsonschema's
+    ``iri`` format checks (:func:`without_iri_checks`)."""
     if "papermill" in sys.modules:
         return
+    with without_iri_checks():
+        import papermill  # noqa: F401
+
+
+@contextlib.contextmanager
+def without_iri_checks() -> Iterator[None]:
+    """For this block, jsonschema imported without its ``iri`` format checks: jsonschema imports
+    ``rfc3987_syntax`` eagerly when it is installed, and that module builds some 35 Lark parsers
+    as it is imported — 0.85 s of CPU of papermill's 1.3 s (python-jsonschema/jsonschema#1428;
+    ``benchmarks/results/notebooks_profile.json``). Nothing ``kit regress`` validates is an
+    ``iri``: nbformat's notebook schemas use no such format. Only when jsonschema is not imported
+    yet; the module is importable again after the block."""
     hidden = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
     if hidden:
         sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # its import fails: skipped
     try:
-        import papermill  # noqa: F401
+        yield
     finally:
         if hidden and sys.modules.get("rfc3987_syntax", False) is None:
             del sys.modules["rfc3987_syntax"]
