@@ -8,7 +8,9 @@ named ``<stdin>`` — and a worker that dies leaves only "terminated abruptly". 
 by module name never sees the caller's main module, from a script, standard input,
 ``python -c`` or a notebook's kernel alike; its standard error passes through this process,
 which keeps the last lines of it, so a worker that dies is reported with its exit code or
-signal and what it last wrote.
+signal and what it last wrote. In a kernel of ``kit regress`` the command is the run's own way
+to start ``python -m`` (``KIT_REGRESS_PYTHON_M``, :func:`python_m`): the worker is forked from
+the run's kernel fork server, its imports done, and is otherwise the same.
 
 A :class:`Pool` is kept between runs by :mod:`kit.lab.populations.engine` (each worker keeps its
 simulator); a worker runs one shard at a time, the next as soon as it is free. A pool for a run
@@ -43,7 +45,7 @@ from kit import _env as env
 from kit.errors import KitError
 from kit.lab.populations.shard import ShardResult, ShardSpec
 
-__all__ = ["Pool", "WorkerDied"]
+__all__ = ["Pool", "WorkerDied", "python_m"]
 
 #: Lines of a worker's standard error kept to say why it died.
 TAIL = 40
