@@ -375,12 +375,21 @@ FIXES = [
         " s (3 runs each, alternating); suite CPU 22.1 -> 20.5 s",
     },
     {
+        "fix": "kit regress's command imports papermill after the kernel fork server has started "
+        "(jsonschema's iri checker hidden for the command's run: worker.without_iri_checks)",
+        "profile": "timestamps of a run: the first cell 1.55 s after launch, the kernels waiting for the"
+        " fork server's imports (0.8 s CPU), which began after the command had imported "
+        "papermill",
+        "isolated": "the first cell 1.55 -> 1.35 s after launch (2 runs each)",
+    },
+    {
         "fix": "issue 37 item 2, all of the above together (benchmark 3)",
         "profile": "kit regress --jobs 2 over the 14 notebooks, this branch's base and this branch "
         "alternating (2 rounds), CPU of every process of the run (orphans reaped by a subreaper)",
         "isolated": "wall 18.4-18.7 -> 12.9-13.4 s, CPU 26.2 -> 20.5 s (load 1.5-2.3); benchmark 3 "
-        "(2 rounds, load ~2): base 19.34 s / 4.61 s floor = 4.19, branch 13.33 s / 4.15 s = 3.21 "
-        "(a trivial papermill notebook: 0.59 s at load 1-2, 0.78 s at the load of the last make bench)",
+        "(2 rounds, load ~2): base 19.34 s / 4.61 s floor = 4.19; branch, final: 12.73 s / 4.23 s = "
+        "3.01 and 12.76 s / 4.11 s = 3.10 (a trivial papermill notebook: 0.59 s at load 1-2, 0.78 s "
+        "at the load of the last make bench)",
     },
 ]
 UNITS = {
