@@ -372,6 +372,105 @@ FIXES = [
         "profile": "young collections ~0.1 ms every ~9 sessions",
         "isolated": "loop 326-334 vs 340 us a session, paired rounds within the noise",
     },
+    {
+        "fix": "issue 37 item 2 (notebooks): a population worker that ends is reaped at once "
+        "(kit/lab/populations/pool.py: its stderr reader waits for it)",
+        "profile": "notebook 11's end 2.63 s of 7-10 s (benchmarks/results/notebooks_profile.json): at "
+        "shutdown ipykernel signals the children of its process group and waits while any is "
+        "left; the ended workers stayed zombies, so the kernel waited out jupyter_client's "
+        "2.5 s, then was killed",
+        "isolated": "notebook 11's end 2.63 -> 0.33-0.48 s (3 runs each, kit regress's worker function)",
+    },
+    {
+        "fix": "a population worker builds its simulator once, as it starts (shard.warm_simulator in"
+        " _warm, kept idle for the first shard), not a FastAPI app to warm imports and then a"
+        " simulator",
+        "profile": "a worker's start: imports 0.8 s, create_app 0.15 s, then its first shard started a "
+        "simulator whose control plane built a second FastAPI app",
+        "isolated": "fresh worker to the end of its first 30-customer shard 1.76 -> 1.71 s CPU (3 runs, "
+        "alternating): small; what counts is that the build happens before the first shard "
+        "arrives",
+    },
+    {
+        "fix": "kit regress: a kernel's population workers forked by the run's kernel fork server "
+        "(KIT_REGRESS_PYTHON_M; the launcher runs python -m MODULE forked, or here without a "
+        "server)",
+        "profile": "each of notebook 11's two workers imported pandas, the client, the lab and the "
+        "simulator's app again: ~0.9 s of CPU each, the fork server had them all imported",
+        "isolated": "a 4-customer population in a kit regress kernel, workers started: 0.52 s (~1.5 s "
+        "with spawned workers); notebook 11 alone 10.4 -> 7.8 s with the reaping fix (load "
+        "2-4)",
+    },
+    {
+        "fix": "kit regress imports papermill without jsonschema's eager iri checker "
+        "(worker.import_papermill: rfc3987_syntax hidden while papermill imports, importable "
+        "after; nbformat's schemas use no iri)",
+        "profile": "python -X importtime -c 'import papermill': rfc3987_syntax.syntax_helpers 0.85 s of "
+        "1.28 s (35 Lark parsers built at import: python-jsonschema/jsonschema#1428); the "
+        "first kernel waited for it",
+        "isolated": "import papermill 1.23 -> 0.53 s; kit regress's first notebook starts 1.6 -> 0.6 s "
+        "after launch",
+    },
+    {
+        "fix": "in a regression run a Plot shows its text line alone under a kernel's inline backend"
+        " (kit/lab/populations/plots.py: Plot._ipython_display_ in regression runs)",
+        "profile": "cProfile of notebook 11's plots cell in kit regress: 1.05 s in IPython's "
+        "pylabtools.print_figure: the inline backend renders every Figure to PNG by type "
+        "before _repr_png_ (which declines) is asked; the PNGs (wall-clock latencies) went "
+        "into the executed notebook",
+        "isolated": "notebook 11's plots cell 2.09 -> 0.93 s under cProfile; outputs: text lines only in "
+        "kit regress, as documented (nbval's kernels, without KIT_REGRESS, still store the "
+        "PNGs)",
+    },
+    {
+        "fix": "kit regress's kernel ends seen sooner: objects frozen (gc.freeze) before the exit "
+        "handlers, the kernel manager polls the kernel's end every 10 ms (worker._manager)",
+        "profile": "cProfile of a forked kernel's exit handlers: 0.25 s, of which IPython's reset "
+        "gc.collect 70 ms and the embedded simulator's stop 0.18 s (uvicorn's 0.1 s tick); "
+        "jupyter_client looks every 100 ms",
+        "isolated": "notebook 06's end 0.325 -> 0.16-0.25 s (3 runs each)",
+    },
+    {
+        "fix": "kit regress's kernel client drains IOPub after 20 ms of quiet once the kernel "
+        "answered, not jupyter_client's fixed 200 ms (worker._manager's client: "
+        "wait_for_ready)",
+        "profile": "timestamps of a forked kernel's start: fork +0.03 s, IPKernelApp initialized +0.13 "
+        "s, first cell +0.42 s: wait_for_ready's final IOPub flush waits 0.2 s of silence at "
+        "every start",
+        "isolated": "notebook 06's kernel start 0.37-0.41 -> 0.18-0.23 s; 06 alone 1.23 -> 0.95 s",
+    },
+    {
+        "fix": "the webhook receiver's server looks every 20 ms whether it is closing (kit/webhooks.py)",
+        "profile": "Receiver.close: socketserver's shutdown waits for serve_forever's 0.5 s poll: "
+        "0.2-0.4 s per closed client with a receiver (08, 09, 12)",
+        "isolated": "Receiver.close 0.2-0.4 s -> < 1 ms; notebook 12 alone 1.36-1.59 -> 1.18-1.24 s",
+    },
+    {
+        "fix": "kit regress's papermill engine writes the executed notebook at most every 5 s while "
+        "it runs, in full at its end (worker._engine)",
+        "profile": "a notebook's gaps between cells (benchmarks/results/notebooks_profile.json: 1.2 s "
+        "over the suite) and its worker's CPU: papermill wrote the whole notebook at every "
+        "cell's start and end (nbformat.writes: 3 ms for 09)",
+        "isolated": "notebook 09 alone 1.55 -> 1.2 s, its worker's CPU 0.39 -> 0.11 s, gaps 0.19 -> 0.006"
+        " s (3 runs each, alternating); suite CPU 22.1 -> 20.5 s",
+    },
+    {
+        "fix": "kit regress's command imports papermill after the kernel fork server has started "
+        "(jsonschema's iri checker hidden for the command's run: worker.without_iri_checks)",
+        "profile": "timestamps of a run: the first cell 1.55 s after launch, the kernels waiting for the"
+        " fork server's imports (0.8 s CPU), which began after the command had imported "
+        "papermill",
+        "isolated": "the first cell 1.55 -> 1.35 s after launch (2 runs each)",
+    },
+    {
+        "fix": "issue 37 item 2, all of the above together (benchmark 3)",
+        "profile": "kit regress --jobs 2 over the 14 notebooks, this branch's base and this branch "
+        "alternating (2 rounds), CPU of every process of the run (orphans reaped by a subreaper)",
+        "isolated": "wall 18.4-18.7 -> 12.9-13.4 s, CPU 26.2 -> 20.5 s (load 1.5-2.3); benchmark 3 "
+        "(2 rounds, load ~2): base 19.34 s / 4.61 s floor = 4.19; branch, final: 12.73 s / 4.23 s = "
+        "3.01 and 12.76 s / 4.11 s = 3.10 (a trivial papermill notebook: 0.59 s at load 1-2, 0.78 s "
+        "at the load of the last make bench)",
+    },
 ]
 UNITS = {
     "sessions": ("sessions/s", "decrypts/s"),

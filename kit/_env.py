@@ -18,6 +18,7 @@ __all__ = [
     "CLIENT_SECRET",
     "EXPECT_CHOICES",
     "REGRESS",
+    "REGRESS_PYTHON_M",
     "SANDBOX_FIXTURES",
     "SECRET_VARIABLES",
     "SIM_CHOICES",
@@ -54,6 +55,11 @@ SIM_CONTROL_TOKEN_HEADER = "svc-control-token"
 # -- kit regress ------------------------------------------------------------------------------
 #: ``1`` in the kernels ``kit regress`` starts: notebooks show deterministic text, not widgets.
 REGRESS = "KIT_REGRESS"
+
+#: In a kernel ``kit regress`` forked (:mod:`kit.regress.kernels`): how to start ``python -m
+#: MODULE`` forked from the same warm server, its imports done (a JSON list, the module and its
+#: arguments follow); a population's worker processes start so (:mod:`kit.lab.populations.pool`).
+REGRESS_PYTHON_M = "KIT_REGRESS_PYTHON_M"
 
 #: A choice overlay a run expects (``kit regress --choices FILE``): choice checks compare with
 #: its values (``kit.notebook.chosen``) instead of the register's.

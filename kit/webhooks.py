@@ -27,6 +27,7 @@ machine's) and records the outcome.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
 __all__ = ["SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
 
 SIGNATURE_HEADER = "svc-webhook-signature"
+#: How often a receiver's server looks whether it was asked to close (``close`` waits for it:
+#: socketserver's default of 0.5 s held every notebook that closed a client with a receiver).
+_POLL_S = 0.02
 #: Which events ``wait_for`` may return (``None``: any of the type).
 EventFilter = Callable[[WebhookEvent], bool]
 EVENT_COLUMNS = [
@@ -205,7 +209,8 @@ class Receiver:
                 return  # never a traceback on stderr
 
         self._server = Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="kit-webhooks", daemon=True)
+        serve = functools.partial(self._server.serve_forever, poll_interval=_POLL_S)
+        self._thread = threading.Thread(target=serve, name="kit-webhooks", daemon=True)
         self._thread.start()
 
     def __repr__(self) -> str:

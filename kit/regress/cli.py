@@ -187,6 +187,13 @@ def command(args: argparse.Namespace) -> int:
     Raises:
         Nothing: usage errors are printed to stderr and return 2.
     """
+    from kit.regress.worker import without_iri_checks
+
+    with without_iri_checks():  # papermill, imported once the kernel fork server has started
+        return _command(args)
+
+
+def _command(args: argparse.Namespace) -> int:
     try:
         if args.jobs is not None and args.jobs < 1:
             raise RegressError("--jobs must be at least 1")

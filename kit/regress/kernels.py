@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import json
 import os
 import selectors
@@ -37,12 +38,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LAUNCHER", "SOCKET_ENV", "WARM", "available", "serving"]
+__all__ = ["LAUNCHER", "PYTHON_M_ENV", "SOCKET_ENV", "WARM", "available", "serving"]
 
 #: The kernelspec's command, run by path (see :mod:`kit.regress._kernel_launcher`).
 LAUNCHER = Path(__file__).with_name("_kernel_launcher.py")
 #: The environment variable naming the server's socket to the launchers.
 SOCKET_ENV = "KIT_REGRESS_KERNELS"
+#: Set by the launcher in each kernel's environment: how to start ``python -m MODULE`` forked from
+#: this server too (``kit._env.REGRESS_PYTHON_M``; a population's workers start so).
+PYTHON_M_ENV = "KIT_REGRESS_PYTHON_M"
 #: What the server imports before it forks: what every notebook's kernel imports first. Never a
 #: module that looks at its surroundings when imported: one that acts on the IPython it finds
 #: (ipywidgets, matplotlib.pyplot, tqdm.auto) or reads the environment into its defaults. pandas
@@ -89,7 +93,9 @@ def _warm() -> None:
 def _child(
     selector: selectors.BaseSelector, conn: socket.socket, fds: list[int], request: dict[str, Any]
 ) -> None:
-    """In the forked child: become the kernel the launcher asked for; never returns."""
+    """In the forked child: become the kernel the launcher asked for, or run the module it named
+    as ``__main__`` (``python -m MODULE``: a kernel's own child, see :data:`PYTHON_M_ENV`); never
+    returns."""
     code = 1
     try:
         os.setsid()  # its own process group: its workers go with it, as an ordinary kernel's do
@@ -109,6 +115,13 @@ def _child(
         os.environ.clear()
         os.environ.update(request["env"])
         argv = list(request["argv"])
+        if request.get("module"):  # python -m MODULE: a kernel's child (a population's worker)
+            import runpy
+
+            sys.argv = [request["module"], *argv]
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
+            return
         if os.environ.get("JPY_PARENT_PID"):  # the app read it at import, in the server
             argv.append(f"--IPKernelApp.parent_handle={int(os.environ['JPY_PARENT_PID'])}")
         import importlib.util
@@ -122,9 +135,15 @@ def _child(
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if not isinstance(exc.code, int | None):  # as the interpreter does: the message on stderr
+            print(exc.code, file=sys.stderr)
     except BaseException:
         traceback.print_exc()
     finally:
+        # The process ends with os._exit, without the interpreter's teardown: a collection of
+        # what it holds would free nothing. IPython's exit handler collects all the same (its
+        # reset: ~70 ms a kernel); frozen objects are left out of every collection.
+        gc.freeze()
         with contextlib.suppress(BaseException):
             atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):

@@ -86,7 +86,7 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     a Jupyter kernel calling :func:`run`) can deadlock: then the workers are spawned.
     """
     if sys.platform.startswith("linux") and threading.active_count() == 1:
-        import papermill  # noqa: F401  (inherited by the forked workers)
+        import papermill  # noqa: F401  (inherited by the forked workers; the fork server started first)
 
         return multiprocessing.get_context("fork")
     # Spawned, not fork-served: a fork server would keep the environment of its start, and a

@@ -30,7 +30,14 @@ from typing import Any
 from kit.notebook.wire import WIRE_ENV
 from kit.regress.model import RegressError
 
-__all__ = ["KERNEL_NAME", "execute", "init_worker", "pinned_kernelspec"]
+__all__ = [
+    "KERNEL_NAME",
+    "execute",
+    "import_papermill",
+    "init_worker",
+    "pinned_kernelspec",
+    "without_iri_checks",
+]
 
 KERNEL_NAME = "python3"
 #: papermill's settings for every notebook: the pinned kernel, quiet, a minute to start it. The
@@ -41,8 +48,37 @@ _PAPERMILL = {"kernel_name": KERNEL_NAME, "progress_bar": False, "log_output": F
 
 
 def init_worker(environ: Mapping[str, str]) -> None:
-    """A worker process's initializer: the kernels' environment (``KIT_REGRESS``, the token)."""
+    """A worker process's initializer: the kernels' environment (``KIT_REGRESS``, the token);
+    papermill imported (:func:`import_papermill`: inherited when the worker was forked)."""
     os.environ.update(environ)
+    import_papermill()
+
+
+def import_papermill() -> None:
+    """Import papermill in a process of ``kit regress``'s own (its workers) without jsonschema's
+    ``iri`` format checks (:func:`without_iri_checks`)."""
+    if "papermill" in sys.modules:
+        return
+    with without_iri_checks():
+        import papermill  # noqa: F401
+
+
+@contextlib.contextmanager
+def without_iri_checks() -> Iterator[None]:
+    """For this block, jsonschema imported without its ``iri`` format checks: jsonschema imports
+    ``rfc3987_syntax`` eagerly when it is installed, and that module builds some 35 Lark parsers
+    as it is imported — 0.85 s of CPU of papermill's 1.3 s (python-jsonschema/jsonschema#1428;
+    ``benchmarks/results/notebooks_profile.json``). Nothing ``kit regress`` validates is an
+    ``iri``: nbformat's notebook schemas use no such format. Only when jsonschema is not imported
+    yet; the module is importable again after the block."""
+    hidden = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+    if hidden:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # its import fails: skipped
+    try:
+        yield
+    finally:
+        if hidden and sys.modules.get("rfc3987_syntax", False) is None:
+            del sys.modules["rfc3987_syntax"]
 
 
 class _Collect(logging.Handler):
@@ -118,6 +154,8 @@ def execute(
                 cwd=cwd,
                 execution_timeout=cell_timeout,
                 config=ipc,
+                kernel_manager_class=_manager(),
+                engine_name=_engine(),
                 **_PAPERMILL,
             )
         except PapermillExecutionError as exc:
@@ -134,6 +172,98 @@ def execute(
         "stderr": [line for line in stderr if line.strip()],
         "wire": wire,
     }
+
+
+#: How often the kernel manager looks whether a kernel it asked to shut down has ended
+#: (jupyter_client's default: every 100 ms, ~50 ms lost per notebook on average).
+SHUTDOWN_POLL_S = 0.01
+#: The quiet on IOPub after which a started kernel's start-up messages count as drained
+#: (jupyter_client waits 200 ms of it at every kernel start).
+IOPUB_QUIET_S = 0.02
+
+
+def _manager() -> type[Any]:
+    """papermill's kernel manager: jupyter_client's, without its fixed waits — it looks every
+    :data:`SHUTDOWN_POLL_S` for a kernel's end, and its client drains IOPub after
+    :data:`IOPUB_QUIET_S` of quiet once the kernel answered (nbclient takes a cell's outputs from
+    the messages answering that cell's request: a late start-up message never lands in a cell)."""
+    from queue import Empty
+
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class Client(AsyncKernelClient):  # type: ignore[misc]
+        async def wait_for_ready(self, timeout: float | None = None) -> None:
+            """jupyter_client's wait for a kernel's ``kernel_info_reply`` (IOPub connected too)."""
+            deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+            while True:
+                self.kernel_info()
+                try:
+                    reply = await self.shell_channel.get_msg(timeout=1)
+                except Empty:
+                    pass
+                else:
+                    if reply["msg_type"] == "kernel_info_reply":
+                        try:  # the reply's status message: IOPub is connected (else ask again)
+                            await self.iopub_channel.get_msg(timeout=0.2)
+                        except Empty:
+                            pass
+                        else:
+                            self._handle_kernel_info_reply(reply)
+                            break
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+            while True:  # drain what the start left on IOPub
+                try:
+                    await self.iopub_channel.get_msg(timeout=IOPUB_QUIET_S)
+                except Empty:
+                    return
+
+    class Manager(AsyncKernelManager):  # type: ignore[misc]
+        @default("client_factory")
+        def _client_factory_default(self) -> type[Any]:
+            return Client
+
+        async def _async_finish_shutdown(  # jupyter_client's wait for the end (its poll: a keyword)
+            self, waittime: float | None = None, pollinterval: float = 0.1, restart: bool = False
+        ) -> None:
+            await super()._async_finish_shutdown(waittime, min(pollinterval, SHUTDOWN_POLL_S), restart)
+
+    return Manager
+
+
+#: How often papermill writes the executed notebook while it runs (its default: at the start and
+#: the end of every cell, the whole notebook each time — a third of kit regress's own CPU); it is
+#: always written when the notebook ends, however it ends.
+SAVE_EVERY_S = 5.0
+ENGINE = "kit-regress"
+
+
+def _engine() -> str:
+    """papermill's engine for kit regress (registered by this name): nbclient's, writing the
+    executed notebook at most every :data:`SAVE_EVERY_S` while the cells run."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class Engine(NBClientEngine):  # type: ignore[misc]
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            full = nb_man.save
+
+            def save(**how: Any) -> None:
+                if (nb_man.now() - nb_man.last_save_time).total_seconds() >= SAVE_EVERY_S:
+                    full(**how)
+
+            nb_man.save = save
+            try:
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            finally:
+                nb_man.save = full  # the end (papermill's notebook_complete, next) writes it in full
+
+    papermill_engines.register(ENGINE, Engine)
+    return ENGINE
 
 
 def pinned_kernelspec(folder: Path, *, forked: bool = False) -> Path:

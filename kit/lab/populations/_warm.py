@@ -1,13 +1,12 @@
 """Imported once by each population worker — a local one (:mod:`kit.lab.populations._worker`) at its start,
-every Dask worker before its first shard (:mod:`kit.lab.populations.engine`): what every shard needs,
-imported and built once, so that no shard pays for it. Importing it changes nothing else.
+every Dask worker before its first shard (:mod:`kit.lab.populations.engine`, when the shards run
+their own simulators): what every shard needs, imported and built once, so that no shard pays
+for it — the shard's code and this process's simulator, started and kept idle for the first
+shard (:func:`kit.lab.populations.shard.warm_simulator`).
 """
 
 from __future__ import annotations
 
-import kit.lab.populations.shard  # noqa: F401  (the shard's code: pandas, the client, the lab)
-from kit.sim.app import create_app
-from kit.sim.server import start_embedded  # noqa: F401  (uvicorn)
-from kit.sim.settings import Settings
+from kit.lab.populations.shard import warm_simulator
 
-create_app(Settings())  # the routes' and models' own imports, made when an app is built
+warm_simulator()

@@ -106,9 +106,9 @@ def _dask(specs: Sequence[ShardSpec], cluster: Any, advance: Callable[[int], Non
     own = not isinstance(cluster, distributed.Client)
     client = distributed.Client(str(cluster), timeout="10s", set_as_default=False) if own else cluster
     try:
-        client.run(
-            importlib.import_module, "kit.lab.populations._warm"
-        )  # every worker at once, before any shard
+        own_servers = all(spec.profile.own_servers for spec in specs)  # else no simulator to start
+        warm = "kit.lab.populations._warm" if own_servers else "kit.lab.populations.shard"
+        client.run(importlib.import_module, warm)  # every worker at once, before any shard
         futures = client.map(run_shard, list(specs), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         for future in distributed.as_completed(futures, loop=client.loop):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import matplotlib
@@ -49,6 +49,22 @@ class Plot(Figure):
             f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — shown inline in a "
             "notebook; .show() opens a window, .savefig('plot.png') saves it>"
         )
+
+    @property
+    def _ipython_display_(self) -> Callable[[], None] | None:
+        """In a regression run, how IPython shows this figure: its text line alone. A kernel's
+        inline matplotlib backend renders every ``Figure`` to PNG by its type, before
+        :meth:`_repr_png_` is asked (notebook 11's three plots: ~1 s of a regression run, for
+        images a regression run must not keep). Elsewhere none: IPython's usual formatters."""
+        if not regression_run():
+            return None
+
+        def text_line() -> None:
+            from IPython.display import publish_display_data
+
+            publish_display_data({"text/plain": repr(self)})
+
+        return text_line
 
     def _repr_png_(self) -> bytes | None:
         """The PNG a notebook shows (none in a regression run: the text line stays)."""

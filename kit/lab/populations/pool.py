@@ -8,7 +8,9 @@ named ``<stdin>`` — and a worker that dies leaves only "terminated abruptly". 
 by module name never sees the caller's main module, from a script, standard input,
 ``python -c`` or a notebook's kernel alike; its standard error passes through this process,
 which keeps the last lines of it, so a worker that dies is reported with its exit code or
-signal and what it last wrote.
+signal and what it last wrote. In a kernel of ``kit regress`` the command is the run's own way
+to start ``python -m`` (``KIT_REGRESS_PYTHON_M``, :func:`python_m`): the worker is forked from
+the run's kernel fork server, its imports done, and is otherwise the same.
 
 A :class:`Pool` is kept between runs by :mod:`kit.lab.populations.engine` (each worker keeps its
 simulator); a worker runs one shard at a time, the next as soon as it is free. A pool for a run
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import os
 import pickle
 import queue
@@ -38,10 +41,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from kit import _env as env
 from kit.errors import KitError
 from kit.lab.populations.shard import ShardResult, ShardSpec
 
-__all__ = ["Pool", "WorkerDied"]
+__all__ = ["Pool", "WorkerDied", "python_m"]
 
 #: Lines of a worker's standard error kept to say why it died.
 TAIL = 40
@@ -68,12 +72,24 @@ def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     return environ
 
 
+def python_m() -> list[str]:
+    """How to start ``python -m MODULE``: this interpreter; in a kernel of ``kit regress``, forked
+    from the run's kernel fork server instead (``KIT_REGRESS_PYTHON_M``), whose imports — the
+    shard's, the simulator's — are done: a worker starts in milliseconds, not a second of CPU.
+    Either way the worker is a new process that never sees the caller's main module."""
+    with contextlib.suppress(ValueError):
+        prefix = json.loads(os.environ.get(env.REGRESS_PYTHON_M) or "null")
+        if isinstance(prefix, list) and prefix and all(isinstance(part, str) for part in prefix):
+            return prefix
+    return [sys.executable, "-m"]
+
+
 class Worker:
     """One worker process: sends it a shard, reads its ticks and its result. With
     ``environ`` (a shared server's settings, added to its environment) it starts no simulator."""
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        command = [sys.executable, "-m", "kit.lab.populations._worker"]
+        command = [*python_m(), "kit.lab.populations._worker"]
         self.process = subprocess.Popen(
             command + (["--clients"] if environ else []),
             stdin=subprocess.PIPE,
@@ -95,12 +111,18 @@ class Worker:
         return self.process.poll() is None
 
     def _forward(self) -> None:
-        """The worker's standard error, passed on to this process's as it comes; its tail kept."""
+        """The worker's standard error, passed on to this process's as it comes; its tail kept.
+        At its end (the worker ended) the worker is reaped at once: a Jupyter kernel's shutdown
+        signals the children of its process group and waits until none is left, and a worker
+        ended but not reaped (a zombie) still counts: the kernel would wait seconds, then be
+        killed (``benchmarks/results/notebooks_profile.json``, notebook 11's end)."""
         stream: IO[bytes] = self.process.stderr  # type: ignore[assignment]
         for line in iter(stream.readline, b""):
             self.tail.append(line.decode("utf-8", "replace").rstrip("\n"))
             with contextlib.suppress(OSError):
                 os.write(2, line)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=30)  # closed its standard error: it is ending
 
     def why(self) -> str:
         """How the worker ended (it has, or is ended now) and the last of its standard error."""

@@ -54,7 +54,16 @@ from kit.lab.populations.planning import CustomerPlan, Draws, plan_shard, shard_
 if TYPE_CHECKING:
     from kit.sim.server import EmbeddedServer
 
-__all__ = ["BATCH", "LEDGER_COLUMNS", "ShardResult", "ShardSpec", "init_worker", "run_shard", "shard_file"]
+__all__ = [
+    "BATCH",
+    "LEDGER_COLUMNS",
+    "ShardResult",
+    "ShardSpec",
+    "init_worker",
+    "run_shard",
+    "shard_file",
+    "warm_simulator",
+]
 
 #: Customers per batch: one Parquet row group and one partial each (bounds a shard's memory).
 BATCH = 2_000
@@ -115,6 +124,21 @@ def init_worker(progress: Callable[[int], None] | None) -> None:
 def _tick(customers: int) -> None:
     for report in _PROGRESS:
         report(customers)
+
+
+def warm_simulator() -> None:
+    """Start this process's simulator before its first shard, kept for it (and the next ones):
+    its control plane built (its first ``/_sim`` request builds the FastAPI app, see
+    :mod:`kit.sim.lazyapp`) and a client's first calls made once. A worker process does this
+    as it starts (:mod:`kit.lab.populations._warm`), while its caller is still planning; the
+    shard then finds it idle. Nothing else changes: the shard resets it to its own seed."""
+    from kit.sim.server import start_embedded
+
+    server = start_embedded()
+    with kit.connect(SimProfile, base_url=server.base_url, drift="off") as control:
+        control.sim.health()
+    with _IDLE_LOCK:
+        _IDLE.append(server)
 
 
 @contextlib.contextmanager

@@ -149,3 +149,23 @@ def test_a_worker_that_dies_says_why(sig: signal.Signals, said: str) -> None:
     assert killed and f"pid {killed[0]}, killed by signal {sig.name}" in message, message
     assert "died running shard 0" in message and said in message, message
     assert "pool" not in engine._POOL  # the next run starts afresh
+
+
+def test_a_worker_that_ends_is_reaped_at_once() -> None:
+    """A Jupyter kernel's shutdown signals the children of its process group and waits until none
+    is left: a worker that ended but was never waited for (a zombie) would hold it for seconds."""
+    import time
+
+    from kit.lab.populations.pool import Pool
+
+    pool = Pool(1)
+    pid = pool.workers[0].pid
+    try:
+        os.kill(pid, signal.SIGTERM)  # as the kernel's shutdown does; nobody here waits for it
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not Path(f"/proc/{pid}").exists(), "the ended worker is still a zombie"
+        assert pool.workers[0].process.returncode == -signal.SIGTERM
+    finally:
+        pool.close(kill=True)

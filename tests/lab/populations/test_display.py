@@ -84,7 +84,24 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
     assert "savefig('funnel.png')" in capsys.readouterr().out
     monkeypatch.setenv(env.REGRESS, "1")
     assert figures[0]._repr_png_() is None  # a regression run keeps the text line only
-    assert set(DisplayFormatter().format(figures[0])[0]) == {"text/plain"}
+    # A kernel's inline matplotlib backend registers a PNG printer for every Figure, by type:
+    # a regression run still shows the text line alone (and draws nothing).
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.pylabtools import select_figure_formats
+    from IPython.display import display
+
+    shell = InteractiveShell.instance()
+    try:
+        select_figure_formats(shell, {"png"})
+        published: list[dict[str, object]] = []
+        monkeypatch.setattr(shell.display_pub, "publish", lambda data, **_: published.append(data))
+        display(figures[0])
+        assert published == [{"text/plain": repr(figures[0])}]
+        monkeypatch.delenv(env.REGRESS)
+        display(figures[0])  # a person's notebook: the PNG, from the same printer
+        assert published[-1]["image/png"] and published[-1]["text/plain"] == repr(figures[0])
+    finally:
+        InteractiveShell.clear_instance()
 
 
 def test_plots_without_errors_or_retries_say_so() -> None:

@@ -162,3 +162,22 @@ def test_bad_shard_settings_are_refused_before_anything_runs() -> None:
         sim.run(customers=10, kyc_failure_rate=2.0, progress=False)
     with pytest.raises(ValueError, match="close reason"):
         sim.run(customers=10, reason_mix={"misplaced": 1.0}, progress=False)
+
+
+def test_a_warmed_simulator_serves_the_first_shard() -> None:
+    """A worker starts its simulator as it starts (``_warm``); its first shard uses that one."""
+    from kit.lab.populations import shard
+    from kit.lab.populations.planning import Draws
+
+    shard.warm_simulator()
+    warmed = shard._IDLE[-1]
+    try:
+        assert warmed.running
+        result = shard.run_shard(shard.ShardSpec(index=0, first=0, end=2, draws=Draws(seed=7)))
+        assert result.partial.customers == 2 and result.ledger is not None
+        assert shard._IDLE[-1] is warmed and shard._IDLE.count(warmed) == 1
+        assert {key[0] for key in result.calls} == {warmed.base_url}  # (server, method, operation, status)
+    finally:
+        with shard._IDLE_LOCK:
+            shard._IDLE.remove(warmed)
+        warmed.stop()
