@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -208,3 +209,22 @@ def test_the_embedded_server_answers_on_the_loop_it_was_given() -> None:
                 assert type(running).__module__.startswith("uvloop")
         finally:
             server.stop()
+
+
+def test_at_exit_a_memory_simulator_is_told_to_stop_and_a_durable_one_is_waited_for(tmp_path: Path) -> None:
+    """The interpreter's exit does not wait for the graceful shutdown of a simulator whose state
+    dies with the process (a daemon thread, told to stop); one keeping a state file is stopped
+    and waited for, so its last transaction is in the file."""
+    from kit.sim.server import start_embedded
+
+    memory = start_embedded(Settings(seed=7))
+    durable = start_embedded(Settings(seed=7, state_file=str(tmp_path / "state.db")))
+    try:
+        memory.stop_at_exit()
+        assert memory._server.should_exit and not memory.running
+        durable.stop_at_exit()
+        assert not durable._thread.is_alive()
+    finally:
+        memory.stop()
+        durable.stop()
+    assert not memory._thread.is_alive()

@@ -126,6 +126,11 @@ def _tick(customers: int) -> None:
         report(customers)
 
 
+#: uvicorn's loop choice for a shard's simulator, which serves many clients at once: uvloop when
+#: installed (a notebook's embedded simulator, serving one, keeps the standard library's loop).
+SHARD_LOOP = "auto"
+
+
 def warm_simulator() -> None:
     """Start this process's simulator before its first shard, kept for it (and the next ones):
     its control plane built (its first ``/_sim`` request builds the FastAPI app, see
@@ -134,7 +139,7 @@ def warm_simulator() -> None:
     shard then finds it idle. Nothing else changes: the shard resets it to its own seed."""
     from kit.sim.server import start_embedded
 
-    server = start_embedded()
+    server = start_embedded(loop=SHARD_LOOP)
     with kit.connect(SimProfile, base_url=server.base_url, drift="off") as control:
         control.sim.health()
     with _IDLE_LOCK:
@@ -149,7 +154,7 @@ def _simulator() -> Iterator[str]:
     with _IDLE_LOCK:
         server = _IDLE.pop() if _IDLE else None
     if server is None or not server.running:
-        server = start_embedded(loop="auto")  # many clients at once: uvloop when installed
+        server = start_embedded(loop=SHARD_LOOP)
     try:
         yield server.base_url
     finally:
