@@ -177,6 +177,12 @@ def execute(
 #: How often the kernel manager looks whether a kernel it asked to shut down has ended
 #: (jupyter_client's default: every 100 ms, ~50 ms lost per notebook on average).
 SHUTDOWN_POLL_S = 0.01
+#: How long the kernel manager waits for a kernel that answered its shutdown request to end
+#: before it terminates it (jupyter_client's default: 5 s, the terminate at half of it). All a
+#: notebook's outputs are in by then; ipykernel 7.4 now and then hangs in its own close (its
+#: control thread flushing stdout to the IOPub thread the close just stopped: a py-spy dump of
+#: one), which cost ~2.5 s of a notebook's time, about one notebook in a suite.
+SHUTDOWN_WAIT_S = 1.0
 #: The quiet on IOPub after which a started kernel's start-up messages count as drained
 #: (jupyter_client waits 200 ms of it at every kernel start).
 IOPUB_QUIET_S = 0.02
@@ -184,7 +190,8 @@ IOPUB_QUIET_S = 0.02
 
 def _manager() -> type[Any]:
     """papermill's kernel manager: jupyter_client's, without its fixed waits — it looks every
-    :data:`SHUTDOWN_POLL_S` for a kernel's end, and its client drains IOPub after
+    :data:`SHUTDOWN_POLL_S` for a kernel's end (terminating one still there after
+    :data:`SHUTDOWN_WAIT_S`), and its client drains IOPub after
     :data:`IOPUB_QUIET_S` of quiet once the kernel answered (nbclient takes a cell's outputs from
     the messages answering that cell's request: a late start-up message never lands in a cell)."""
     from queue import Empty
@@ -230,7 +237,8 @@ def _manager() -> type[Any]:
         async def _async_finish_shutdown(  # jupyter_client's wait for the end (its poll: a keyword)
             self, waittime: float | None = None, pollinterval: float = 0.1, restart: bool = False
         ) -> None:
-            await super()._async_finish_shutdown(waittime, min(pollinterval, SHUTDOWN_POLL_S), restart)
+            wait = SHUTDOWN_WAIT_S if waittime is None else min(waittime, SHUTDOWN_WAIT_S)
+            await super()._async_finish_shutdown(wait, min(pollinterval, SHUTDOWN_POLL_S), restart)
 
     return Manager
 

@@ -271,7 +271,8 @@ def test_papermill_is_imported_without_the_iri_checks_it_never_needs() -> None:
 
 
 def test_the_kernel_manager_looks_for_the_kernels_end_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    """jupyter_client waits for a shut-down kernel in 100 ms steps; kit regress's in 10 ms."""
+    """jupyter_client waits for a shut-down kernel in 100 ms steps, 5 s in all before it kills it;
+    kit regress's in 10 ms steps, a second in all (a caller's shorter wait is kept)."""
     import asyncio
 
     from jupyter_client.manager import AsyncKernelManager
@@ -288,7 +289,10 @@ def test_the_kernel_manager_looks_for_the_kernels_end_often(monkeypatch: pytest.
     monkeypatch.setattr(AsyncKernelManager, "_async_finish_shutdown", finish)
     manager = worker._manager()()
     asyncio.run(manager._async_finish_shutdown(restart=True))
-    assert asked == [(None, worker.SHUTDOWN_POLL_S, True)] and worker.SHUTDOWN_POLL_S < 0.1
+    asyncio.run(manager._async_finish_shutdown(0.2))
+    poll = worker.SHUTDOWN_POLL_S
+    assert asked == [(worker.SHUTDOWN_WAIT_S, poll, True), (0.2, poll, False)]
+    assert poll < 0.1 and manager.shutdown_wait_time > worker.SHUTDOWN_WAIT_S
 
 
 def test_the_kernel_manager_starts_a_kernel_that_answers(
