@@ -31,7 +31,7 @@ from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
 from kit._sensitive import Sensitive
-from kit._transport import Reply, Transport, shared_ssl_context
+from kit._transport import RETRY_STATUSES, Reply, Transport, shared_ssl_context
 from kit._wire import Recorder
 from kit.crypto import Device, ServerKeys
 from kit.errors import KitError
@@ -145,8 +145,10 @@ class Requestor:
         partner: bool = True,
         idempotency_key: str | None = None,
         submitted: Mapping[str, str] | None = None,
+        retry_statuses: frozenset[int] = RETRY_STATUSES,
     ) -> Reply:
-        """Send one call presenting ``session``; ``partner=False`` for the control plane.
+        """Send one call presenting ``session``; ``partner=False`` for the control plane;
+        ``retry_statuses``: the answers sent again after a wait (:class:`~kit._transport.Transport`).
 
         Raises:
             ApiError: (a subclass) for an error answer. TransportError: unreachable.
@@ -162,6 +164,7 @@ class Requestor:
             session_type=sent.info.session_type if sent is not None else None,
             idempotency_key=idempotency_key,
             submitted=submitted,
+            retry_statuses=retry_statuses,
         )
         if sent is not None:
             self._observe_expiry(sent, parse_time(reply.headers.get(EXPIRES_HEADER)))

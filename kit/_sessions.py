@@ -22,6 +22,7 @@ from typing import Any
 
 from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
 from kit._sensitive import Sensitive
+from kit._transport import RETRY_STATUSES
 from kit.errors import CryptoError, SessionRequired
 from kit.models import InitData, SessionInfo, parse_time
 
@@ -30,6 +31,12 @@ __all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
 SESSIONS_PATH = "/sessions"
 SESSION_TYPES = ("anonymous", "account", "person")
 
+
+#: What ``POST /sessions`` sends again after a wait: not a 429. A rate-limited request has used
+#: up its nonce (A04, A43), so the same encrypted data sent again could only be refused as
+#: nonce-invalid, hiding the limit; the caller gets the 429 (``kit.errors.RateLimited``, with
+#: ``retry_after``) and a new call fetches a fresh nonce.
+NONCE_SPENT_RETRIES = RETRY_STATUSES - {429}
 
 class Sessions:
     """``api.sessions``: the device-level session operations."""
@@ -104,6 +111,7 @@ class Sessions:
                 "unknown-session-type": session_type,
                 "unknown-expiration-strategy": expiration,
             },
+            retry_statuses=NONCE_SPENT_RETRIES,
         )
         body = reply.body or {}
         if "encrypted_session_token" in body:

@@ -281,8 +281,11 @@ class Transport:
         session_type: str | None = None,
         idempotency_key: str | None = None,
         submitted: Mapping[str, str] | None = None,
+        retry_statuses: frozenset[int] = RETRY_STATUSES,
     ) -> Reply:
         """Send one call (with retries) and return its :class:`Reply` (:meth:`_request`).
+        ``retry_statuses``: the answers sent again after a wait (a call whose body cannot be
+        sent twice names fewer).
 
         Raises:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
@@ -301,6 +304,7 @@ class Transport:
                 session_type,
                 idempotency_key,
                 submitted,
+                retry_statuses,
             )
 
     def _request(
@@ -315,6 +319,7 @@ class Transport:
         session_type: str | None,
         idempotency_key: str | None,
         submitted: Mapping[str, str] | None,
+        retry_statuses: frozenset[int] = RETRY_STATUSES,
     ) -> Reply:
         """One call, with retries.
 
@@ -352,7 +357,7 @@ class Transport:
                 raise TransportError(
                     f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
                 ) from exc
-            if response.status_code in RETRY_STATUSES and attempt < self.config.max_retries:
+            if response.status_code in retry_statuses and attempt < self.config.max_retries:
                 self.config.sleep(self._delay(attempt, _retry_after(response.headers)))
                 attempt += 1
                 continue

@@ -769,7 +769,10 @@ class InvalidReferralCode(ApiError):
 
 class RateLimited(ApiError):
     code = "rate-limited"
-    hint = "too many requests; the client retried with backoff; slow down"
+    hint = (
+        "too many requests; slow down, try again after retry_after seconds (the client retries a "
+        "call it may send twice, never a session request: its nonce is spent)"
+    )
 
 
 class ServiceUnavailable(ApiError):

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 import kit
-from kit import errors
+from kit import errors, register
 
 from .conftest import onboard, record
 
@@ -119,6 +119,22 @@ def test_session_requests_survive_a_fault(make_client, sleeps, when: str) -> Non
     assert info.session_type == "account" and len(sleeps) == 1
     # The session the client now holds works (a replay gave the new session, not a 401).
     assert api.cards.create(account.account_id, type="virtual").status == "active"
+
+
+def test_a_rate_limited_session_request_is_the_429_not_a_spent_nonce(make_client, sleeps) -> None:  # type: ignore[no-untyped-def]
+    """A device past its sessions a minute (A32) gets 429 rate-limited with Retry-After. The
+    refused request used up its nonce (A04), so the client does not send it again after the wait
+    (it would be refused as nonce-invalid, hiding the limit); other calls still retry a 429."""
+    api = make_client()
+    limit = int(register.value("A32")["max_sessions_per_device_per_minute"])
+    for _ in range(limit):
+        api.sessions.create("anonymous")
+    with pytest.raises(errors.RateLimited) as caught:
+        api.sessions.create("anonymous")
+    assert caught.value.retry_after is not None and caught.value.retry_after > 0
+    last = api.history.iloc[-1]
+    assert (last["method"], last["path"], last["status"]) == ("POST", "/sessions", 429)
+    assert last["retries"] == 0 and sleeps == []
 
 
 def test_a_plain_http_client_loads_no_ca_and_trusts_nothing(api: kit.Client) -> None:
