@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,8 @@ def user_cache_dir() -> Path:
 def write_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all (mode 0600, directories 0700); a read-only
     or full disk is no error: the caller derived the data and only does not keep it."""
+    import tempfile  # only when something is kept: not on every process's start
+
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)  # mode 0600

@@ -319,7 +319,7 @@ class Transport:
         session_type: str | None,
         idempotency_key: str | None,
         submitted: Mapping[str, str] | None,
-        retry_statuses: frozenset[int] = RETRY_STATUSES,
+        retry_statuses: frozenset[int],
     ) -> Reply:
         """One call, with retries.
 

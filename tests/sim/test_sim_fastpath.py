@@ -145,11 +145,7 @@ def test_behind_a_root_path_the_fast_path_still_serves() -> None:
     """uvicorn --root-path /api puts the prefix in the path: each route's own matches() strips it."""
 
     def exercise(client: httpx.Client) -> None:
-        token = client.post(
-            "/api/oauth/accesstoken",
-            data={"grant_type": "client_credentials"},
-            auth=("sim-partner", "sim-secret"),
-        ).json()["access_token"]
+        token = partner_token(client, path="/api/oauth/accesstoken")
         auth = {"Authorization": f"Bearer {token}"}
         client.get("/api/sessions/user_session_initialization_data", headers=auth)
         client.get("/api/cards/card_unknown", headers=auth)

@@ -95,11 +95,7 @@ def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> No
 
 def test_behind_a_root_path_the_lazy_app_answers_the_same() -> None:
     def exercise(client: httpx.Client) -> None:
-        token = client.post(
-            "/api/oauth/accesstoken",
-            data={"grant_type": "client_credentials"},
-            auth=("sim-partner", "sim-secret"),
-        ).json()["access_token"]
+        token = partner_token(client, path="/api/oauth/accesstoken")
         client.get("/api/cards/card_unknown", headers={"Authorization": f"Bearer {token}"})
         client.get("/api/nowhere")
         client.get("/api/openapi.json")

@@ -192,9 +192,16 @@ def token_response(
     return http.post(path, data={"grant_type": "client_credentials"}, auth=(client_id, secret))
 
 
-def partner_token(http: httpx.Client, client_id: str = PARTNER_A[0], secret: str = PARTNER_A[1]) -> str:
-    """A partner access token by client credentials and HTTP Basic (register A01)."""
-    resp = token_response(http, client_id, secret)
+def partner_token(
+    http: httpx.Client,
+    client_id: str = PARTNER_A[0],
+    secret: str = PARTNER_A[1],
+    *,
+    path: str = "/oauth/accesstoken",
+) -> str:
+    """A partner access token by client credentials and HTTP Basic (register A01), from the token
+    endpoint at ``path`` (behind a root path: ``/api/oauth/accesstoken``)."""
+    resp = token_response(http, client_id, secret, path=path)
     assert resp.status_code == 200, resp.text
     return resp.json()["access_token"]
 
