@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +60,8 @@ def parsed_toml(path: Path) -> dict[str, Any]:
             return found
     except (OSError, ValueError):
         pass  # not kept yet, or not ours: parse it
+    import tomllib  # only here: a kept copy spares every later process the parser's import too
+
     data = tomllib.loads(raw.decode("utf-8"))
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -339,6 +338,8 @@ def load(path: str | os.PathLike[str]) -> Overlay:
         ChoicesError: the file cannot be read, is not TOML, or fails validation (entry and key
             named).
     """
+    import tomllib  # here: most processes read no overlay (kept out of connect's imports)
+
     source = str(path)
     try:
         with open(path, "rb") as f:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -224,6 +223,8 @@ def parse(text: str, *, source: str = "") -> Fixtures:
     Raises:
         FixturesError: not TOML, or an entry of the wrong shape (named, never its value).
     """
+    import tomllib  # here: a simulator's client never reads fixtures (kept out of connect's imports)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -32,10 +32,12 @@ from kit._drift import DriftLog
 from kit._history import History
 from kit._sensitive import Sensitive
 from kit._transport import RETRY_STATUSES, Reply, Transport, shared_ssl_context
-from kit._wire import Recorder
 from kit.crypto import Device, ServerKeys
 from kit.errors import KitError
 from kit.models import SessionInfo, parse_time
+
+if TYPE_CHECKING:
+    from kit._wire import Recorder
 
 __all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
 
@@ -85,7 +87,11 @@ class Requestor:
         self.history = History()
         self.drift = DriftLog()
         #: The wire log (``record=True``), else ``None``.
-        self.wire = Recorder(_known_secrets(config), hooks=config.hooks.wire) if config.record else None
+        self.wire: Recorder | None = None
+        if config.record:  # the wire log and its redaction are imported only by a client that records
+            from kit._wire import Recorder
+
+            self.wire = Recorder(_known_secrets(config), hooks=config.hooks.wire)
         self.transport = Transport(config, history=self.history, drift=self.drift, recorder=self.wire)
         self.auth = PartnerAuth(
             self._fetch_grant,

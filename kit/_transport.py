@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -44,9 +44,11 @@ from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
 from kit._drift import DriftLog
 from kit._history import Entry, History
-from kit._wire import Recorder
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 from kit.register import value as _register_value
+
+if TYPE_CHECKING:
+    from kit._wire import Recorder  # a recording client's; imported by the requestor that makes one
 
 __all__ = ["RETRY_STATUSES", "Reply", "Transport", "shared_ssl_context"]
 

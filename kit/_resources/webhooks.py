@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 from kit import register
 from kit._requestor import Requestor
 from kit._resources._base import Resource
-from kit._wire import Recorder
 from kit.crypto import WebhookKeys
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.webhooks import EventFilter, Receiver
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from kit._wire import Recorder
 
 __all__ = ["AUTO_EVENTS", "Webhooks"]
 

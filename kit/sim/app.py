@@ -17,17 +17,7 @@ from kit.sim import openapi, problems, versions
 from kit.sim.fastpath import PlainRoutes
 from kit.sim.headers import ASSUMPTIONS
 from kit.sim.middleware import ServiceHeaders
-from kit.sim.routes import (
-    cards,
-    documents,
-    events,
-    oauth,
-    onboarding,
-    p2p,
-    removed,
-    sessions,
-    webhooks,
-)
+from kit.sim.routes import INDEX, declared_index, partner_routers
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
 from kit.sim.timeflow import follow_wall_clock
@@ -44,8 +34,6 @@ DESCRIPTION = (
     "docs/contract.md tells, for every behaviour, whether the specification states it or the "
     "simulator chose it."
 )
-#: The partner API's routers, in the order requests are matched against them.
-PARTNER_ROUTERS = (oauth, sessions, onboarding, cards, events, p2p, webhooks, documents, removed)
 
 
 #: FastAPI's document and pages (its defaults, which the app keeps): A48's paths.
@@ -134,7 +122,9 @@ def fastapi_app(sim: Sim, lifespan: Lifespan | None) -> tuple[FastAPI, list[Any]
     )
     app.state.sim = sim
     problems.install(app)
-    routers = [module.router.api_router() for module in PARTNER_ROUTERS]
+    if declared_index() != INDEX:  # what kit.sim.lazyapp matched before importing the modules
+        raise RuntimeError("kit.sim.routes.INDEX no longer lists the routes the partner modules declare")
+    routers = [module.router.api_router() for module in partner_routers()]
     if sim.settings.control:
         routers.append(control.router)
     for router in routers:

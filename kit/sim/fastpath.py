@@ -22,7 +22,8 @@ goes on to the app's error middleware (a 500 problem).
 The partner modules declare their routes on :class:`Routes`: plain routes recorded without
 importing FastAPI, matched by :class:`DeclaredRoute` (the same ``matches()`` as FastAPI's), and
 turned into an ``APIRouter`` of :class:`PlainRoute` only when the FastAPI app is built
-(``kit.sim.lazyapp`` serves the first requests without it).
+(``kit.sim.lazyapp`` serves the first requests without it). Before a module is even imported,
+its routes are matched from ``kit.sim.routes.INDEX`` as :class:`IndexedRoute`.
 
     >>> router = Routes(tags=["things"])
     >>> @router.get("/things/{thing_id}")
@@ -106,6 +107,17 @@ def __getattr__(name: str) -> Any:
     return _lazy[name]
 
 
+def _path_match(route: DeclaredRoute | IndexedRoute, scope: Scope) -> tuple[Match, dict[str, Any]]:
+    """How ``route`` matches ``scope``, as FastAPI's ``APIRoute`` matches, and the path parameters."""
+    if scope["type"] == "http":
+        found = route.path_regex.match(get_route_path(scope))
+        if found:
+            params = {k: route.param_convertors[k].convert(v) for k, v in found.groupdict().items()}
+            match = Match.FULL if scope["method"] in route.methods else Match.PARTIAL
+            return match, {**scope.get("path_params", {}), **params}
+    return Match.NONE, {}
+
+
 class DeclaredRoute:
     """A plain route as declared on :class:`Routes`: matched as FastAPI's ``APIRoute`` matches
     (``path`` is its template, as ``scope["route"].path`` reads it)."""
@@ -125,14 +137,44 @@ class DeclaredRoute:
             raise TypeError(f"{path} cannot be a PlainRoute: {reason}")
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] == "http":
-            found = self.path_regex.match(get_route_path(scope))
-            if found:
-                params = {k: self.param_convertors[k].convert(v) for k, v in found.groupdict().items()}
-                path_params = {**scope.get("path_params", {}), **params}
-                child = {"endpoint": self.endpoint, "path_params": path_params, "route": self}
-                return (Match.FULL if scope["method"] in self.methods else Match.PARTIAL), child
-        return Match.NONE, {}
+        match, path_params = _path_match(self, scope)
+        if match is Match.NONE:
+            return match, {}
+        return match, {"endpoint": self.endpoint, "path_params": path_params, "route": self}
+
+
+class IndexedRoute:
+    """A plain route known by its module, methods and path before the module is imported
+    (``kit.sim.routes.INDEX``): matched as :class:`DeclaredRoute` matches; :meth:`declared`
+    imports the module, on the first request that chooses the route."""
+
+    def __init__(self, module: str, methods: Sequence[str], path: str, load: Callable[[str], Routes]) -> None:
+        self.module = module
+        self.path = path
+        self.methods = {m.upper() for m in methods}
+        self.path_regex, self.path_format, self.param_convertors = compile_path(path)
+        self._load = load
+        self._declared: DeclaredRoute | None = None
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, path_params = _path_match(self, scope)
+        return match, ({} if match is Match.NONE else {"path_params": path_params})
+
+    def declared(self) -> DeclaredRoute:
+        """The module's own route (its module imported on first call).
+
+        Raises:
+            LookupError: the module declares no such route (the index is out of date).
+        """
+        if self._declared is None:
+            for route in self._load(self.module).declared:
+                if route.path == self.path and route.methods == self.methods:
+                    self._declared = route
+                    break
+            else:
+                methods = ", ".join(sorted(self.methods))
+                raise LookupError(f"kit.sim.routes.{self.module} declares no {methods} {self.path}")
+        return self._declared
 
 
 class Routes:
@@ -183,7 +225,12 @@ class Routes:
 
 def _is_plain(route: object) -> bool:
     plain = _lazy.get("PlainRoute")
-    return isinstance(route, DeclaredRoute) or (plain is not None and isinstance(route, plain))
+    return isinstance(route, DeclaredRoute | IndexedRoute) or (plain is not None and isinstance(route, plain))
+
+
+def _served(route: Any) -> Any:
+    """The route that serves a request ``route`` was chosen for (an indexed route's own)."""
+    return route.declared() if isinstance(route, IndexedRoute) else route
 
 
 def _handler(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
@@ -238,6 +285,7 @@ class PlainRoutes:
         if scope["type"] == "http":
             route = self._static.get((scope["method"], get_route_path(scope)))
             if route is not None:  # what matching in order would choose, without the regexes
+                route = _served(route)
                 path_params = dict(scope.get("path_params", {}))
                 scope.update(endpoint=route.endpoint, path_params=path_params, route=route)
                 await self._serve(route.endpoint, scope, receive, send)
@@ -247,7 +295,8 @@ class PlainRoutes:
                 if match is not Match.FULL:
                     continue
                 if _is_plain(route):
-                    scope.update(child_scope)  # endpoint, path_params, route
+                    route = _served(route)
+                    scope.update(child_scope, endpoint=route.endpoint, route=route)  # and path_params
                     await self._serve(route.endpoint, scope, receive, send)
                     return
                 break

@@ -24,10 +24,11 @@ from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.routing import Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kit.sim.app import DOCUMENTS, PARTNER_ROUTERS, fastapi_app, lifespan_of, new_sim
-from kit.sim.fastpath import PlainRoutes
+from kit.sim.app import DOCUMENTS, fastapi_app, lifespan_of, new_sim
+from kit.sim.fastpath import IndexedRoute, PlainRoutes, Routes
 from kit.sim.middleware import ServiceHeaders
 from kit.sim.problems import HANDLERS, unexpected
+from kit.sim.routes import INDEX, partner_module
 from kit.sim.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class LazyApp:
         self._lock = threading.Lock()
         self._app: FastAPI | None = None
         self._inner: ASGIApp | None = None
-        routes = [route for module in PARTNER_ROUTERS for route in module.router.declared]
+        routes = [IndexedRoute(module, methods, path, _routes_of) for module, methods, path in INDEX]
         chosen = sim.personality
         self._stack = ServerErrorMiddleware(
             ServiceHeaders(
@@ -99,3 +100,8 @@ class LazyApp:
                 app.middleware_stack = stack
                 self._app, self._inner = app, stack.app
             return self._app, self._inner
+
+
+def _routes_of(module: str) -> Routes:
+    routes: Routes = partner_module(module).router
+    return routes

@@ -20,10 +20,9 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kit.sim import Settings, create_app
-from kit.sim.app import PARTNER_ROUTERS
-from kit.sim.fastpath import PlainRoute
+from kit.sim.fastpath import IndexedRoute, PlainRoute, Routes
 from kit.sim.pipeline import Call
-from kit.sim.routes import control
+from kit.sim.routes import INDEX, MODULES, control, declared_index, partner_module, partner_routers
 from tests.sim.helpers import assert_problem, journey, partner_token
 
 _RANDOM = ("token", "nonce", "encrypted_")
@@ -190,8 +189,34 @@ def test_an_exception_from_a_plain_route_goes_to_the_apps_handlers(
     assert fast_routed == []  # the fast path served the failing request itself
 
 
+def test_the_index_names_exactly_the_routes_the_modules_declare_in_order() -> None:
+    """What the lazy app matches before importing a module (kit.sim.routes.INDEX)."""
+    assert declared_index() == INDEX
+    assert [name for name, _, _ in INDEX] == sorted((n for n, _, _ in INDEX), key=MODULES.index)
+
+
+def test_an_indexed_route_imports_its_module_when_chosen_and_refuses_a_stale_entry() -> None:
+    loaded: list[str] = []
+
+    def load(module: str) -> Routes:
+        loaded.append(module)
+        routes: Routes = partner_module(module).router
+        return routes
+
+    card = IndexedRoute("cards", ["GET"], "/cards/{card_id}", load)
+    scope = {"type": "http", "method": "GET", "path": "/cards/card_9", "root_path": ""}
+    assert card.matches(scope)[1] == {"path_params": {"card_id": "card_9"}} and loaded == []
+    assert card.matches({**scope, "method": "POST"})[0].name == "PARTIAL"
+    assert card.declared().endpoint is partner_module("cards").get_card and loaded == ["cards"]
+    card.declared()
+    assert loaded == ["cards"]  # once
+    stale = IndexedRoute("cards", ["GET"], "/cards/{card_id}/gone", load)
+    with pytest.raises(LookupError, match="cards declares no"):
+        stale.declared()
+
+
 def test_every_partner_route_opts_in_and_no_control_route_does() -> None:
-    for module in PARTNER_ROUTERS:
+    for module in partner_routers():
         routes = module.router.routes
         assert routes and all(isinstance(r, PlainRoute) for r in routes), module.__name__
     assert not any(isinstance(r, PlainRoute) for r in control.router.routes)

@@ -153,11 +153,16 @@ def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.Mon
     assert builds == [1]
 
 
-def test_connect_and_the_first_session_do_not_import_fastapi() -> None:
-    """What makes connect cheap (benchmark 9): the first token and session are served plain."""
+def test_connect_and_the_first_session_import_neither_fastapi_nor_other_route_modules() -> None:
+    """What makes connect cheap (benchmark 9): the first token and session are served plain, and
+    only their route modules are imported (the others and the 1.1.0 models on first use)."""
     code = (
         "import sys, kit; api = kit.connect('sim'); api.sessions.create('anonymous'); "
-        "assert 'fastapi' not in sys.modules, sorted(m for m in sys.modules if m.startswith('fastapi'))"
+        "assert 'fastapi' not in sys.modules, sorted(m for m in sys.modules if m.startswith('fastapi')); "
+        "routes = sorted(m for m in sys.modules if m.startswith('kit.sim.routes.')); "
+        "assert routes == [f'kit.sim.routes.{m}' for m in ('cards', 'oauth', 'sessions')], routes; "
+        "assert 'kit.sim.previous' not in sys.modules; "
+        "api.accounts.create(); assert 'kit.sim.routes.onboarding' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
