@@ -320,6 +320,38 @@ FIXES = [
         "profile": "tomllib 7.0 ms (assumptions.toml) + 2.7 ms (spec.toml) in every process that connects",
         "isolated": "first read of the register and statements 13.3 -> 2.7 ms",
     },
+    {
+        "fix": "the embedded app matches kit.sim.routes.INDEX and imports a partner route module on the "
+        "first request that chooses one of its routes (kit/sim/fastpath.py IndexedRoute)",
+        "profile": "importtime (GC off, 5 runs): the seven route modules the first session never reaches "
+        "and the 1.1.0 models ~12 ms of their own; most of kit.sim.previous' 7.7 ms is pydantic's "
+        "plugin lookup, which then runs at the first session's first validator instead",
+        "isolated": "connect + first session, CPU median of 25 alternating: 303.0 -> 300.2 ms",
+    },
+    {
+        "fix": "tomllib imported only to parse a TOML without a kept JSON copy (kit/_cache.py, "
+        "kit/_choices.py, kit/_fixtures.py); the wire log and its redaction only by a recording client "
+        "(kit/_requestor.py); the contract keeps the document it parses instead of a JSON round-trip copy",
+        "profile": "importtime (GC off): tomllib 1.4 ms, kit._wire + kit._redaction 2.3 ms; "
+        "json.loads(json.dumps(openapi.json)) 1.1 ms at the first answer checked",
+        "isolated": "connect + first session, CPU median of 21 alternating, with the row above: "
+        "304.1 -> 293.4 ms; the kit's own import time (GC off) 70 -> 54 ms",
+    },
+    {
+        "fix": "REJECTED: the collector's thresholds raised for connect and restored after it",
+        "profile": "gc.callbacks: 117 young, 10 middle and 1 full collection (17 ms) during a cold "
+        "connect + first session, 33 ms in all",
+        "isolated": "connect + session 292 -> 272 ms CPU, but the collections of the next 20 sessions "
+        "grew as much (GC 91-107 ms in both cases, connect and those sessions together): moved, not saved",
+    },
+    {
+        "fix": "the request bodies of the areas past a first session moved from kit.sim.models to "
+        "kit.sim.bodies, imported by their routes on first use (18 of 41 pydantic classes)",
+        "profile": "pydantic class creation in kit.sim.models 6.4 ms (41 classes, schemas deferred); "
+        "deleting 20 of them from a copy: connect + first session CPU median of 21, 293.2 -> 287.9 ms",
+        "isolated": "the kit's pydantic classes built by connect + first session: 41 in 7.3 ms -> 23 in "
+        "4.4 ms (GC off; the wall figure was too noisy to split further while other work ran)",
+    },
     # -- issue #37 item 3: sessions at 0.85 of the decrypt floor (benchmarks/results/sessions_profile.json)
     {
         "fix": "kit serve's crypto worker pipes read by one protocol (an answer's frame resolves its future "

@@ -4,7 +4,9 @@ Enumerated fields are plain strings here and checked against the register by the
 so that each has its own problem code and an ``allowed`` list (``unknown-close-reason``…).
 
 A record the simulator keeps (``kit.sim.state``) is shown by one :class:`Representation`:
-its fields are the OpenAPI schema and, read from the record, the answer's body.
+its fields are the OpenAPI schema and, read from the record, the answer's body. The request
+bodies of the areas past a first session (onboarding, KYC, events, P2P, webhooks, documents,
+the control plane) are in :mod:`kit.sim.bodies`, so that ``kit.connect("sim")`` builds none.
 
     >>> from datetime import UTC, datetime
     >>> from kit.sim.state import Account
@@ -45,7 +47,7 @@ class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
-def _enum(values: list[str], description: str = "") -> Any:
+def enum_field(values: list[str], description: str = "") -> Any:
     return Field(json_schema_extra={"enum": list(values)}, description=description)
 
 
@@ -188,14 +190,14 @@ class InitData(Model):
 
 # --- sessions ------------------------------------------------------------------------------
 class SessionCreate(Strict):
-    session_type: str = _enum(_A("A05")["session_types"])
-    expiration_strategy: str = _enum(_A("A06")["strategies"])
+    session_type: str = enum_field(_A("A05")["session_types"])
+    expiration_strategy: str = enum_field(_A("A06")["strategies"])
     encrypted_data: str = Field(description="Compact JWE of the session plaintext")
 
 
 class Device(Lenient):
     device_id: str = Field(min_length=1, max_length=_SIZE["device_id_max_chars"])
-    platform: str = _enum(_A("A05")["platforms"])
+    platform: str = enum_field(_A("A05")["platforms"])
     model: str = Field(max_length=_SIZE["device_model_max_chars"])
     os_version: str = Field(max_length=_SIZE["os_version_max_chars"])
 
@@ -218,10 +220,6 @@ class SessionCreated(Model):
 
 
 # --- onboarding ----------------------------------------------------------------------------
-class AccountCreate(Strict):
-    product: str = _enum(_A("A10")["products"])
-
-
 class AccountOut(Representation, record=Account):
     account_id: str
     product: str
@@ -230,49 +228,15 @@ class AccountOut(Representation, record=Account):
     created_at: Time
 
 
-class PersonCreate(Strict):
-    encrypted_pii: str = Field(description="Compact JWE of the person's PII")
-
-
-class PiiPlaintext(Lenient):
-    first_name: str = Field(min_length=1, max_length=_SIZE["name_max_chars"])
-    last_name: str = Field(min_length=1, max_length=_SIZE["name_max_chars"])
-    date_of_birth: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
-    national_id: str = Field(min_length=1, max_length=_SIZE["national_id_max_chars"])
-
-
 class PersonOut(Representation, record=Person):
     person_id: str
     account_id: str
     status: str
 
 
-class KycQuestionsOut(Model):
-    encrypted_questions: str
-
-
-class KycAnswersCreate(Strict):
-    encrypted_answers: str
-
-
-class KycAnswer(Lenient):
-    question_id: str
-    choice: str
-
-
-class KycAnswersPlaintext(Lenient):
-    answers: list[KycAnswer]
-
-
-class KycResult(Model):
-    person_id: str
-    status: str
-    attempts_left: int
-
-
 # --- cards ---------------------------------------------------------------------------------
 class CardCreate(Strict):
-    type: str = _enum(_A("A13")["types"])
+    type: str = enum_field(_A("A13")["types"])
 
 
 class CardClose(Strict):
@@ -291,12 +255,6 @@ class CardOut(Representation, record=Card):
 
 
 # --- inbound events ------------------------------------------------------------------------
-class EventCreate(Strict):
-    event_type: str = _enum(register.spec()["inbound_event_types"])
-    occurred_at: str | None = None
-    details: dict[str, Any] | None = None
-
-
 class EventOut(Representation, record=InboundEvent):
     event_id: str
     event_type: str
@@ -306,13 +264,6 @@ class EventOut(Representation, record=InboundEvent):
 
 
 # --- P2P -----------------------------------------------------------------------------------
-class TransferCreate(Strict):
-    from_account_id: str
-    to_person_id: str
-    amount: dict[str, Any] = Field(description='{"value": "12.50", "currency": "USD"}')
-    memo: str | None = Field(default=None, max_length=_SIZE["memo_max_chars"])
-
-
 class TransferOut(Representation, record=Transfer):
     transfer_id: str
     status: str
@@ -325,23 +276,10 @@ class TransferOut(Representation, record=Transfer):
 
 
 # --- webhooks and document requests -------------------------------------------------------
-class SubscriptionCreate(Strict):
-    url: str = Field(max_length=_SIZE["webhook_url_max_chars"])
-    events: list[str] = Field(
-        min_length=1,
-        max_length=_SIZE["events_per_subscription_max"],
-        json_schema_extra={"items": {"enum": list(register.spec()["webhook_events"])}},
-    )
-
-
 class SubscriptionOut(Representation, record=Subscription):
     subscription_id: str
     url: str
     events: list[str]
-
-
-class Jwks(Model):
-    keys: list[dict[str, Any]]
 
 
 class DocumentRequestOut(Representation, record=DocumentRequest):
@@ -352,35 +290,3 @@ class DocumentRequestOut(Representation, record=DocumentRequest):
     document_type: str
     created_at: Time
     completed_at: MaybeTime
-
-
-class DocumentRequestList(Model):
-    document_requests: list[DocumentRequestOut]
-
-
-class DocumentSubmit(Strict):
-    encrypted_document: str
-
-
-# --- control plane -------------------------------------------------------------------------
-class ResetIn(Strict):
-    seed: int | None = None
-
-
-class AdvanceIn(Strict):
-    seconds: int = Field(ge=0, le=_SIZE["clock_advance_max_seconds"])
-
-
-class FundIn(Strict):
-    amount: dict[str, Any]
-
-
-class FaultIn(Strict):
-    method: str
-    path: str
-    status: int | None = Field(default=503, ge=_SIZE["fault_status_min"], le=_SIZE["fault_status_max"])
-    rate: float = Field(default=1.0, ge=0, le=1)
-    times: int | None = Field(default=None, ge=1)
-    when: Literal["before_commit", "after_commit"] = "before_commit"
-    retry_after: int | None = Field(default=None, ge=0, le=_SIZE["fault_retry_after_max_seconds"])
-    latency_ms: int | None = Field(default=None, ge=0, le=_SIZE["fault_latency_max_ms"])

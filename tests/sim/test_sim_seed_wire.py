@@ -92,9 +92,9 @@ def test_every_field_bound_is_the_registers_value(key: str, model: str, field: s
     from pydantic import BaseModel
 
     from kit import register
-    from kit.sim import models
+    from kit.sim import bodies, models
 
-    cls = getattr(models, model)
+    cls = getattr(models, model, None) or getattr(bodies, model)
     assert issubclass(cls, BaseModel)
     bounds = [getattr(m, "max_length", None) for m in cls.model_fields[field].metadata]
     assert register.value("A47")[key] in bounds, (model, field, bounds)

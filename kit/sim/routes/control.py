@@ -14,8 +14,9 @@ from fastapi.responses import JSONResponse
 
 from kit import _env as env
 from kit import register
+from kit.sim.bodies import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.clock import format_time
-from kit.sim.models import AdvanceIn, DocumentRequestOut, FaultIn, FundIn, ResetIn, TransferOut, money
+from kit.sim.models import DocumentRequestOut, TransferOut, money
 from kit.sim.pipeline import read_json
 from kit.sim.problems import Problem, not_found, validation_problem
 from kit.sim.routes.p2p import parse_amount

@@ -8,8 +8,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from kit.sim.bodies import DocumentRequestList, DocumentSubmit
 from kit.sim.fastpath import Routes
-from kit.sim.models import DocumentRequestList, DocumentRequestOut, DocumentSubmit
+from kit.sim.models import DocumentRequestOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found

@@ -7,9 +7,10 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.bodies import EventCreate
 from kit.sim.clock import format_time, parse_time
 from kit.sim.fastpath import Routes
-from kit.sim.models import EventCreate, EventOut
+from kit.sim.models import EventOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import validation_problem

@@ -14,20 +14,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
-from kit.sim.crypto import encrypt_to_device
-from kit.sim.fastpath import Routes
-from kit.sim.ids import Ids
-from kit.sim.models import (
+from kit.sim.bodies import (
     AccountCreate,
-    AccountOut,
     KycAnswersCreate,
     KycAnswersPlaintext,
     KycQuestionsOut,
     KycResult,
     PersonCreate,
-    PersonOut,
     PiiPlaintext,
 )
+from kit.sim.crypto import encrypt_to_device
+from kit.sim.fastpath import Routes
+from kit.sim.ids import Ids
+from kit.sim.models import AccountOut, PersonOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem

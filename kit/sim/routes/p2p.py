@@ -15,8 +15,9 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.bodies import TransferCreate
 from kit.sim.fastpath import Routes
-from kit.sim.models import Money, TransferCreate, TransferOut
+from kit.sim.models import Money, TransferOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found

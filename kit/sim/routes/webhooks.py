@@ -14,8 +14,9 @@ from starlette.responses import Response
 from kit import register
 from kit._env import is_loopback
 from kit.sim import versions
+from kit.sim.bodies import Jwks, SubscriptionCreate
 from kit.sim.fastpath import Routes
-from kit.sim.models import Jwks, SubscriptionCreate, SubscriptionOut
+from kit.sim.models import SubscriptionOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
