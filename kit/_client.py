@@ -37,17 +37,7 @@ from kit._config import Config, resolve
 from kit._history import History
 from kit._profiles import Personas, Profile
 from kit._requestor import Requestor
-from kit._resources import (
-    P2P,
-    Accounts,
-    Cards,
-    DocumentRequests,
-    Events,
-    Kyc,
-    Persons,
-    SimControl,
-    Webhooks,
-)
+from kit._resources._base import Lazy
 from kit._sensitive import Sensitive
 from kit._sessions import Sessions
 from kit.crypto import Device
@@ -59,6 +49,15 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from kit._resources.accounts import Accounts
+    from kit._resources.cards import Cards
+    from kit._resources.documents import DocumentRequests
+    from kit._resources.events import Events
+    from kit._resources.kyc import Kyc
+    from kit._resources.p2p import P2P
+    from kit._resources.persons import Persons
+    from kit._resources.sim import SimControl
+    from kit._resources.webhooks import Webhooks
     from kit._wire import Exchange, Recorder
     from kit._wire_view import WireView
 
@@ -75,19 +74,20 @@ class Client:
     ``calls``, ``drift``, ``session``, ``device``, ``personas``, ``wire_log`` (``record=True``).
     """
 
+    accounts: Lazy[Accounts] = Lazy("accounts", "Accounts")  # each built on first use
+    persons: Lazy[Persons] = Lazy("persons", "Persons")
+    kyc: Lazy[Kyc] = Lazy("kyc", "Kyc")
+    cards: Lazy[Cards] = Lazy("cards", "Cards")
+    events: Lazy[Events] = Lazy("events", "Events")
+    p2p: Lazy[P2P] = Lazy("p2p", "P2P")
+    document_requests: Lazy[DocumentRequests] = Lazy("documents", "DocumentRequests")
+    _webhooks: Lazy[Webhooks] = Lazy("webhooks", "Webhooks")
+    _sim: Lazy[SimControl] = Lazy("sim", "SimControl")
+
     def __init__(self, config: Config) -> None:
         self.config = config
         self._requestor = requestor = Requestor(config)
         self.sessions = Sessions(requestor)
-        self.accounts = Accounts(requestor)
-        self.persons = Persons(requestor)
-        self.kyc = Kyc(requestor)
-        self.cards = Cards(requestor)
-        self.events = Events(requestor)
-        self.p2p = P2P(requestor)
-        self.document_requests = DocumentRequests(requestor)
-        self._webhooks = Webhooks(requestor)
-        self._sim = SimControl(requestor) if config.profile.control_plane else None
         self._personas: Personas | None = None
 
     def __repr__(self) -> str:
@@ -107,7 +107,8 @@ class Client:
     def close(self) -> None:
         """Stop this client's webhook receiver and close its connections (the shared
         embedded simulator keeps running for other clients)."""
-        self._webhooks.close()
+        if "_webhooks" in vars(self):  # built: its receiver may be running
+            self._webhooks.close()
         self._requestor.close()
 
     # -- views ------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ class Client:
         Raises:
             NotAvailable: in any other profile (it is also an ``AttributeError``).
         """
-        if self._sim is None:
+        if not self.config.profile.control_plane:
             raise NotAvailable(
                 f"api.sim exists only in the sim profile (this client is {self.config.profile.name!r})"
             )

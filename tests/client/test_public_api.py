@@ -173,6 +173,20 @@ def test_import_kit_loads_the_client_only_when_used() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent)
 
 
+def test_a_resource_is_built_on_first_use_once_and_its_module_imported_then() -> None:
+    code = (
+        "import sys, threading, kit; api = kit.connect('sim'); api.sessions.create('anonymous'); "
+        "loaded = sorted(m for m in sys.modules if m.startswith('kit._resources.')); "
+        "assert loaded == ['kit._resources._base'], loaded; "
+        "seen = []; threads = [threading.Thread(target=lambda: seen.append(api.cards)) for _ in range(8)]; "
+        "[t.start() for t in threads]; [t.join() for t in threads]; "
+        "assert len({id(c) for c in seen}) == 1 and seen[0] is api.cards, seen; "
+        "assert type(api.cards).__name__ == 'Cards' and 'kit._resources.cards' in sys.modules; "
+        "assert 'kit._resources.webhooks' not in sys.modules; api.close()"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent, timeout=120)
+
+
 def test_sandbox_names_every_missing_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in SANDBOX_VARIABLES:
         monkeypatch.delenv(name, raising=False)
