@@ -13,11 +13,12 @@ file are refused, not corrupted), loads it at start and writes what changed:
   :meth:`StateFile.save`, at once.
 
 Every :data:`FOLD_EVERY` journal rows, at the next turn of the loop (after the answers),
-:meth:`StateFile.fold` brings the records up to date from memory (each record touched since
-the last fold, once; a record born and gone since then costs nothing) and empties the journal,
-in one transaction; so does closing. Why a
-journal: a transaction that appends one row costs a server about half of one that updates
-each record in place (``benchmarks/results/state_cost.json``).
+:meth:`StateFile.fold` brings the records up to date (each record touched since the last
+fold, once, with the bytes of its latest journal row: pickled again only if a request still
+open has touched it since; a record born and gone since then costs nothing) and empties the
+journal, in one transaction; so does closing. Why a journal: a transaction that appends one
+row costs a server about half of one that updates each record in place
+(``benchmarks/results/state_cost.json``).
 
 A commit runs on the event loop: handing it to a thread cost more in hand-offs of the GIL than
 the write itself (SQLite releases the GIL while it writes).
@@ -40,6 +41,7 @@ import fcntl
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 
 from kit.sim.journal import Journal, Key
 from kit.sim.state import State
@@ -47,10 +49,11 @@ from kit.sim.statefile import (
     MAGIC,
     Batch,
     StateFileError,
-    changes,
+    blobs,
     check,
     entry,
     everything,
+    folded,
     load,
     schema,
     write,
@@ -77,7 +80,8 @@ class StateFile:
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
-        self._logged: dict[Key, None] = {}  # the keys of the journal's rows (the next fold's)
+        #: The records of the journal's rows, each as its latest row holds it (None: gone).
+        self._logged: dict[Key, bytes | None] = {}
         self._rows = 0  # journal rows since the last fold
         self._stored: set[tuple[str, str]] = set()  # the keys in the records (home, key text)
         self._folding = False  # a fold is due at the next turn of the loop
@@ -154,18 +158,17 @@ class StateFile:
         """Make ``state`` durable here, starting from what the file holds."""
         state.attach(self.journal, self)
         load(self._conn, state, self.path)
-        self._conn.execute("BEGIN")
-        schema(self._conn)  # the journal a version 1 file lacks, and this version
-        self._conn.execute("COMMIT")
         self._state = state
-        self.save(state)  # the whole state, in the records: dropped in-flight keys go too
+        # The whole state, in the records (dropped in-flight keys go too), with the tables an
+        # older version lacks and this version, in one transaction: an older file's journal
+        # rows are gone when its version changes.
+        self._write(self._collect(everything(state)), schema)
+        self.journal.written()
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _collect(self, state: State, keys: list[Key]) -> Batch:
-        """The records under ``keys`` (all of them after a reset), and the settings that moved."""
-        journal = self.journal
-        batch = everything(state) if journal.everything else changes(state, keys, self._seq)
+    def _collect(self, batch: Batch) -> Batch:
+        """``batch`` without the settings that did not move; the records' keys followed."""
         self._seq = len(batch.upserts) if batch.everything else self._seq + len(batch.upserts)
         if not batch.everything:  # the clock and counters move only now and then
             batch.settings = [(k, v) for k, v in batch.settings if self._settings.get(k) != v]
@@ -179,10 +182,12 @@ class StateFile:
             stored.update((home, key) for home, key, _, _ in batch.upserts)
         return batch
 
-    def _write(self, batch: Batch) -> None:
+    def _write(self, batch: Batch, first: Callable[[sqlite3.Connection], None] | None = None) -> None:
         conn = self._conn
         conn.execute("BEGIN")
         try:
+            if first is not None:
+                first(conn)
             write(conn, batch)
             conn.execute("COMMIT")
         except BaseException:
@@ -200,21 +205,22 @@ class StateFile:
         """Write what changed, now: one journal row (the whole state, in the records, after
         a reset or a restore)."""
         journal = self.journal
-        keys = journal.changed()
         if journal.everything:
-            self._write(self._collect(state, keys))
+            self._write(self._collect(everything(state)))
             journal.written()
             self._logged.clear()
             self._rows = 0
             return
-        data = entry(state, keys)
+        data, values = entry(state, journal.changed())
         journal.written()
         try:
             self._conn.execute("INSERT INTO journal (data) VALUES (?)", (data,))
         except BaseException:
             self._lost()
             raise
-        self._logged.update(dict.fromkeys(keys))
+        logged = self._logged
+        for home, key, blob in values:
+            logged[home, key] = blob
         self._rows += 1
         if self._rows >= FOLD_EVERY and not self._folding:
             self._folding = True
@@ -236,8 +242,10 @@ class StateFile:
         if journal.everything:
             self.save(state)
             return
-        keys = list({**self._logged, **dict.fromkeys(journal.changed())})
-        batch = self._collect(state, keys)
+        logged = self._logged
+        for home, key, blob in blobs(state, journal.changed()):  # touched since their row
+            logged[home, key] = blob
+        batch = self._collect(folded(state, logged, self._seq))
         conn = self._conn
         conn.execute("BEGIN")
         try:
