@@ -14,9 +14,8 @@ file are refused, not corrupted), loads it at start and writes what changed:
 
 Every :data:`FOLD_EVERY` journal rows, at the next turn of the loop (after the answers),
 :meth:`StateFile.fold` brings the records up to date (each record touched since the last
-fold, once, with the bytes of its latest journal row: pickled again only if a request still
-open has touched it since; a record born and gone since then costs nothing) and empties the
-journal, in one transaction; so does closing. Why a journal: a transaction that appends one
+fold, once, as in memory then; a record born and gone since then costs nothing) and empties
+the journal, in one transaction; so does closing. Why a journal: a transaction that appends one
 row costs a server about half of one that updates each record in place
 (``benchmarks/results/state_cost.json``).
 
@@ -49,11 +48,10 @@ from kit.sim.statefile import (
     MAGIC,
     Batch,
     StateFileError,
-    blobs,
+    changes,
     check,
     entry,
     everything,
-    folded,
     load,
     schema,
     write,
@@ -66,7 +64,7 @@ WAL_RESTART_PAGES = 2000
 #: Journal rows written between two folds into the records.
 FOLD_EVERY = 256
 #: How long a transaction gathers the requests that finish while others are open (seconds).
-GROUP_WINDOW_S = 0.002
+GROUP_WINDOW_S = 0.004
 
 
 class StateFile:
@@ -80,8 +78,7 @@ class StateFile:
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
-        #: The records of the journal's rows, each as its latest row holds it (None: gone).
-        self._logged: dict[Key, bytes | None] = {}
+        self._logged: dict[Key, None] = {}  # the keys of the journal's rows (the next fold's)
         self._rows = 0  # journal rows since the last fold
         self._stored: set[tuple[str, str]] = set()  # the keys in the records (home, key text)
         self._folding = False  # a fold is due at the next turn of the loop
@@ -211,16 +208,15 @@ class StateFile:
             self._logged.clear()
             self._rows = 0
             return
-        data, values = entry(state, journal.changed())
+        keys = journal.changed()
+        data = entry(state, keys)
         journal.written()
         try:
             self._conn.execute("INSERT INTO journal (data) VALUES (?)", (data,))
         except BaseException:
             self._lost()
             raise
-        logged = self._logged
-        for home, key, blob in values:
-            logged[home, key] = blob
+        self._logged.update(dict.fromkeys(keys))
         self._rows += 1
         if self._rows >= FOLD_EVERY and not self._folding:
             self._folding = True
@@ -242,10 +238,8 @@ class StateFile:
         if journal.everything:
             self.save(state)
             return
-        logged = self._logged
-        for home, key, blob in blobs(state, journal.changed()):  # touched since their row
-            logged[home, key] = blob
-        batch = self._collect(folded(state, logged, self._seq))
+        keys = list({**self._logged, **dict.fromkeys(journal.changed())})
+        batch = self._collect(changes(state, keys, self._seq))
         conn = self._conn
         conn.execute("BEGIN")
         try:

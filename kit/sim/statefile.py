@@ -6,13 +6,11 @@ their stored answers, subscriptions and deliveries, accounts, persons, cards, tr
 document requests…); one table of settings holds the format, its version and the clock, id
 counters and random state; a third, ``journal``, holds the changes written since the records
 were last brought up to date, one row per transaction (:func:`entry`: every record a request
-touched, each pickled on its own, and the clock and counters). A state is the records, then
-the journal rows in order (:func:`load`); a fold writes the records' bytes the rows already
-hold (:func:`folded`), pickling again only those changed since. The file is in WAL mode with
-``synchronous=NORMAL``: a commit is durable against a crash of the process (a power loss may
-lose the last commits, never corrupt the file). ``kit.sim.durable`` writes a journal row
-before every answer leaves (the ``ServiceHeaders`` middleware) and folds the journal into the
-records now and then.
+touched, and the clock and counters, in one value). A state is the records, then the journal
+rows in order (:func:`load`). The file is in WAL mode with ``synchronous=NORMAL``: a commit is
+durable against a crash of the process (a power loss may lose the last commits, never
+corrupt the file). ``kit.sim.durable`` writes a journal row before every answer leaves (the
+``ServiceHeaders`` middleware) and folds the journal into the records now and then.
 
 A snapshot is the same database, made from the state in memory (``GET /_sim/snapshot``) or
 copied from a running server's file with SQLite's online backup (``kit state snapshot``). It
@@ -39,8 +37,9 @@ from kit.sim.stores import Store
 
 FORMAT = "kit-sim-state"
 #: The version of the file's format; a file of another version is refused. Versions 1 (no
-#: journal table) and 2 (a journal row's records pickled together) are read too, and the file
-#: is written as version 3 from then on (its journal folded into the records at once).
+#: journal table) and 2 (the codec's functions named in ``kit.sim.statefile``) are read too,
+#: and the file is written as version 3 from then on (its journal folded into the records at
+#: once, in the transaction that changes its version).
 VERSION = 3
 _READS = (1, 2, VERSION)
 MEDIA_TYPE = "application/vnd.sqlite3"
@@ -86,36 +85,17 @@ def schema(conn: sqlite3.Connection) -> None:
     )
 
 
-Blobs = list[tuple[str, Any, bytes | None]]  # (home, key, the record's pickle; None: gone)
-
-
-def blobs(state: State, keys: list[tuple[str, Any]]) -> Blobs:
-    """The records under ``keys`` as they are now, each pickled on its own (None: gone), by
-    one pickler (a fresh one per record costs a third more)."""
-    out = io.BytesIO()
-    pickler = _Pickler(out, protocol=5)
-    values: Blobs = []
+def entry(state: State, keys: list[tuple[str, Any]]) -> bytes:
+    """One journal row: the records under ``keys`` as they are now (None: gone), the clock and
+    counters, and the random state when a fault may have drawn from it, in one pickle (a
+    pickle per record costs more: each pays for naming its classes again)."""
+    values = []
+    faults = False
     for home, key in keys:
         where = getattr(state, home)
-        value = dict.get(where if home in _KEPT_HOMES else where._data, key)
-        if value is None:
-            values.append((home, key, None))
-            continue
-        out.seek(0)
-        out.truncate()
-        pickler.clear_memo()
-        pickler.dump(value)
-        values.append((home, key, out.getvalue()))
-    return values
-
-
-def entry(state: State, keys: list[tuple[str, Any]]) -> tuple[bytes, Blobs]:
-    """One journal row: the records under ``keys`` as they are now (:func:`blobs`), the clock
-    and counters, and the random state when a fault may have drawn from it; and the records'
-    bytes (the next fold writes them as they are)."""
-    values = blobs(state, keys)
-    faults = any(home == "faults" for home, _ in keys)
-    return encode((values, _meta(state), state.random.getstate() if faults else None)), values
+        values.append((home, key, dict.get(where if home in _KEPT_HOMES else where._data, key)))
+        faults = faults or home == "faults"
+    return encode((values, _meta(state), state.random.getstate() if faults else None))
 
 
 @dataclasses.dataclass
@@ -148,18 +128,27 @@ def everything(state: State) -> Batch:
     return Batch(True, rows, [], _settings(state, with_random=True))
 
 
-def folded(state: State, latest: dict[tuple[str, Any], bytes | None], seq: int) -> Batch:
-    """The records whose bytes ``latest`` holds (None: gone), without pickling them again,
-    numbered from ``seq`` + 1 (a new record goes last; an existing one keeps its place)."""
+def changes(state: State, keys: list[tuple[str, Any]], seq: int) -> Batch:
+    """The records under ``keys`` as they are now (gone when no longer there), numbered from
+    ``seq`` + 1 (a new record goes last; an existing one keeps its place), pickled by one
+    pickler (a fresh one per record costs a tenth more)."""
     ups, gone = [], []
     faults = False
-    for (home, key), blob in latest.items():
+    out = io.BytesIO()
+    pickler = _Pickler(out, protocol=5)
+    for home, key in keys:
+        where = getattr(state, home)
+        value = dict.get(where if home in _KEPT_HOMES else where._data, key)
         faults = faults or home == "faults"
-        if blob is None:
+        if value is None:
             gone.append((home, _key_text(key)))
-        else:
-            seq += 1
-            ups.append((home, _key_text(key), seq, blob))
+            continue
+        out.seek(0)
+        out.truncate()
+        pickler.clear_memo()
+        pickler.dump(value)
+        seq += 1
+        ups.append((home, _key_text(key), seq, out.getvalue()))
     return Batch(False, ups, gone, _settings(state, with_random=faults))
 
 
@@ -206,7 +195,7 @@ def check(conn: sqlite3.Connection, where: str) -> int:
 
 def load(conn: sqlite3.Connection, state: State, where: str) -> None:
     """Replace ``state`` with what ``conn`` holds (checked first: nothing changes if refused)."""
-    version = check(conn, where)
+    check(conn, where)
     try:
         meta_row = conn.execute("SELECT value FROM kit_state WHERE name = 'meta'").fetchone()
         random_row = conn.execute("SELECT value FROM kit_state WHERE name = 'random'").fetchone()
@@ -225,8 +214,8 @@ def load(conn: sqlite3.Connection, state: State, where: str) -> None:
                 if home in HOMES:
                     if value is None:
                         homes[home].pop(key, None)
-                    else:  # version 3: each record's own pickle; before, the records themselves
-                        homes[home][key] = decode(value) if version >= 3 else value
+                    else:
+                        homes[home][key] = value
     except (sqlite3.DatabaseError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
         raise StateFileError(f"{where} cannot be read ({type(exc).__name__}): it is damaged") from None
     if meta is None:
