@@ -48,6 +48,7 @@ from kit.sim.statefile import (
     MAGIC,
     Batch,
     StateFileError,
+    _meta,
     changes,
     check,
     entry,
@@ -64,7 +65,7 @@ WAL_RESTART_PAGES = 2000
 #: Journal rows written between two folds into the records.
 FOLD_EVERY = 256
 #: How long a transaction gathers the requests that finish while others are open (seconds).
-GROUP_WINDOW_S = 0.004
+GROUP_WINDOW_S = 0.002
 
 
 class StateFile:
@@ -78,6 +79,7 @@ class StateFile:
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
+        self._last_meta: dict[str, object] | None = None  # the clock and counters of the last journal row
         self._logged: dict[Key, None] = {}  # the keys of the journal's rows (the next fold's)
         self._rows = 0  # journal rows since the last fold
         self._stored: set[tuple[str, str]] = set()  # the keys in the records (home, key text)
@@ -195,6 +197,7 @@ class StateFile:
     def _lost(self) -> None:
         """A write failed: the next one starts over from memory."""
         self.journal.everything = True
+        self._last_meta = None
         self._settings.clear()
         self._stored.clear()
 
@@ -209,7 +212,11 @@ class StateFile:
             self._rows = 0
             return
         keys = journal.changed()
-        data = entry(state, keys)
+        meta = _meta(state)
+        if not keys and meta == self._last_meta:  # nothing moved since the last row: nothing to write
+            journal.written()
+            return
+        data = entry(state, keys, meta)
         journal.written()
         try:
             self._conn.execute("INSERT INTO journal (data) VALUES (?)", (data,))
@@ -217,6 +224,7 @@ class StateFile:
             self._lost()
             raise
         self._logged.update(dict.fromkeys(keys))
+        self._last_meta = meta
         self._rows += 1
         if self._rows >= FOLD_EVERY and not self._folding:
             self._folding = True

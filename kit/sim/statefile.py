@@ -65,6 +65,7 @@ class StateFileError(Exception):
 
 
 def _meta(state: State) -> dict[str, Any]:
+    """The seed, the clock and the id counters."""
     clock = state.clock
     return {
         "seed": state.seed,
@@ -85,17 +86,17 @@ def schema(conn: sqlite3.Connection) -> None:
     )
 
 
-def entry(state: State, keys: list[tuple[str, Any]]) -> bytes:
+def entry(state: State, keys: list[tuple[str, Any]], meta: dict[str, Any]) -> bytes:
     """One journal row: the records under ``keys`` as they are now (None: gone), the clock and
-    counters, and the random state when a fault may have drawn from it, in one pickle (a
-    pickle per record costs more: each pays for naming its classes again)."""
+    counters (``meta``: :func:`_meta`), and the random state when a fault may have drawn from
+    it, in one pickle (a pickle per record costs more: each pays for naming its classes again)."""
     values = []
     faults = False
     for home, key in keys:
         where = getattr(state, home)
         values.append((home, key, dict.get(where if home in _KEPT_HOMES else where._data, key)))
         faults = faults or home == "faults"
-    return encode((values, _meta(state), state.random.getstate() if faults else None))
+    return encode((values, meta, state.random.getstate() if faults else None))
 
 
 @dataclasses.dataclass

@@ -163,6 +163,22 @@ def test_a_fold_writes_a_record_an_open_request_changed_after_its_row_as_it_is_n
     assert sorted(on_disk.idempotency) == [(PARTNER, "k1"), (PARTNER, "k2")]
 
 
+def test_a_write_that_changes_nothing_writes_no_row(durable_state: tuple[State, StateFile, Path]) -> None:
+    state, _, path = durable_state
+    _change(state, 1)
+    state.commit()
+    state.commit()  # nothing moved since
+    assert len(journal_rows(path)) == 1
+    state.ids.next("req")  # a counter moved (a request's id): written
+    state.commit()
+    assert len(journal_rows(path)) == 2
+    state.clock.advance(5)  # the clock moved: written
+    state.commit()
+    state.commit()
+    assert len(journal_rows(path)) == 3
+    assert held(path).now == state.now and held(path).ids._counters["req"] == 1
+
+
 def _write_version_2(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the file at ``path`` what version 2 wrote: a journal row holding the records
     themselves, and the codec's functions named in ``kit.sim.statefile``."""
