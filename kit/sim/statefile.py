@@ -175,8 +175,8 @@ def _deliveries(state: State) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in dict.items(log._data) if k not in pending] + list(pending.items())
 
 
-def check(conn: sqlite3.Connection, where: str) -> int:
-    """Refuse a database that is not a kit state of a version this kit reads; its version."""
+def check(conn: sqlite3.Connection, where: str) -> None:
+    """Refuse a database that is not a kit state of a version this kit reads."""
     try:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "kit_state" not in tables:
@@ -191,7 +191,6 @@ def check(conn: sqlite3.Connection, where: str) -> int:
             f"{where} has state format version {found.get('version')}, this kit reads version {VERSION}: "
             "use the kit that wrote it, or start from a new file"
         )
-    return int(found["version"])
 
 
 def load(conn: sqlite3.Connection, state: State, where: str) -> None:
