@@ -12,6 +12,9 @@ file are refused, not corrupted), loads it at start and writes what changed:
 - outside a request (a webhook attempt, the wall clock's rounds, start and stop),
   :meth:`StateFile.save`, at once.
 
+A write that moved nothing (no record touched, the clock and counters as the last row left
+them) writes no row. Every request moves the request-id counter, so a request always writes.
+
 Every :data:`FOLD_EVERY` journal rows, at the next turn of the loop (after the answers),
 :meth:`StateFile.fold` brings the records up to date (each record touched since the last
 fold, once, as in memory then; a record born and gone since then costs nothing) and empties
