@@ -12,12 +12,15 @@ file are refused, not corrupted), loads it at start and writes what changed:
 - outside a request (a webhook attempt, the wall clock's rounds, start and stop),
   :meth:`StateFile.save`, at once.
 
+A write that moved nothing (no record touched, the clock and counters as the last row left
+them) writes no row. Every request moves the request-id counter, so a request always writes.
+
 Every :data:`FOLD_EVERY` journal rows, at the next turn of the loop (after the answers),
-:meth:`StateFile.fold` brings the records up to date from memory (each record touched since
-the last fold, once; a record born and gone since then costs nothing) and empties the journal,
-in one transaction; so does closing. Why a
-journal: a transaction that appends one row costs a server about half of one that updates
-each record in place (``benchmarks/results/state_cost.json``).
+:meth:`StateFile.fold` brings the records up to date (each record touched since the last
+fold, once, as in memory then; a record born and gone since then costs nothing) and empties
+the journal, in one transaction; so does closing. Why a journal: a transaction that appends one
+row costs a server about half of one that updates each record in place
+(``benchmarks/results/state_cost.json``).
 
 A commit runs on the event loop: handing it to a thread cost more in hand-offs of the GIL than
 the write itself (SQLite releases the GIL while it writes).
@@ -40,6 +43,7 @@ import fcntl
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 
 from kit.sim.journal import Journal, Key
 from kit.sim.state import State
@@ -47,6 +51,7 @@ from kit.sim.statefile import (
     MAGIC,
     Batch,
     StateFileError,
+    _meta,
     changes,
     check,
     entry,
@@ -77,6 +82,7 @@ class StateFile:
         self._seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
         self._next: asyncio.Future[None] | None = None  # the transaction requests are joining
         self._settings: dict[str, bytes] = {}  # as last written: an unchanged one is not written again
+        self._last_meta: dict[str, object] | None = None  # the clock and counters of the last journal row
         self._logged: dict[Key, None] = {}  # the keys of the journal's rows (the next fold's)
         self._rows = 0  # journal rows since the last fold
         self._stored: set[tuple[str, str]] = set()  # the keys in the records (home, key text)
@@ -154,18 +160,17 @@ class StateFile:
         """Make ``state`` durable here, starting from what the file holds."""
         state.attach(self.journal, self)
         load(self._conn, state, self.path)
-        self._conn.execute("BEGIN")
-        schema(self._conn)  # the journal a version 1 file lacks, and this version
-        self._conn.execute("COMMIT")
         self._state = state
-        self.save(state)  # the whole state, in the records: dropped in-flight keys go too
+        # The whole state, in the records (dropped in-flight keys go too), with the tables an
+        # older version lacks and this version, in one transaction: an older file's journal
+        # rows are gone when its version changes.
+        self._write(self._collect(everything(state)), schema)
+        self.journal.written()
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _collect(self, state: State, keys: list[Key]) -> Batch:
-        """The records under ``keys`` (all of them after a reset), and the settings that moved."""
-        journal = self.journal
-        batch = everything(state) if journal.everything else changes(state, keys, self._seq)
+    def _collect(self, batch: Batch) -> Batch:
+        """``batch`` without the settings that did not move; the records' keys followed."""
         self._seq = len(batch.upserts) if batch.everything else self._seq + len(batch.upserts)
         if not batch.everything:  # the clock and counters move only now and then
             batch.settings = [(k, v) for k, v in batch.settings if self._settings.get(k) != v]
@@ -179,10 +184,12 @@ class StateFile:
             stored.update((home, key) for home, key, _, _ in batch.upserts)
         return batch
 
-    def _write(self, batch: Batch) -> None:
+    def _write(self, batch: Batch, first: Callable[[sqlite3.Connection], None] | None = None) -> None:
         conn = self._conn
         conn.execute("BEGIN")
         try:
+            if first is not None:
+                first(conn)
             write(conn, batch)
             conn.execute("COMMIT")
         except BaseException:
@@ -193,6 +200,7 @@ class StateFile:
     def _lost(self) -> None:
         """A write failed: the next one starts over from memory."""
         self.journal.everything = True
+        self._last_meta = None
         self._settings.clear()
         self._stored.clear()
 
@@ -200,14 +208,18 @@ class StateFile:
         """Write what changed, now: one journal row (the whole state, in the records, after
         a reset or a restore)."""
         journal = self.journal
-        keys = journal.changed()
         if journal.everything:
-            self._write(self._collect(state, keys))
+            self._write(self._collect(everything(state)))
             journal.written()
             self._logged.clear()
             self._rows = 0
             return
-        data = entry(state, keys)
+        keys = journal.changed()
+        meta = _meta(state)
+        if not keys and meta == self._last_meta:  # nothing moved since the last row: nothing to write
+            journal.written()
+            return
+        data = entry(state, keys, meta)
         journal.written()
         try:
             self._conn.execute("INSERT INTO journal (data) VALUES (?)", (data,))
@@ -215,6 +227,7 @@ class StateFile:
             self._lost()
             raise
         self._logged.update(dict.fromkeys(keys))
+        self._last_meta = meta
         self._rows += 1
         if self._rows >= FOLD_EVERY and not self._folding:
             self._folding = True
@@ -237,7 +250,7 @@ class StateFile:
             self.save(state)
             return
         keys = list({**self._logged, **dict.fromkeys(journal.changed())})
-        batch = self._collect(state, keys)
+        batch = self._collect(changes(state, keys, self._seq))
         conn = self._conn
         conn.execute("BEGIN")
         try:

@@ -15,18 +15,14 @@ corrupt the file). ``kit.sim.durable`` writes a journal row before every answer 
 A snapshot is the same database, made from the state in memory (``GET /_sim/snapshot``) or
 copied from a running server's file with SQLite's online backup (``kit state snapshot``). It
 never holds a client secret (they come from the server's settings). Values are pickled and
-read back by an unpickler that knows only the simulator's record classes: a snapshot from
-elsewhere cannot run code.
+read back by an unpickler that knows only the simulator's record classes
+(``kit.sim.statecodec``): a snapshot from elsewhere cannot run code.
 """
 
 from __future__ import annotations
 
-import copyreg
 import dataclasses
-import datetime as dt
 import io
-import json
-import operator
 import os
 import pickle
 import sqlite3
@@ -35,17 +31,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from joserfc.jwk import ECKey
-
-from kit.sim import state as records
 from kit.sim.state import _KEPT, HOMES, State
+from kit.sim.statecodec import _key, _key_text, _Pickler, decode, encode
 from kit.sim.stores import Store
 
 FORMAT = "kit-sim-state"
-#: The version of the file's format; a file of another version is refused. Version 1 (no
-#: journal table) is read too, and written as version 2 from then on.
-VERSION = 2
-_READS = (1, VERSION)
+#: The version of the file's format; a file of another version is refused. Versions 1 (no
+#: journal table) and 2 (the codec's functions named in ``kit.sim.statefile``) are read too,
+#: and the file is written as version 3 from then on (its journal folded into the records at
+#: once, in the transaction that changes its version).
+VERSION = 3
+_READS = (1, 2, VERSION)
 MEDIA_TYPE = "application/vnd.sqlite3"
 MAGIC = b"SQLite format 3\x00"
 _SCHEMA = (
@@ -65,101 +61,11 @@ class StateFileError(Exception):
     """A state file or snapshot that cannot be used; the message names it and what to do."""
 
 
-# --- values: pickled, read back knowing only the record classes ----------------------------------
-
-
-def _ec_key(jwk: dict[str, Any]) -> ECKey:
-    return ECKey.import_key(jwk)
-
-
-def _reduce_ec_key(key: ECKey) -> tuple[Any, ...]:
-    return _ec_key, (key.as_dict(private=False),)
-
-
-def _utc(year: int, month: int, day: int, hour: int, minute: int, second: int, micro: int) -> dt.datetime:
-    return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=dt.UTC)
-
-
-def _reduce_datetime(value: dt.datetime) -> tuple[Any, ...]:
-    """A UTC time as its seven numbers (a third of the time pickle takes for an aware datetime,
-    and every record holds a few); any other time as pickle writes it."""
-    if value.tzinfo is dt.UTC:
-        return _utc, (
-            value.year,
-            value.month,
-            value.day,
-            value.hour,
-            value.minute,
-            value.second,
-            value.microsecond,
-        )
-    return value.__reduce_ex__(5)  # type: ignore[return-value]
-
-
-def _reduce_record(cls: type) -> Callable[[Any], tuple[Any, ...]]:
-    """A record as its class and its fields' values: no field names, a sixth less pickling."""
-    values = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
-    return lambda record: (cls, values(record))
-
-
-_TABLE = copyreg.dispatch_table.copy()
-_TABLE[type(ECKey.generate_key("P-256"))] = _reduce_ec_key
-_TABLE[dt.datetime] = _reduce_datetime
-_TABLE.update(
-    (c, _reduce_record(c))
-    for c in vars(records).values()  # the record classes, called with every field
-    if isinstance(c, type) and dataclasses.is_dataclass(c) and len(dataclasses.fields(c)) > 1
-    if all(f.init for f in dataclasses.fields(c))
-)
-_ALLOWED = {
-    ("datetime", "datetime"),
-    ("datetime", "timezone"),
-    ("datetime", "timedelta"),
-    ("decimal", "Decimal"),
-    ("builtins", "set"),
-    ("builtins", "frozenset"),
-    (__name__, "_ec_key"),
-    (__name__, "_utc"),
-    *((records.__name__, name) for name in vars(records) if isinstance(getattr(records, name), type)),
-}
-
-
-class _Pickler(pickle.Pickler):
-    dispatch_table = _TABLE
-
-
-def encode(value: Any) -> bytes:
-    out = io.BytesIO()
-    _Pickler(out, protocol=5).dump(value)
-    return out.getvalue()
-
-
-class _Unpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not a record of a kit state")
-        return super().find_class(module, name)
-
-
-def decode(data: bytes) -> Any:
-    return _Unpickler(io.BytesIO(data)).load()
-
-
-def _key_text(key: Any) -> str:
-    if type(key) is str and key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
-        return f'"{key}"'  # what json.dumps writes for it, without its machinery (most keys)
-    return json.dumps(key, separators=(",", ":"))
-
-
-def _key(text: str) -> Any:
-    value = json.loads(text)
-    return tuple(value) if isinstance(value, list) else value
-
-
 # --- writing and reading a state ----------------------------------------------------------------
 
 
 def _meta(state: State) -> dict[str, Any]:
+    """The seed, the clock and the id counters."""
     clock = state.clock
     return {
         "seed": state.seed,
@@ -180,18 +86,17 @@ def schema(conn: sqlite3.Connection) -> None:
     )
 
 
-def entry(state: State, keys: list[tuple[str, Any]]) -> bytes:
+def entry(state: State, keys: list[tuple[str, Any]], meta: dict[str, Any]) -> bytes:
     """One journal row: the records under ``keys`` as they are now (None: gone), the clock and
-    counters, and the random state when a fault may have drawn from it, in one pickle (one
-    call: a pickle per record costs several times as much on a server whose caches are busy
-    with the request)."""
+    counters (``meta``: :func:`_meta`), and the random state when a fault may have drawn from
+    it, in one pickle (a pickle per record costs more: each pays for naming its classes again)."""
     values = []
     faults = False
     for home, key in keys:
         where = getattr(state, home)
         values.append((home, key, dict.get(where if home in _KEPT_HOMES else where._data, key)))
         faults = faults or home == "faults"
-    return encode((values, _meta(state), state.random.getstate() if faults else None))
+    return encode((values, meta, state.random.getstate() if faults else None))
 
 
 @dataclasses.dataclass
@@ -226,18 +131,25 @@ def everything(state: State) -> Batch:
 
 def changes(state: State, keys: list[tuple[str, Any]], seq: int) -> Batch:
     """The records under ``keys`` as they are now (gone when no longer there), numbered from
-    ``seq`` + 1 (a new record goes last; an existing one keeps its place)."""
+    ``seq`` + 1 (a new record goes last; an existing one keeps its place), pickled by one
+    pickler (a fresh one per record costs a tenth more)."""
     ups, gone = [], []
     faults = False
+    out = io.BytesIO()
+    pickler = _Pickler(out, protocol=5)
     for home, key in keys:
         where = getattr(state, home)
         value = dict.get(where if home in _KEPT_HOMES else where._data, key)
         faults = faults or home == "faults"
         if value is None:
             gone.append((home, _key_text(key)))
-        else:
-            seq += 1
-            ups.append((home, _key_text(key), seq, encode(value)))
+            continue
+        out.seek(0)
+        out.truncate()
+        pickler.clear_memo()
+        pickler.dump(value)
+        seq += 1
+        ups.append((home, _key_text(key), seq, out.getvalue()))
     return Batch(False, ups, gone, _settings(state, with_random=faults))
 
 
@@ -264,7 +176,7 @@ def _deliveries(state: State) -> list[tuple[str, Any]]:
 
 
 def check(conn: sqlite3.Connection, where: str) -> None:
-    """Refuse a database that is not a kit state of this version."""
+    """Refuse a database that is not a kit state of a version this kit reads."""
     try:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "kit_state" not in tables:

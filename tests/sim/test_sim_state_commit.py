@@ -145,7 +145,96 @@ def test_a_fold_keeps_the_state_and_empties_the_journal(
         conn.close()
 
 
-def test_a_version_1_file_is_read_and_carried_on_as_version_2(tmp_path: Path) -> None:
+def test_a_fold_writes_a_record_an_open_request_changed_after_its_row_as_it_is_now(
+    durable_state: tuple[State, StateFile, Path],
+) -> None:
+    state, state_file, path = durable_state
+    _change(state, 1)
+    state.commit()
+    assert state.journal is not None
+    with state.journal.unit():
+        _change(state, 2)
+        state.commit()
+        state.journal.flushed()  # its answer's write: done
+        state.nonces["n2"].used = True  # changed again, after its row
+        state_file.fold(state)
+    on_disk = held(path)
+    assert journal_rows(path) == [] and on_disk.nonces["n2"].used and not on_disk.nonces["n1"].used
+    assert sorted(on_disk.idempotency) == [(PARTNER, "k1"), (PARTNER, "k2")]
+
+
+def test_a_write_that_changes_nothing_writes_no_row(durable_state: tuple[State, StateFile, Path]) -> None:
+    state, _, path = durable_state
+    _change(state, 1)
+    state.commit()
+    state.commit()  # nothing moved since
+    assert len(journal_rows(path)) == 1
+    state.ids.next("req")  # a counter moved (a request's id): written
+    state.commit()
+    assert len(journal_rows(path)) == 2
+    state.clock.advance(5)  # the clock moved: written
+    state.commit()
+    state.commit()
+    assert len(journal_rows(path)) == 3
+    assert held(path).now == state.now and held(path).ids._counters["req"] == 1
+
+
+def _write_version_2(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the file at ``path`` what version 2 wrote: a journal row holding the records
+    themselves, and the codec's functions named in ``kit.sim.statefile``."""
+    from kit.sim import statecodec
+
+    with monkeypatch.context() as m:
+        for name in ("_utc", "_ec_key"):
+            m.setattr(getattr(statecodec, name), "__module__", "kit.sim.statefile")
+            m.setattr(statefile, name, getattr(statecodec, name), raising=False)
+        state = held(path)
+        state.nonces["n2"] = Nonce(PARTNER, state.now + timedelta(minutes=5))
+        row = statefile.encode(([("nonces", "n2", state.nonces["n2"])], statefile._meta(state), None))
+        with sqlite3.connect(path) as conn:
+            values = conn.execute("SELECT home, key, value FROM records").fetchall()
+            conn.executemany(
+                "UPDATE records SET value = ? WHERE home = ? AND key = ?",
+                [(statefile.encode(held_value), home, key) for home, key, held_value in _decoded(values)],
+            )
+            conn.execute("INSERT INTO journal (data) VALUES (?)", (row,))
+            conn.execute("UPDATE kit_state SET value = 2 WHERE name = 'version'")
+        with sqlite3.connect(path) as conn:
+            assert b"kit.sim.statefile" in conn.execute("SELECT data FROM journal").fetchone()[0]
+
+
+def _decoded(rows: list[tuple[str, str, bytes]]) -> list[tuple[str, str, Any]]:
+    return [(home, key, statefile.decode(value)) for home, key, value in rows]
+
+
+def test_a_version_2_file_is_read_and_carried_on_as_version_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.kitstate"
+    state = State(7, START)
+    state_file = StateFile.open(str(path))
+    state_file.load(state)
+    _change(state, 1)
+    state.commit()
+    state_file.close()
+    _write_version_2(path, monkeypatch)
+    again = State(7, START)
+    state_file = StateFile.open(str(path))
+    try:
+        state_file.load(again)
+        assert sorted(again.nonces) == ["n1", "n2"] and (PARTNER, "k1") in again.idempotency
+    finally:
+        state_file.close()
+    with sqlite3.connect(path) as conn:
+        version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
+        stored = [value for (value,) in conn.execute("SELECT value FROM records")]
+    assert version == statefile.VERSION == 3
+    assert stored and not any(b"kit.sim.statefile" in value for value in stored)
+    assert sorted(held(path).nonces) == ["n1", "n2"]
+
+
+def test_a_version_1_file_is_read_and_carried_on_as_version_3(tmp_path: Path) -> None:
     path = tmp_path / "old.kitstate"
     state = State(7, START)
     state_file = StateFile.open(str(path))
@@ -168,7 +257,7 @@ def test_a_version_1_file_is_read_and_carried_on_as_version_2(tmp_path: Path) ->
         state_file.close()
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
-    assert version == statefile.VERSION == 2
+    assert version == statefile.VERSION == 3
 
 
 def test_a_fold_deletes_a_record_it_wrote_and_never_writes_one_born_and_gone_since(
