@@ -188,7 +188,8 @@ def check(conn: sqlite3.Connection, where: str) -> None:
         raise StateFileError(f"{where} is not a kit state: give another path")
     if found.get("version") not in _READS:
         raise StateFileError(
-            f"{where} has state format version {found.get('version')}, this kit reads version {VERSION}: "
+            f"{where} has state format version {found.get('version')}, this kit reads versions "
+            f"{', '.join(map(str, _READS))}: "
             "use the kit that wrote it, or start from a new file"
         )
 

@@ -192,7 +192,7 @@ def _other_version(path: Path) -> None:
     [
         (_text_file, "is not a kit state file"),
         (_other_sqlite, "not a kit state"),
-        (_other_version, f"state format version {VERSION + 1}, this kit reads version {VERSION}"),
+        (_other_version, f"state format version {VERSION + 1}, this kit reads versions 1, 2, {VERSION}"),
     ],
     ids=["text", "other-sqlite", "other-version"],
 )
