@@ -177,7 +177,7 @@ def test_a_resource_is_built_on_first_use_once_and_its_module_imported_then() ->
     code = (
         "import sys, threading, kit; api = kit.connect('sim'); api.sessions.create('anonymous'); "
         "loaded = sorted(m for m in sys.modules if m.startswith('kit._resources.')); "
-        "assert loaded == ['kit._resources._base'], loaded; "
+        "assert loaded == ['kit._resources._base'], loaded; assert 'kit._results' not in sys.modules; "
         "seen = []; threads = [threading.Thread(target=lambda: seen.append(api.cards)) for _ in range(8)]; "
         "[t.start() for t in threads]; [t.join() for t in threads]; "
         "assert len({id(c) for c in seen}) == 1 and seen[0] is api.cards, seen; "
@@ -185,6 +185,19 @@ def test_a_resource_is_built_on_first_use_once_and_its_module_imported_then() ->
         "assert 'kit._resources.webhooks' not in sys.modules; api.close()"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=KIT.parent, timeout=120)
+
+
+def test_the_results_models_are_kit_models_own_though_defined_on_first_use() -> None:
+    import pickle
+
+    import kit.models
+
+    card = kit.models.Card.from_wire({"card_id": "c1", "status": "active", "expires_on": "2028-01-31"})
+    assert type(card).__module__ == "kit.models" and type(card) is kit.models.Card
+    assert pickle.loads(pickle.dumps(card)) == card
+    assert set(kit.models.__all__) <= set(dir(kit.models))
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        kit.models.Nothing  # noqa: B018
 
 
 def test_sandbox_names_every_missing_variable(monkeypatch: pytest.MonkeyPatch) -> None:
