@@ -207,16 +207,21 @@ def _decoded(rows: list[tuple[str, str, bytes]]) -> list[tuple[str, str, Any]]:
     return [(home, key, statefile.decode(value)) for home, key, value in rows]
 
 
-def test_a_version_2_file_is_read_and_carried_on_as_version_3(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "old.kitstate"
+def _one_change_written(path: Path) -> Path:
+    """A state file (this version) holding one request's changes."""
     state = State(7, START)
     state_file = StateFile.open(str(path))
     state_file.load(state)
     _change(state, 1)
     state.commit()
     state_file.close()
+    return path
+
+
+def test_a_version_2_file_is_read_and_carried_on_as_version_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _one_change_written(tmp_path / "old.kitstate")
     _write_version_2(path, monkeypatch)
     again = State(7, START)
     state_file = StateFile.open(str(path))
@@ -235,13 +240,7 @@ def test_a_version_2_file_is_read_and_carried_on_as_version_3(
 
 
 def test_a_version_1_file_is_read_and_carried_on_as_version_3(tmp_path: Path) -> None:
-    path = tmp_path / "old.kitstate"
-    state = State(7, START)
-    state_file = StateFile.open(str(path))
-    state_file.load(state)
-    _change(state, 1)
-    state.commit()
-    state_file.close()
+    path = _one_change_written(tmp_path / "old.kitstate")
     with sqlite3.connect(path) as conn:  # what version 1 wrote: no journal table
         conn.execute("DROP TABLE journal")
         conn.execute("UPDATE kit_state SET value = 1 WHERE name = 'version'")
