@@ -51,9 +51,9 @@ from kit.sim.statefile import (
     MAGIC,
     Batch,
     StateFileError,
-    _meta,
     changes,
     check,
+    clock_and_counters,
     entry,
     everything,
     load,
@@ -69,6 +69,10 @@ WAL_RESTART_PAGES = 2000
 FOLD_EVERY = 256
 #: How long a transaction gathers the requests that finish while others are open (seconds).
 GROUP_WINDOW_S = 0.002
+
+
+def _empty_journal(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM journal")
 
 
 class StateFile:
@@ -185,6 +189,8 @@ class StateFile:
         return batch
 
     def _write(self, batch: Batch, first: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        """``batch`` in one transaction, after ``first`` in the same transaction (a new version's
+        tables, emptying the journal); on failure nothing is written and the next write starts over."""
         conn = self._conn
         conn.execute("BEGIN")
         try:
@@ -215,7 +221,7 @@ class StateFile:
             self._rows = 0
             return
         keys = journal.changed()
-        meta = _meta(state)
+        meta = clock_and_counters(state)
         if not keys and meta == self._last_meta:  # nothing moved since the last row: nothing to write
             journal.written()
             return
@@ -250,17 +256,7 @@ class StateFile:
             self.save(state)
             return
         keys = list({**self._logged, **dict.fromkeys(journal.changed())})
-        batch = self._collect(changes(state, keys, self._seq))
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            write(conn, batch)
-            conn.execute("DELETE FROM journal")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            self._lost()
-            raise
+        self._write(self._collect(changes(state, keys, self._seq)), _empty_journal)
         journal.written()
         self._logged.clear()
         self._rows = 0

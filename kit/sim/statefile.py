@@ -64,7 +64,7 @@ class StateFileError(Exception):
 # --- writing and reading a state ----------------------------------------------------------------
 
 
-def _meta(state: State) -> dict[str, Any]:
+def clock_and_counters(state: State) -> dict[str, Any]:
     """The seed, the clock and the id counters."""
     clock = state.clock
     return {
@@ -88,8 +88,9 @@ def schema(conn: sqlite3.Connection) -> None:
 
 def entry(state: State, keys: list[tuple[str, Any]], meta: dict[str, Any]) -> bytes:
     """One journal row: the records under ``keys`` as they are now (None: gone), the clock and
-    counters (``meta``: :func:`_meta`), and the random state when a fault may have drawn from
-    it, in one pickle (a pickle per record costs more: each pays for naming its classes again)."""
+    counters (``meta``: :func:`clock_and_counters`), and the random state when a fault may have
+    drawn from it, in one pickle (a pickle per record costs more: each pays for naming its
+    classes again)."""
     values = []
     faults = False
     for home, key in keys:
@@ -113,7 +114,7 @@ class Batch:
 def _settings(state: State, with_random: bool) -> list[tuple[str, bytes]]:
     """The clock and id counters; the random state too when it may have moved (it moves only
     when a fault is drawn, and a draw touches the faults: ``pipeline.draw_fault``)."""
-    rows = [("meta", encode(_meta(state)))]
+    rows = [("meta", encode(clock_and_counters(state)))]
     if with_random:
         rows.append(("random", encode(state.random.getstate())))
     return rows

@@ -190,7 +190,8 @@ def _write_version_2(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             m.setattr(statefile, name, getattr(statecodec, name), raising=False)
         state = held(path)
         state.nonces["n2"] = Nonce(PARTNER, state.now + timedelta(minutes=5))
-        row = statefile.encode(([("nonces", "n2", state.nonces["n2"])], statefile._meta(state), None))
+        nonce = [("nonces", "n2", state.nonces["n2"])]
+        row = statefile.encode((nonce, statefile.clock_and_counters(state), None))
         with sqlite3.connect(path) as conn:
             values = conn.execute("SELECT home, key, value FROM records").fetchall()
             conn.executemany(
