@@ -1,10 +1,10 @@
 """The request bodies and the few answers of the areas past a first session: onboarding and KYC,
-inbound events, P2P, webhooks, document requests and the control plane.
+cards, inbound events, P2P, webhooks, document requests and the control plane.
 
 They are :mod:`kit.sim.models`' kind (same bases, same register bounds, A47), kept apart so that
 ``kit.connect("sim")`` builds none of them: only the routes that take them import this module,
-on their first request (``kit.sim.routes.INDEX``). A kept record's representation stays in
-:mod:`kit.sim.models`, where the personality chooses its optional fields (A62).
+on their first request (``kit.sim.routes.INDEX``). A kept record's representation is in
+:mod:`kit.sim.representations`, where the personality chooses its optional fields (A62).
 """
 
 # No ``from __future__ import annotations``, as in kit.sim.models (pydantic would compile each string).
@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kit import register
-from kit.sim.models import DocumentRequestOut, Lenient, Model, Strict, enum_field
+from kit.sim.models import Lenient, Model, Strict, enum_field
+from kit.sim.representations import DocumentRequestOut
 
 _SIZE = register.value("A47")
 
@@ -55,6 +56,17 @@ class KycResult(Model):
     person_id: str
     status: str
     attempts_left: int
+
+
+# --- cards ---------------------------------------------------------------------------------
+class CardCreate(Strict):
+    type: str = enum_field(register.value("A13")["types"])
+
+
+class CardClose(Strict):
+    reason: str | None = Field(
+        default=None, json_schema_extra={"enum": [*register.value("A15")["reasons"], None]}
+    )
 
 
 # --- inbound events --------------------------------------------------------------------------

@@ -41,6 +41,8 @@ SIGNING_ALG: str = register.value("A24")["algorithm"]
 # is refused (A04).
 _ALLOWED_JWE_HEADERS = frozenset({"alg", "enc", "kid", "epk", "apu", "apv", "typ", "cty"})
 _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+#: A device as the simulator knows it: its id and the RFC 7638 thumbprint of its key.
+DeviceId = tuple[str, str]
 
 
 # One registry per allowed algorithm, built once (an allow-list at every decrypt).

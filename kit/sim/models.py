@@ -3,17 +3,15 @@
 Enumerated fields are plain strings here and checked against the register by the routes,
 so that each has its own problem code and an ``allowed`` list (``unknown-close-reason``…).
 
-A record the simulator keeps (``kit.sim.state``) is shown by one :class:`Representation`:
-its fields are the OpenAPI schema and, read from the record, the answer's body. The request
-bodies of the areas past a first session (onboarding, KYC, events, P2P, webhooks, documents,
-the control plane) are in :mod:`kit.sim.bodies`, so that ``kit.connect("sim")`` builds none.
+A record the simulator keeps (``kit.sim.records``) is shown by one :class:`Representation`:
+its fields are the OpenAPI schema and, read from the record, the answer's body. Here are the
+models of a first session (the partner token, init data, a session) and what the others share.
+The request bodies of the areas past a first session (onboarding, KYC, cards, events, P2P,
+webhooks, documents, the control plane) are in :mod:`kit.sim.bodies` and the representations in
+:mod:`kit.sim.representations`, so that ``kit.connect("sim")`` builds none of them.
 
-    >>> from datetime import UTC, datetime
-    >>> from kit.sim.state import Account
-    >>> at = datetime(2025, 1, 6, 9, tzinfo=UTC)
-    >>> AccountOut.wire(Account("acc_1", "p", "spending", Decimal("12.5"), at, ("d", "t")))
-    {'account_id': 'acc_1', 'product': 'spending', 'status': 'open', \
-'balance': {'value': '12.50', 'currency': 'USD'}, 'created_at': '2025-01-06T09:00:00Z'}
+    >>> money(Decimal("7"))
+    {'value': '7.00', 'currency': 'USD'}
 """
 
 # No ``from __future__ import annotations``: pydantic would evaluate every field's annotation
@@ -28,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.state import Account, Card, DocumentRequest, InboundEvent, Person, Subscription, Transfer
 
 _A = register.value
 #: The bounds of request fields (A47): the register's values, never literals here.
@@ -217,76 +214,3 @@ class SessionCreated(Model):
     expiration_strategy: str
     expires_at: str
     device_id: str
-
-
-# --- onboarding ----------------------------------------------------------------------------
-class AccountOut(Representation, record=Account):
-    account_id: str
-    product: str
-    status: str
-    balance: Annotated[Money, From(money)]
-    created_at: Time
-
-
-class PersonOut(Representation, record=Person):
-    person_id: str
-    account_id: str
-    status: str
-
-
-# --- cards ---------------------------------------------------------------------------------
-class CardCreate(Strict):
-    type: str = enum_field(_A("A13")["types"])
-
-
-class CardClose(Strict):
-    reason: str | None = Field(default=None, json_schema_extra={"enum": [*_A("A15")["reasons"], None]})
-
-
-class CardOut(Representation, record=Card):
-    card_id: str
-    account_id: str
-    type: str
-    status: str
-    last4: str
-    expires_on: str
-    close_reason: str | None
-    created_at: Time
-
-
-# --- inbound events ------------------------------------------------------------------------
-class EventOut(Representation, record=InboundEvent):
-    event_id: str
-    event_type: str
-    account_id: str
-    occurred_at: str | None
-    received_at: Time
-
-
-# --- P2P -----------------------------------------------------------------------------------
-class TransferOut(Representation, record=Transfer):
-    transfer_id: str
-    status: str
-    from_account_id: str
-    to_person_id: str
-    amount: Annotated[Money, From(money, also=("currency",))]
-    memo: str | None
-    created_at: Time
-    viewer_role: str | None = None  # added by a read (the role header's value, A18)
-
-
-# --- webhooks and document requests -------------------------------------------------------
-class SubscriptionOut(Representation, record=Subscription):
-    subscription_id: str
-    url: str
-    events: list[str]
-
-
-class DocumentRequestOut(Representation, record=DocumentRequest):
-    document_request_id: str
-    person_id: str
-    account_id: str
-    status: str
-    document_type: str
-    created_at: Time
-    completed_at: MaybeTime

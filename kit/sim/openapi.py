@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from kit import register
 from kit.sim import versions
 from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
-from kit.sim.models import CardClose, CardCreate, OAuthErrorBody, ProblemBody
-from kit.sim.personality import DEFAULT, REPRESENTATIONS, Personality
+from kit.sim.models import OAuthErrorBody, ProblemBody
+from kit.sim.personality import DEFAULT, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.lazyapp), not here
@@ -213,6 +213,9 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
     reasons), the fields it sends (A62) and its ids (A60) are the overlay's, and ``info`` lists
     every value the overlay re-chose (``x-choices``: entry → its effective value) and what the
     overlay is. ``data/openapi.json`` stays the document of the register's own choices."""
+    from kit.sim.bodies import CardClose, CardCreate
+    from kit.sim.representations import REPRESENTATIONS
+
     components = schema["components"]["schemas"]
     components[CardCreate.__name__]["properties"]["type"]["enum"] = list(chosen.card_types)
     components[CardClose.__name__]["properties"]["reason"]["enum"] = [*chosen.close_reasons, None]

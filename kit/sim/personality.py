@@ -30,25 +30,28 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit import register
 from kit._choices import EMPTY, SERVED, ChoicesError, Overlay
 from kit._choices import Problem as Refusal
-from kit.sim.models import AccountOut, CardOut, DocumentRequestOut, EventOut, Representation, TransferOut
 
-__all__ = ["APPLIED", "DEFAULT", "Personality", "SessionLifetimes", "resolve"]
+if TYPE_CHECKING:
+    from kit.sim.models import Representation
+
+__all__ = ["APPLIED", "DEFAULT", "NAMES", "Personality", "SessionLifetimes", "resolve"]
 
 #: The register keys a simulator applies from an overlay (entry → keys; ``None``: every key).
 APPLIED: Mapping[str, frozenset[str] | None] = SERVED
-#: The representations whose optional fields A62 lists, by the name A62 uses.
-REPRESENTATIONS: Mapping[str, type[Representation]] = MappingProxyType(
+#: The names A62 gives the representations whose optional fields it lists (their models are
+#: ``kit.sim.representations.REPRESENTATIONS``).
+NAMES: Mapping[str, str] = MappingProxyType(
     {
-        "account": AccountOut,
-        "card": CardOut,
-        "event": EventOut,
-        "transfer": TransferOut,
-        "document_request": DocumentRequestOut,
+        "account": "AccountOut",
+        "card": "CardOut",
+        "event": "EventOut",
+        "transfer": "TransferOut",
+        "document_request": "DocumentRequestOut",
     }
 )
 ID_FORMATS = ("prefixed", "uuid")
@@ -67,7 +70,7 @@ class SessionLifetimes:
 @dataclass(frozen=True)
 class Personality:
     """Every overlayable value, resolved (see the module docstring). ``overlay`` is what it came
-    from; ``wire`` maps each representation to the function that writes its answer."""
+    from. :meth:`writer` gives the function that writes a representation's answer."""
 
     overlay: Overlay
     token_lifetime: int
@@ -87,12 +90,23 @@ class Personality:
     codes: Mapping[str, str]
     #: ``resource.field`` of A62 not sent.
     omitted: frozenset[str]
-    wire: Mapping[type[Representation], Callable[[Any], dict[str, Any]]] = field(repr=False)
+    #: Each representation's writer, worked out on its first answer (:meth:`writer`).
+    _writers: dict[type[Representation], Callable[[Any], dict[str, Any]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def omitted_fields(self, model: type[Representation]) -> frozenset[str]:
         """The fields of ``model`` this personality does not send."""
-        names = {prefix for prefix, m in REPRESENTATIONS.items() if m is model}
+        names = {prefix for prefix, name in NAMES.items() if name == model.__name__}
         return frozenset(item.split(".", 1)[1] for item in self.omitted if item.split(".", 1)[0] in names)
+
+    def writer(self, model: type[Representation]) -> Callable[[Any], dict[str, Any]]:
+        """The function that writes ``model``'s answer from a record, without the fields this
+        personality leaves out (A62); the model's own :meth:`~Representation.wire` when none is."""
+        found = self._writers.get(model)
+        if found is None:
+            found = self._writers.setdefault(model, model.wire_without(self.omitted_fields(model)))
+        return found
 
 
 def _problems(overlay: Overlay) -> list[Refusal]:
@@ -168,7 +182,7 @@ def resolve(overlay: Overlay | None = None) -> Personality:
     lifetimes, rate = value("A06"), value("A32")
     omitted = frozenset(register.value("A62")["sent"]) - frozenset(value("A62")["sent"])
     codes = {ours: theirs for ours, theirs in value("A64")["codes"].items() if ours != theirs}
-    personality = Personality(
+    return Personality(
         overlay=overlay,
         token_lifetime=int(value("A01")["token_lifetime_seconds"]),
         nonce_lifetime=int(value("A04")["nonce_lifetime_seconds"]),
@@ -189,13 +203,7 @@ def resolve(overlay: Overlay | None = None) -> Personality:
         require_session=bool(value("A63")["cards_and_events_require_session"]),
         codes=MappingProxyType(codes),
         omitted=omitted,
-        wire=MappingProxyType({}),
     )
-    wires = {
-        model: model.wire_without(personality.omitted_fields(model)) for model in REPRESENTATIONS.values()
-    }
-    object.__setattr__(personality, "wire", MappingProxyType(wires))
-    return personality
 
 
 def _decimal(text: str) -> Decimal:

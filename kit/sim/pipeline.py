@@ -47,7 +47,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
@@ -73,7 +73,10 @@ from kit.sim.pii import pii_parameter, pii_path
 from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
-from kit.sim.state import Account, Card, Fault, IdempotencyRecord, Person, Session, State, body_digest
+from kit.sim.state import Fault, IdempotencyRecord, Session, State, body_digest
+
+if TYPE_CHECKING:
+    from kit.sim.records import Account, Card, Person
 
 _A = register.value
 MAX_BODY = int(_A("A22")["max_body_bytes"])

@@ -110,7 +110,7 @@ class Sim:
 
     def show(self, model: type[Representation], record: Any) -> dict[str, Any]:
         """``record`` as ``model`` answers it under this personality (optional fields, A62)."""
-        return self.personality.wire[model](record)
+        return self.personality.writer(model)(record)
 
     def emit(self, partner: str, event_type: str, data: dict[str, Any]) -> str:
         """Record a webhook event for the partner's subscriptions; returns its ``evt_`` id."""

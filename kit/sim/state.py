@@ -18,17 +18,17 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kit.sim.clock import Clock
-from kit.sim.crypto import ECKey, ServerKeys
+from kit.sim.crypto import DeviceId, ECKey, ServerKeys
 from kit.sim.ids import Ids
 from kit.sim.journal import Journal, tracked, tracked_dict
 from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
 
-DeviceId = tuple[str, str]  # (device_id, RFC 7638 thumbprint of its key)
+if TYPE_CHECKING:
+    from kit.sim.records import Account, Card, DocumentRequest, InboundEvent, Person, Subscription, Transfer
 
 
 @dataclass
@@ -60,95 +60,6 @@ class Session:
     person_id: str | None = None
     ended: bool = False
     superseded: bool = False
-
-
-@dataclass
-class Account:
-    account_id: str
-    partner: str
-    product: str
-    balance: Decimal
-    created_at: datetime
-    created_by: DeviceId
-    status: str = "open"
-    bound_devices: set[DeviceId] = field(default_factory=set)
-    device_keys: dict[DeviceId, ECKey] = field(default_factory=dict)
-
-
-@dataclass
-class Person:
-    person_id: str
-    partner: str
-    account_id: str
-    created_at: datetime
-    questions: list[dict[str, Any]]
-    answers: dict[str, str]
-    status: str = "kyc_pending"
-    failed_attempts: int = 0
-    bound_devices: set[DeviceId] = field(default_factory=set)
-    device_keys: dict[DeviceId, ECKey] = field(default_factory=dict)
-
-
-@dataclass
-class Card:
-    card_id: str
-    partner: str
-    account_id: str
-    type: str
-    last4: str
-    expires_on: str
-    expires_at: datetime
-    created_at: datetime
-    status: str = "active"
-    close_reason: str | None = None
-    closed_at: datetime | None = None
-
-
-@dataclass
-class Transfer:
-    transfer_id: str
-    partner: str
-    from_account_id: str
-    to_account_id: str
-    from_person_id: str
-    to_person_id: str
-    amount: Decimal
-    currency: str
-    memo: str | None
-    created_at: datetime
-    status: str = "completed"
-
-
-@dataclass
-class InboundEvent:
-    event_id: str
-    partner: str
-    account_id: str
-    event_type: str
-    occurred_at: str | None
-    received_at: datetime
-
-
-@dataclass
-class Subscription:
-    subscription_id: str
-    partner: str
-    url: str
-    events: list[str]  # in the names of its version
-    created_at: datetime
-    api_version: str = "1.2.0-20221215"  # the version it was created under: its deliveries' (A27)
-
-
-@dataclass
-class DocumentRequest:
-    document_request_id: str
-    partner: str
-    person_id: str
-    account_id: str
-    document_type: str
-    created_at: datetime
-    status: str = "open"
-    completed_at: datetime | None = None
 
 
 @dataclass
@@ -383,3 +294,23 @@ class State:
     def card(self, partner: str, card_id: str) -> Card | None:
         found = self.cards.get(card_id)
         return found if found is not None and found.partner == partner else None
+
+
+#: The kept records, defined in :mod:`kit.sim.records` when one is first used.
+_RECORDS = frozenset(
+    {"Account", "Card", "DocumentRequest", "InboundEvent", "Person", "Subscription", "Transfer"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _RECORDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from kit.sim import records
+
+    value = getattr(records, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_RECORDS})

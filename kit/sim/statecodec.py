@@ -27,7 +27,7 @@ from typing import Any
 
 from joserfc.jwk import ECKey
 
-from kit.sim import state as records
+from kit.sim import records, state
 
 
 def _ec_key(jwk: dict[str, Any]) -> ECKey:
@@ -80,10 +80,17 @@ def _reduce_record(cls: type) -> Callable[[Any], tuple[Any, ...]]:
 _TABLE = copyreg.dispatch_table.copy()
 _TABLE[type(ECKey.generate_key("P-256"))] = _reduce_ec_key
 _TABLE[dt.datetime] = _reduce_datetime
+#: The record classes: ``kit.sim.state``'s own and the kept ones it names (``kit.sim.records``).
+_RECORDS = [
+    c
+    for m in (state, records)
+    for c in vars(m).values()
+    if isinstance(c, type) and c.__module__ == state.__name__
+]
 _TABLE.update(
     (c, _reduce_record(c))
-    for c in vars(records).values()  # the record classes, called with every field
-    if isinstance(c, type) and dataclasses.is_dataclass(c) and len(dataclasses.fields(c)) > 1
+    for c in _RECORDS  # called with every field
+    if dataclasses.is_dataclass(c) and len(dataclasses.fields(c)) > 1
     if all(f.init for f in dataclasses.fields(c))
 )
 _ALLOWED = {
@@ -95,7 +102,7 @@ _ALLOWED = {
     ("builtins", "frozenset"),
     (__name__, "_ec_key"),
     (__name__, "_utc"),
-    *((records.__name__, name) for name in vars(records) if isinstance(getattr(records, name), type)),
+    *((state.__name__, c.__qualname__) for c in _RECORDS),
 }
 
 

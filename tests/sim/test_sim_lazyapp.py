@@ -155,14 +155,17 @@ def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.Mon
 
 def test_connect_and_the_first_session_import_neither_fastapi_nor_other_route_modules() -> None:
     """What makes connect cheap (benchmark 9): the first token and session are served plain, and
-    only their route modules are imported (the others and the 1.1.0 models on first use)."""
+    only their route modules are imported (the others, the request bodies, the kept records and
+    their representations, and the 1.1.0 models on first use)."""
     code = (
         "import sys, kit; api = kit.connect('sim'); api.sessions.create('anonymous'); "
         "assert 'fastapi' not in sys.modules, sorted(m for m in sys.modules if m.startswith('fastapi')); "
         "routes = sorted(m for m in sys.modules if m.startswith('kit.sim.routes.')); "
-        "assert routes == [f'kit.sim.routes.{m}' for m in ('cards', 'oauth', 'sessions')], routes; "
-        "assert 'kit.sim.previous' not in sys.modules; "
-        "api.accounts.create(); assert 'kit.sim.routes.onboarding' in sys.modules"
+        "assert routes == [f'kit.sim.routes.{m}' for m in ('oauth', 'sessions')], routes; "
+        "later = ('kit.sim.previous', 'kit.sim.bodies', 'kit.sim.records', 'kit.sim.representations'); "
+        "assert not [m for m in later if m in sys.modules], [m for m in later if m in sys.modules]; "
+        "api.accounts.create(); assert 'kit.sim.routes.onboarding' in sys.modules; "
+        "assert 'kit.sim.records' in sys.modules and 'kit.sim.representations' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import pytest
 
-from kit.sim import models, state
+from kit.sim import records as state
+from kit.sim import representations as models
 from kit.sim.models import From, Money, Representation, money
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,13 +16,14 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.bodies import CardClose, CardCreate
 from kit.sim.fastpath import Routes
-from kit.sim.models import CardClose, CardCreate, CardOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem
+from kit.sim.records import Card
+from kit.sim.representations import CardOut
 from kit.sim.runtime import Sim
-from kit.sim.state import Card
 
 router = Routes(tags=["cards"])
 #: The register's own card types and close reasons (a simulator's own: ``sim.personality``).

@@ -16,13 +16,15 @@ from kit import _env as env
 from kit import register
 from kit.sim.bodies import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.clock import format_time
-from kit.sim.models import DocumentRequestOut, TransferOut, money
+from kit.sim.models import money
 from kit.sim.pipeline import read_json
 from kit.sim.problems import Problem, not_found, validation_problem
+from kit.sim.records import DocumentRequest
+from kit.sim.representations import DocumentRequestOut, TransferOut
 from kit.sim.routes.p2p import parse_amount
 from kit.sim.runtime import Sim
 from kit.sim.schema import M, parse_model
-from kit.sim.state import DocumentRequest, Fault
+from kit.sim.state import Fault
 from kit.sim.timeflow import clock_moved
 
 CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER

@@ -10,10 +10,10 @@ from starlette.responses import Response
 
 from kit.sim.bodies import DocumentRequestList, DocumentSubmit
 from kit.sim.fastpath import Routes
-from kit.sim.models import DocumentRequestOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
+from kit.sim.representations import DocumentRequestOut
 
 router = Routes(tags=["document requests"])
 

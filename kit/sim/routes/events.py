@@ -10,11 +10,11 @@ from kit.sim import versions
 from kit.sim.bodies import EventCreate
 from kit.sim.clock import format_time, parse_time
 from kit.sim.fastpath import Routes
-from kit.sim.models import EventOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import validation_problem
-from kit.sim.state import InboundEvent
+from kit.sim.records import InboundEvent
+from kit.sim.representations import EventOut
 
 router = Routes(tags=["inbound events"])
 EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]

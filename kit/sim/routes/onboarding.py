@@ -26,11 +26,12 @@ from kit.sim.bodies import (
 from kit.sim.crypto import encrypt_to_device
 from kit.sim.fastpath import Routes
 from kit.sim.ids import Ids
-from kit.sim.models import AccountOut, PersonOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.state import Account, Person, Session
+from kit.sim.records import Account, Person
+from kit.sim.representations import AccountOut, PersonOut
+from kit.sim.state import Session
 
 router = Routes(tags=["onboarding and KYC"])
 _ACCOUNT = register.value("A10")

@@ -17,12 +17,13 @@ from kit import register
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
 from kit.sim.fastpath import Routes
-from kit.sim.models import Money, TransferOut
+from kit.sim.models import Money
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, not_found
+from kit.sim.records import Transfer
+from kit.sim.representations import TransferOut
 from kit.sim.schema import parse_model
-from kit.sim.state import Transfer
 
 router = Routes(tags=["P2P"])
 ROLE_HEADER = register.value("A18")["role_header"]

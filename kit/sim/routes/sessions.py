@@ -11,14 +11,14 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim.clock import format_time
-from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceKeyError, ECKey, device_key, encrypt_to_device
+from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
 from kit.sim.fastpath import Routes
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, json_body, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.state import DeviceId, Nonce, Session
+from kit.sim.state import Nonce, Session
 
 router = Routes(tags=["sessions"])
 _SESSION = register.value("A05")

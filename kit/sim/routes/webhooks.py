@@ -16,11 +16,11 @@ from kit._env import is_loopback
 from kit.sim import versions
 from kit.sim.bodies import Jwks, SubscriptionCreate
 from kit.sim.fastpath import Routes
-from kit.sim.models import SubscriptionOut
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import Problem, validation_problem
-from kit.sim.state import Subscription
+from kit.sim.records import Subscription
+from kit.sim.representations import SubscriptionOut
 
 router = Routes(tags=["webhooks"])
 _SPEC = register.spec()
