@@ -50,6 +50,7 @@ from kit.models import Persona
 
 __all__ = [
     "PERSONA_FIELDS",
+    "AnyPersona",
     "FixturePersona",
     "Fixtures",
     "from_env",
@@ -114,6 +115,10 @@ class FixturePersona:
         for name in Persona.PII_FIELDS:
             yield str(getattr(self.persona, name).reveal())
         yield from self.kyc.reveal().values()
+
+
+#: A persona of either source (the simulator's or a fixtures file's): both have ``persona_id`` and ``pii``.
+AnyPersona = Persona | FixturePersona
 
 
 @dataclass(frozen=True)

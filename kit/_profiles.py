@@ -27,17 +27,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from kit import _choices as overlays
 from kit import _env as env
-from kit import _fixtures as fixtures
 from kit import register
-from kit._env import is_loopback_url
-from kit._fixtures import FixturePersona, Fixtures
 from kit._sensitive import Sensitive
 from kit.errors import ConfigError, FixturesError
 from kit.models import Persona
+
+if TYPE_CHECKING:  # the fixtures module is imported by a sandbox profile's first read of its file
+    from kit._fixtures import AnyPersona, FixturePersona, Fixtures
 
 __all__ = [
     "PROFILES",
@@ -55,8 +55,6 @@ __all__ = [
 ENV_VARS = {"base_url": env.BASE_URL, "client_id": env.CLIENT_ID, "client_secret": env.CLIENT_SECRET}
 #: ``(base_url, client_id, client_secret, further Config fields)``.
 Settings = tuple[str | None, str, str, dict[str, Any]]
-#: A persona of either source: both have ``persona_id`` and ``pii``.
-AnyPersona = Persona | FixturePersona
 
 
 class SimAnswers(Protocol):
@@ -272,7 +270,7 @@ class Profile:
 
     def reaches_receiver(self, base_url: str | None) -> bool:
         """Whether the API can deliver to a webhook receiver on this machine's loopback."""
-        return is_loopback_url(base_url)
+        return env.is_loopback_url(base_url)
 
     def server_clock(self, requestor: ControlClock) -> datetime:
         """The time webhook signatures are judged against: the machine's clock, as a partner's
@@ -290,6 +288,8 @@ class Profile:
         path = environ.get(env.SANDBOX_FIXTURES)
         if not path:
             return None
+        from kit import _fixtures as fixtures
+
         key = fixtures.version(path)
         if self._fixtures is None or self._fixtures[0] != key:
             self._fixtures = (key, fixtures.load(path))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from kit._client import Client
-    from kit._profiles import AnyPersona
+    from kit._fixtures import AnyPersona
     from kit.models import KycResult
 
 __all__ = [

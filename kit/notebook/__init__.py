@@ -64,7 +64,7 @@ from kit.notebook.register_view import RegisterTable, register_table
 if TYPE_CHECKING:
     from kit._client import Client
     from kit._drift import Drift
-    from kit._profiles import AnyPersona
+    from kit._fixtures import AnyPersona
     from kit._sensitive import Sensitive
 
 __all__ = [

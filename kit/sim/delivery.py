@@ -12,14 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from kit import register
 from kit.sim import versions
 from kit.sim.clock import format_time
-from kit.sim.state import Attempt, Delivery, State
+from kit.sim.state import State
+
+if TYPE_CHECKING:
+    from kit.sim.records import Delivery
 
 _RETRY = register.value("A25")
 RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
@@ -56,6 +59,8 @@ class DeliveryEngine:
         """
         if event_type not in EVENTS:
             raise ValueError(f"{event_type!r} is not a webhook event of the spec")
+        from kit.sim.records import Delivery  # defined by the first event, not by a first session
+
         state = self.state
         event_id = state.ids.next("evt")
         bodies: dict[str, bytes] = {}  # by version: a subscription gets its own version's (A27)
@@ -125,6 +130,8 @@ class DeliveryEngine:
             delivery.in_progress = False
         if generation != self.state.generation:
             return  # the simulator was reset meanwhile
+        from kit.sim.records import Attempt
+
         delivery.attempts.append(Attempt(at, status, error))
         if status is not None and 200 <= status < 300:
             delivery.status, delivery.next_at = "delivered", None

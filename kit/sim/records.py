@@ -21,11 +21,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kit.sim.crypto import DeviceId, ECKey
 
-__all__ = ["Account", "Card", "DocumentRequest", "InboundEvent", "Person", "Subscription", "Transfer"]
+__all__ = [
+    "Account",
+    "Attempt",
+    "Card",
+    "Delivery",
+    "DocumentRequest",
+    "InboundEvent",
+    "Person",
+    "Subscription",
+    "Transfer",
+]
 
 
 @dataclass
 class Account:
+    """An account (A10): its product, balance and status, and the devices bound to it."""
+
     account_id: str
     partner: str
     product: str
@@ -39,6 +51,8 @@ class Account:
 
 @dataclass
 class Person:
+    """A person (A08, A09): the KYC questions and answers derived from their PII, never the PII."""
+
     person_id: str
     partner: str
     account_id: str
@@ -53,6 +67,8 @@ class Person:
 
 @dataclass
 class Card:
+    """A card (A13-A15): its type, last four digits, expiry and status, and why it was closed."""
+
     card_id: str
     partner: str
     account_id: str
@@ -68,6 +84,8 @@ class Card:
 
 @dataclass
 class Transfer:
+    """A P2P transfer between two persons' accounts (A16-A19)."""
+
     transfer_id: str
     partner: str
     from_account_id: str
@@ -83,6 +101,8 @@ class Transfer:
 
 @dataclass
 class InboundEvent:
+    """An inbound account event a partner sent, of an allowed type."""
+
     event_id: str
     partner: str
     account_id: str
@@ -93,6 +113,8 @@ class InboundEvent:
 
 @dataclass
 class Subscription:
+    """A webhook subscription: its URL, the events it wants and the version it was made under."""
+
     subscription_id: str
     partner: str
     url: str
@@ -103,6 +125,8 @@ class Subscription:
 
 @dataclass
 class DocumentRequest:
+    """A request for a person's document, opened and completed through the control plane."""
+
     document_request_id: str
     partner: str
     person_id: str
@@ -111,6 +135,34 @@ class DocumentRequest:
     created_at: datetime
     status: str = "open"
     completed_at: datetime | None = None
+
+
+@dataclass
+class Attempt:
+    """One attempt to deliver a webhook: when, and the status or error it met (A25)."""
+
+    at: datetime
+    status_code: int | None
+    error: str | None = None
+
+
+@dataclass
+class Delivery:
+    """A webhook event on its way to one subscription: its signed body, attempts and next try (A25-A27)."""
+
+    delivery_id: str
+    event_id: str
+    event_type: str
+    subscription_id: str
+    partner: str
+    url: str
+    body: bytes
+    first_at: datetime
+    deprecated: bool = False
+    status: str = "pending"
+    attempts: list[Attempt] = field(default_factory=list)
+    next_at: datetime | None = None
+    in_progress: bool = False
 
 
 for _name in __all__:

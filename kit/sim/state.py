@@ -28,11 +28,22 @@ from kit.sim.journal import Journal, tracked, tracked_dict
 from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
 
 if TYPE_CHECKING:
-    from kit.sim.records import Account, Card, DocumentRequest, InboundEvent, Person, Subscription, Transfer
+    from kit.sim.records import (
+        Account,
+        Card,
+        Delivery,
+        DocumentRequest,
+        InboundEvent,
+        Person,
+        Subscription,
+        Transfer,
+    )
 
 
 @dataclass
 class PartnerToken:
+    """A partner access token the simulator issued (A01): its partner and expiry."""
+
     partner: str
     expires_at: datetime
     revoked: bool = False
@@ -40,6 +51,8 @@ class PartnerToken:
 
 @dataclass
 class Nonce:
+    """A nonce handed out with init data (A04), for one session request before it expires."""
+
     partner: str
     expires_at: datetime
     used: bool = False
@@ -47,6 +60,8 @@ class Nonce:
 
 @dataclass
 class Session:
+    """A device-level session (A05, A06): who, which device and key, and its lifetime's times."""
+
     token: str
     partner: str
     session_type: str
@@ -62,30 +77,6 @@ class Session:
     superseded: bool = False
 
 
-@dataclass
-class Attempt:
-    at: datetime
-    status_code: int | None
-    error: str | None = None
-
-
-@dataclass
-class Delivery:
-    delivery_id: str
-    event_id: str
-    event_type: str
-    subscription_id: str
-    partner: str
-    url: str
-    body: bytes
-    first_at: datetime
-    deprecated: bool = False
-    status: str = "pending"
-    attempts: list[Attempt] = field(default_factory=list)
-    next_at: datetime | None = None
-    in_progress: bool = False
-
-
 def body_digest(body: Any) -> bytes:
     """A fingerprint of a parsed JSON body: equal bodies, whatever their key order, give equal
     digests. An idempotency record keeps this, not the body, which can be large (A51).
@@ -98,6 +89,8 @@ def body_digest(body: Any) -> bytes:
 
 @dataclass
 class IdempotencyRecord:
+    """A POST answered under an ``Idempotency-Key`` (A20, A51), replayed for the same request."""
+
     method: str
     path: str
     body: bytes  # body_digest() of the request body
@@ -110,6 +103,8 @@ class IdempotencyRecord:
 
 @dataclass
 class Fault:
+    """A fault the control plane injects into matching requests (``POST /_sim/faults``)."""
+
     fault_id: str
     method: str
     path: str
@@ -298,7 +293,8 @@ class State:
 
 #: The kept records, defined in :mod:`kit.sim.records` when one is first used.
 _RECORDS = frozenset(
-    {"Account", "Card", "DocumentRequest", "InboundEvent", "Person", "Subscription", "Transfer"}
+    {"Account", "Attempt", "Card", "Delivery", "DocumentRequest", "InboundEvent", "Person", "Subscription"}
+    | {"Transfer"}
 )
 
 
