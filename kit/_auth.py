@@ -64,7 +64,7 @@ def token_path(api_version: str | None) -> str:
         ('/authorization/server_api/access_tokens', '/oauth/accesstoken')
     """
     served = register.value("A27")["versions"]
-    if api_version is None or api_version == register.spec()["version"] or api_version not in served:
+    if api_version is None or api_version == register.fact("version") or api_version not in served:
         return TOKEN_PATH
     return str(register.statement("change.1")["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
 

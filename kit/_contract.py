@@ -155,8 +155,8 @@ class _Answer:
 
 @cache
 def _versions() -> tuple[str, frozenset[str]]:
-    """The seed's version and A27's served versions, read once (``register.spec()`` copies)."""
-    return str(register.spec()["version"]), frozenset(register.value("A27")["versions"])
+    """The seed's version and A27's served versions, read once."""
+    return str(register.fact("version")), frozenset(register.value("A27")["versions"])
 
 
 class Contract:

@@ -13,7 +13,7 @@ from kit.models import InboundEvent
 __all__ = ["EVENT_TYPES", "Events"]
 
 # The eight types the spec allows (its "Inbound events" section), from data/spec.toml.
-EVENT_TYPES: tuple[str, ...] = tuple(register.spec()["inbound_event_types"])
+EVENT_TYPES: tuple[str, ...] = tuple(register.fact("inbound_event_types"))
 
 
 def _rfc3339(value: datetime | str) -> str:

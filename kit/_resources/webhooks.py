@@ -44,7 +44,7 @@ AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.comp
 def auto_events(api_version: str | None) -> list[str]:
     """:data:`AUTO_EVENTS` in the names of ``api_version``: under the version before 1.2.0 (A27)
     without the events change 6 added and with the names it corrected, as its record says."""
-    previous = [v for v in register.value("A27")["versions"] if v != register.spec()["version"]]
+    previous = [v for v in register.value("A27")["versions"] if v != register.fact("version")]
     if api_version not in previous:
         return list(AUTO_EVENTS)
     change = register.statement("change.6")

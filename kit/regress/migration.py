@@ -241,7 +241,7 @@ def _change_tokens() -> dict[int, set[str]]:
     """Per change: what it touches, as words a difference can carry (operations, paths, fields,
     card and event types, headers), from its record and the values of the entries that choose."""
     tokens: dict[int, set[str]] = {}
-    for change in register.spec()["change"]:
+    for change in register.fact("change"):
         words: set[str] = set()
         for op in [*change["operations"], *change["previously"].values(), *change["previously"]]:
             words.add(op)

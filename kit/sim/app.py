@@ -25,7 +25,7 @@ from kit.sim.timeflow import follow_wall_clock
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-_SPEC = register.spec()
+_SPEC = {"version": register.fact("version")}
 TITLE = "Partner Financial Services API (simulator)"
 DESCRIPTION = (
     f"A stateful, deterministic simulator of the Partner Financial Services API {_SPEC['version']}. "

@@ -71,7 +71,7 @@ class CardClose(Strict):
 
 # --- inbound events --------------------------------------------------------------------------
 class EventCreate(Strict):
-    event_type: str = enum_field(register.spec()["inbound_event_types"])
+    event_type: str = enum_field(register.fact("inbound_event_types"))
     occurred_at: str | None = None
     details: dict[str, Any] | None = None
 
@@ -90,7 +90,7 @@ class SubscriptionCreate(Strict):
     events: list[str] = Field(
         min_length=1,
         max_length=_SIZE["events_per_subscription_max"],
-        json_schema_extra={"items": {"enum": list(register.spec()["webhook_events"])}},
+        json_schema_extra={"items": {"enum": list(register.fact("webhook_events"))}},
     )
 
 

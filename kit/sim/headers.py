@@ -30,7 +30,7 @@ API_VERSION: str = register.value("A27")["header"]
 #: Makes a POST safe to retry.
 IDEMPOTENCY_KEY: str = register.value("A20")["header"]
 
-_SPEC = register.spec()
+_SPEC = {"deprecated_endpoints": register.fact("deprecated_endpoints")}
 _LEGACY = register.value("A03")
 #: The token endpoint: the seed's replacement for the deprecated POST ("Replaced by POST
 #: /oauth/accesstoken", endpoint.2).

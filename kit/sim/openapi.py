@@ -147,7 +147,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
 _PROBLEM = "Problem"
 _PROBLEM_REF = {"$ref": f"#/components/schemas/{_PROBLEM}"}
 # The token endpoint and the deprecated one (whose DELETE takes the bearer token it revokes).
-_LEGACY_PATH = register.spec()["deprecated_endpoints"][0]["path"]
+_LEGACY_PATH = register.fact("deprecated_endpoints")[0]["path"]
 _TOKEN_PATHS = (TOKEN_PATH, _LEGACY_PATH)
 
 

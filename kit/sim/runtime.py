@@ -26,7 +26,7 @@ class Sim:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.version: str = register.spec()["version"]
+        self.version: str = register.fact("version")
         #: The register's values under the settings' choice overlay, resolved once (ChoicesError).
         self.personality: Personality = resolve(settings.choices)
         self.state = State(

@@ -29,7 +29,10 @@ from starlette.types import Scope
 from kit import register
 from kit.sim.models import Strict
 
-_SPEC = register.spec()
+_SPEC = {
+    k: register.fact(k)
+    for k in ("version", "change", "webhook_events", "removed_endpoints", "deprecated_endpoints")
+}
 _VALUE = register.value("A27")
 #: The request and response header naming the version.
 HEADER: str = _VALUE["header"]

@@ -116,7 +116,7 @@ class Explorer:
         self.card_type = w.Dropdown(options=types, value="temporary", description="card type")
         reasons = list(register.value("A15")["reasons"])
         self.reason = w.Dropdown(options=reasons, value=reasons[0], description="reason")
-        events = list(register.spec()["inbound_event_types"])
+        events = list(register.fact("inbound_event_types"))
         self.event_type = w.Dropdown(options=events, value=events[0], description="event")
         self.amount = w.Text(value="12.50", description="amount USD", style={"description_width": "initial"})
 

@@ -43,7 +43,7 @@ CLOSE_REASONS: tuple[str, ...] = tuple(register.value("A15")["reasons"])
 #: The card types (register entry A13), in the register's order (the draws depend on it).
 CARD_TYPES: tuple[str, ...] = tuple(register.value("A13")["types"])
 #: The spec's eight inbound event types, in the spec's order.
-EVENT_TYPES: tuple[str, ...] = tuple(register.spec()["inbound_event_types"])
+EVENT_TYPES: tuple[str, ...] = tuple(register.fact("inbound_event_types"))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ from kit.sim.records import InboundEvent
 from kit.sim.representations import EventOut
 
 router = Routes(tags=["inbound events"])
-EVENT_TYPES: list[str] = register.spec()["inbound_event_types"]
+EVENT_TYPES: list[str] = register.fact("inbound_event_types")
 
 
 @declare(

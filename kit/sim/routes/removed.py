@@ -28,7 +28,7 @@ router = Routes(tags=["removed in 1.2.0"])
 #: Every method a request can name: the endpoint no longer exists for any of them.
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # The one removed endpoint whose path the seed shows: savings close.
-(SAVINGS_CLOSE,) = [e for e in register.spec()["removed_endpoints"] if e["path"]]
+(SAVINGS_CLOSE,) = [e for e in register.fact("removed_endpoints") if e["path"]]
 REMOVED_IN = SAVINGS_CLOSE["removed_in"]
 REFERRAL_CODE, REFERRALS = versions.REFER_A_FRIEND_PATHS
 CODE_PREFIX: str = register.value("A66")["code_prefix"]

@@ -23,7 +23,7 @@ from kit.sim.records import Subscription
 from kit.sim.representations import SubscriptionOut
 
 router = Routes(tags=["webhooks"])
-_SPEC = register.spec()
+_SPEC = {k: register.fact(k) for k in ("webhook_events", "renamed_webhook_events")}
 WEBHOOK_EVENTS: list[str] = list(_SPEC["webhook_events"])
 RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
 
