@@ -288,12 +288,14 @@ def test_a_fold_deletes_a_record_it_wrote_and_never_writes_one_born_and_gone_sin
 def test_records_are_pickled_as_their_fields_and_older_files_read_back() -> None:
     import pickle
     from datetime import UTC, datetime
+    from decimal import Decimal
 
-    from kit.sim.state import Attempt, Delivery
+    from kit.sim.state import Account, Attempt, Delivery
 
     at = datetime(2025, 1, 6, 9, tzinfo=UTC)
     values = [
         Nonce(PARTNER, at, used=True),
+        Account("acc_1", PARTNER, "spending", Decimal("500.00"), at, ("dev-1", "thumb")),
         IdempotencyRecord("POST", "/x", b"d", at, False, 201, b"{}", {"a": "b"}),
         Delivery("d1", "e1", "t", "s1", PARTNER, "http://h", b"{}", at, attempts=[Attempt(at, 500, "x")]),
     ]
@@ -302,3 +304,5 @@ def test_records_are_pickled_as_their_fields_and_older_files_read_back() -> None
         older = pickle.dumps(value, protocol=5)  # what a file written before holds
         assert statefile.decode(older) == value
         assert b"expires_at" not in statefile.encode(value) and b"created_at" not in statefile.encode(value)
+        # the kept records are defined in kit.sim.records on first use, and named as before
+        assert b"kit.sim.state" in older and b"kit.sim.records" not in statefile.encode(value) + older
