@@ -100,6 +100,21 @@ class RouteReply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def header(request: Request, name: bytes) -> str | None:
+    """The request's first header ``name`` (lower-case bytes), as ``request.headers.get`` reads
+    it, without building Starlette's ``Headers`` (its ``get`` lower-cases and encodes the name and
+    raises a KeyError inside for a header not sent: about a microsecond a look-up)."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+_AUTHORIZATION, _IDEMPOTENCY_KEY, _SESSION_ID = (
+    name.lower().encode("latin-1") for name in (AUTHORIZATION, IDEMPOTENCY_KEY, SESSION_ID)
+)
+
+
 # --- the entry --------------------------------------------------------------------------------
 
 
@@ -124,7 +139,7 @@ async def run(
         return record  # a replay
     try:
         fault = await injected_fault(sim.state, request) if sim.state.faults else None
-        token = request.headers.get(SESSION_ID)
+        token = header(request, _SESSION_ID)
         if check_session and token is not None:
             lifetimes = sim.personality.sessions
             call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
@@ -163,7 +178,7 @@ async def run(
 def authenticate(state: State, request: Request) -> str:
     """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
     uses(request, "A02")  # the header and scheme that carry the token: named as the check runs
-    scheme, _, token = request.headers.get(AUTHORIZATION, "").partition(" ")
+    scheme, _, token = (header(request, _AUTHORIZATION) or "").partition(" ")
     token = token.strip()
     if scheme.lower() != TOKEN_SCHEME.lower() or not token:
         raise Problem(
@@ -193,7 +208,7 @@ async def read_json(request: Request) -> Any:
     raw = await read_body(request)
     if not raw.strip():
         return None
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    media = (header(request, b"content-type") or "").split(";")[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         if media == FORM_MEDIA_TYPE:  # a form is checked for clear PII as a JSON body is (A11)
             reject_clear_pii_parameters(form_items(raw), "form")
@@ -204,7 +219,10 @@ async def read_json(request: Request) -> Any:
             assumptions=("A22",),
         )
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        text = raw.decode("utf-8")
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise ValueError("a UTF-8 BOM")
+        return _BODY_DECODER.decode(text)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Problem(
             400, "malformed-json", "The request body is not valid JSON.", assumptions=("A22",)
@@ -213,7 +231,7 @@ async def read_json(request: Request) -> Any:
 
 async def read_body(request: Request) -> bytes:
     """The raw body, refused with 413 past the limit (A22) without reading it all."""
-    length = request.headers.get("content-length")
+    length = header(request, b"content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise _too_large()
     chunks: list[bytes] = []
@@ -235,6 +253,10 @@ def _too_large() -> Problem:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+#: ``json.loads(text, parse_constant=_reject_constant)`` without a new decoder a request.
+_BODY_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 # --- before 4: the work of step 11, done ahead ------------------------------------------------
@@ -282,7 +304,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
     request = call.request
     if request.method != "POST" or policy == "none":
         return None
-    key = request.headers.get(IDEMPOTENCY_KEY)
+    key = header(request, _IDEMPOTENCY_KEY)
     if key is not None or policy == "required":
         call.assumptions.add("A20")
     if key is None:
@@ -656,9 +678,13 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
         )
 
 
+#: What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` builds on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def json_body(value: Any) -> bytes:
     """The wire encoding of every JSON answer: compact, UTF-8."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def _json_response(reply: RouteReply) -> Response:
