@@ -687,10 +687,29 @@ def json_body(value: Any) -> bytes:
     return _ENCODER.encode(value).encode()
 
 
+_JSON_CONTENT_TYPE = (b"content-type", b"application/json")
+
+
+class _JSONAnswer(Response):
+    """``Response(body, status, media_type="application/json")`` for a status that has a body,
+    without extra headers: its raw headers written out, the same two in the same order as
+    Starlette's ``init_headers`` makes them (content-length, content-type), past its general case."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, status: int) -> None:
+        self.status_code = status
+        self.background = None
+        self.body = body
+        self.raw_headers = [(b"content-length", str(len(body)).encode()), _JSON_CONTENT_TYPE]
+
+
 def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
     content = reply.body if isinstance(reply.body, bytes) else json_body(reply.body)
+    if not reply.headers and reply.status >= 200 and reply.status not in (204, 304):
+        return _JSONAnswer(content, reply.status)
     return Response(content, reply.status, reply.headers, media_type="application/json")
 
 
