@@ -50,7 +50,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from kit import register
@@ -230,18 +230,31 @@ async def read_json(request: Request) -> Any:
 
 
 async def read_body(request: Request) -> bytes:
-    """The raw body, refused with 413 past the limit (A22) without reading it all."""
+    """The raw body, refused with 413 past the limit (A22) without reading it all.
+
+    Read off the ASGI messages as ``request.stream()`` reads them (a disconnect is Starlette's
+    ``ClientDisconnect``), without its async generator (about 2 µs a body); it consumes the
+    request's stream, which nothing reads again.
+    """
     length = header(request, b"content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise _too_large()
+    receive = request.receive
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "http.request":
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise _too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif kind == "http.disconnect":
+            raise ClientDisconnect()
 
 
 def _too_large() -> Problem:
