@@ -70,7 +70,7 @@ from kit.sim.headers import (
 )
 from kit.sim.personality import DEFAULT, SessionLifetimes
 from kit.sim.pii import pii_parameter, pii_path
-from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
+from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
 from kit.sim.state import Account, Card, Fault, IdempotencyRecord, Person, Session, State, body_digest
@@ -108,6 +108,14 @@ def header(request: Request, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
+
+
+def _named(request: Request) -> set[str] | None:
+    """The set of entries the answer's ``svc-assumptions`` names (``ServiceHeaders`` keeps it in
+    the scope's state), as ``problems.uses`` finds it, without building ``request.state``."""
+    state = request.scope.get("state")
+    named: set[str] | None = state.get("assumptions") if isinstance(state, dict) else None
+    return named
 
 
 _AUTHORIZATION, _IDEMPOTENCY_KEY, _SESSION_ID = (
@@ -177,7 +185,9 @@ async def run(
 
 def authenticate(state: State, request: Request) -> str:
     """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
-    uses(request, "A02")  # the header and scheme that carry the token: named as the check runs
+    named = _named(request)
+    if named is not None:
+        named.add("A02")  # the header and scheme that carry the token: named as the check runs
     scheme, _, token = (header(request, _AUTHORIZATION) or "").partition(" ")
     token = token.strip()
     if scheme.lower() != TOKEN_SCHEME.lower() or not token:
@@ -479,7 +489,7 @@ class Call:
         #: The session sent in ``svc-session-id`` (step 5), and the one the answer leaves in force.
         self.session: Session | None = None
         self.session_in_force: Session | None = None
-        self.assumptions: set[str] = request.state.assumptions
+        self.assumptions: set[str] = request.scope["state"]["assumptions"]  # ServiceHeaders' set
         #: JWEs decrypted ahead, off the event loop (see ``decrypt_ahead``), by the keys used.
         self.decrypted: tuple[ServerKeys | None, dict[str, bytes | CryptoError]] = (None, {})
 
