@@ -118,6 +118,7 @@ def _named(request: Request) -> set[str] | None:
     return named
 
 
+_SCHEME = TOKEN_SCHEME.lower()
 _AUTHORIZATION, _IDEMPOTENCY_KEY, _SESSION_ID = (
     name.lower().encode("latin-1") for name in (AUTHORIZATION, IDEMPOTENCY_KEY, SESSION_ID)
 )
@@ -139,7 +140,8 @@ async def run(
     """
     sim: Sim = request.app.state.sim
     partner = authenticate(sim.state, request)  # 2
-    body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None  # 3
+    method = request.scope["method"]  # request.method, without its typing.cast call
+    body = await read_json(request) if method in ("POST", "PUT", "PATCH") else None  # 3
     call = Call(sim, request, partner, body)
     await decrypt_ahead(call)  # the work of step 11, whose results wait for it
     record = idempotency_record(call, idempotency)  # 4
@@ -190,7 +192,7 @@ def authenticate(state: State, request: Request) -> str:
         named.add("A02")  # the header and scheme that carry the token: named as the check runs
     scheme, _, token = (header(request, _AUTHORIZATION) or "").partition(" ")
     token = token.strip()
-    if scheme.lower() != TOKEN_SCHEME.lower() or not token:
+    if scheme.lower() != _SCHEME or not token:
         raise Problem(
             401,
             "invalid-partner-token",
@@ -325,7 +327,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
     ``idempotency-key-in-use``; without a key where the route requires one, 400.
     """
     request = call.request
-    if request.method != "POST" or policy == "none":
+    if request.scope["method"] != "POST" or policy == "none":
         return None
     key = header(request, _IDEMPOTENCY_KEY)
     if key is not None or policy == "required":
