@@ -535,6 +535,55 @@ FIXES = [
         "1.39-1.47, branch 1.39-1.44; journey main 1.29-1.37, branch 1.25-1.33: within the "
         "noise; target not met (one pickle and one SQLite commit per request: ~1.25-1.30)",
     },
+    # -- issue #37, benchmark 1, round 2: kit serve's loop CPU per session (sessions_profile.json)
+    {
+        "fix": "issue 37, benchmark 1, round 2: a partner request's headers read off the raw ASGI list "
+        "(pipeline.header), the body's JSON through one decoder and every JSON answer through one "
+        "encoder (json.loads/dumps with keywords built one a call), a plain JSON answer's two headers "
+        "written out (pipeline._JSONAnswer, Starlette's order)",
+        "profile": "cProfile (thread CPU clock) of kit serve under benchmark 1's load: Starlette 8.6 % of "
+        "the loop's profiled time, 65 calls a session (Headers.get 7 a session, a KeyError inside for "
+        "each header not sent: 1.7 us against 0.5 us; Response.init_headers 2 a session); json 5 %",
+        "isolated": "in process (create_app through raw ASGI, the decrypt a look-up): init data -4.5 us, "
+        "POST /sessions -11.5 us; Response(...) 2.13 -> 0.50 us an answer; kit serve's loop CPU a "
+        "session, paired rounds against the base: -39 (16 rounds, load 2.3-4.6) and -54 us (14 rounds, "
+        "load 3.6-4.6)",
+    },
+    {
+        "fix": "kit serve serves create_app's app through its own 500 layer and ServiceHeaders, past "
+        "FastAPI.__call__, Starlette.__call__ and FastAPI's telemetry and body-limit layers, which do "
+        "nothing for it (kit.sim.lazyapp.Served; kit/cli.py hands it to uvicorn)",
+        "profile": "py-spy and cProfile: four coroutine layers around ServiceHeaders on every request and "
+        "on every resumption of a POST after its decrypt (the proposal of round 1)",
+        "isolated": "in process ~3 us a request; kit serve's loop CPU a session -5.6 (median) / -15.9 "
+        "(mean) us, 16 paired rounds, and -11 us in the seven-way run (14 rounds, load 3.6-4.6)",
+    },
+    {
+        "fix": "a request body read off its ASGI messages without Starlette's stream generator "
+        "(pipeline.read_body); init data's body joined from its parts around the nonce; "
+        "ServiceHeaders reads an answer's header names and content-type in one pass and asks once "
+        "per version whether it deprecates the legacy endpoints; the crypto workers hand back their "
+        "worker's future (no coroutine layer to suspend and resume); the answer's set of assumptions "
+        "read off the scope's state, not through request.state; the method read off the scope "
+        "(Starlette's request.method calls typing.cast: 4 a session)",
+        "profile": "the same profiles: read_body 2.6 us (an async generator, three steps a body), "
+        "json_body of init data's small dict 3.1 us, ServiceHeaders 5.1-5.6 us a request",
+        "isolated": "read_body 2.62 -> 0.85 us; init data's body 3.71 -> 0.56 us; ServiceHeaders 5.1-5.6 "
+        "-> 4.4-4.5 us a request; kit serve's loop CPU a session, paired against the step before: "
+        "-5 and -22 (body, init data), -6.5 (ServiceHeaders), -4 (the future), -14.5 us (the state; "
+        "expected ~-2: noise at load 4.6)",
+    },
+    {
+        "fix": "issue 37, benchmark 1, round 2: all of the above together",
+        "profile": "perf (cpu-clock) of kit serve's loop process under benchmark 1: libpython 70 %, the "
+        "kernel 18 %, uvloop 3 %, httptools 1.5 %; benchmarks/results/sessions_profile.json round_2",
+        "isolated": "kit serve's loop CPU a session, base and branch side by side, 20 paired rounds at load "
+        "4.6: 450 -> 365 us (median; -92.5 paired); the crypto worker 405-416 us a session at that load "
+        "is now the larger of the two. Measured and not kept: head and body in one write (an uvicorn "
+        "protocol holding the head: -3 to -7 us on the base, +13 on the branch), SCHED_BATCH for the "
+        "crypto worker (the loop's involuntary switches halved, its CPU unchanged), uvicorn's "
+        "proxy_headers off (+4 us: noise)",
+    },
     {
         "fix": "issue 37 item 1, round 5: the kept records (kit.sim.records: accounts, persons, cards, "
         "transfers, inbound events, subscriptions, document requests, webhook deliveries) and their "

@@ -185,8 +185,10 @@ def _serve(args: argparse.Namespace) -> int:
     except StateFileError as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
+    from kit.sim.lazyapp import Served  # the app's own layers, past FastAPI's pass-throughs
+
     config = uvicorn.Config(
-        app,
+        Served(app),
         host=args.host,
         port=args.port,
         access_log=args.access_log,

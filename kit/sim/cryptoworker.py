@@ -174,17 +174,24 @@ class CryptoWorkers:
         """How many workers are alive."""
         return sum(w.alive for w in self._workers)
 
-    async def decrypt(self, seed: int, token: str) -> bytes:
-        """The token's plaintext; CryptoError if refused; WorkerUnavailable if none can."""
-        alive = [w for w in self._workers if w.alive]
-        if not alive:
-            raise WorkerUnavailable()
-        worker = min(alive, key=lambda w: len(w.waiting))
+    def decrypt(self, seed: int, token: str) -> asyncio.Future[bytes]:
+        """The token's plaintext, awaited; CryptoError if refused; WorkerUnavailable if none can
+        (raised at once, or by the future when its worker is lost). A future rather than a
+        coroutine: one frame less to suspend and resume on every hand-off."""
+        workers = self._workers
+        if len(workers) == 1:  # kit serve's default: no choosing
+            worker = workers[0]
+            if not worker.alive:
+                raise WorkerUnavailable()
+        else:
+            alive = [w for w in workers if w.alive]
+            if not alive:
+                raise WorkerUnavailable()
+            worker = min(alive, key=lambda w: len(w.waiting))
         try:
-            future = worker.submit(seed, token)
+            return worker.submit(seed, token)
         except (ConnectionError, RuntimeError) as exc:
             raise WorkerUnavailable() from exc
-        return await future
 
     async def aclose(self) -> None:
         workers, self._workers = self._workers, []

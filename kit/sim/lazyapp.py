@@ -7,7 +7,9 @@ problem handlers) and builds the FastAPI app (its routes, pydantic response fiel
 docs, control plane, 404/405 problems) only for the first request the plain routes do not
 settle, once, under a lock. The first token and session of ``kit.connect("sim")`` thus never
 import FastAPI: about 300 ms CPU less (``benchmarks/results/connect_profile.json``). The
-answers are the same bytes either way; ``kit serve`` serves ``create_app``'s app.
+answers are the same bytes either way; ``kit serve`` serves ``create_app``'s app through
+:class:`Served`: the same layers, without the ones FastAPI's own call puts around them that do
+nothing for the simulator (its telemetry is off, it sets no body limit).
 
     >>> app = LazyApp(Settings(seed=7))  # doctest: +SKIP
     >>> app.fastapi_built  # doctest: +SKIP
@@ -105,3 +107,53 @@ class LazyApp:
 def _routes_of(module: str) -> Routes:
     routes: Routes = partner_module(module).router
     return routes
+
+
+#: FastAPI's layers between its 500 layer and the app's own middleware that pass a request
+#: straight on when, as in ``create_app``'s app, telemetry is off and no body limit is set.
+_PASS_THROUGH = frozenset({"ExceptionTelemetryMiddleware", "AppBodyLimitMiddleware"})
+
+
+class Served:
+    """``create_app``'s ``app`` as ``kit serve`` serves it: an HTTP request goes to the 500 layer
+    of the app's own middleware stack, then straight to ``ServiceHeaders`` (and the plain routes,
+    FastAPI's routing behind them), past ``FastAPI.__call__``, ``Starlette.__call__`` and the two
+    layers of :data:`_PASS_THROUGH`, which do nothing for it: about 3 µs a request, resumed
+    requests included (the issue 37 profile). Everything else (the lifespan) goes to ``app``.
+    With a FastAPI that stacks its layers otherwise, or with a root path, telemetry or a body
+    limit, it is ``app`` itself (``lean`` False).
+    """
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        self._stack = self._lean(app)
+
+    @property
+    def lean(self) -> bool:
+        return self._stack is not None
+
+    @staticmethod
+    def _lean(app: FastAPI) -> ASGIApp | None:
+        telemetry = getattr(app, "_native_telemetry", None)
+        if app.root_path or getattr(app, "max_body_size", None) is not None:
+            return None
+        if telemetry is not None and telemetry.enabled():
+            return None
+        stack: Any = app.build_middleware_stack()
+        if not isinstance(stack, ServerErrorMiddleware):
+            return None
+        app.middleware_stack = stack  # the app's own (for the lifespan): built once, here
+        inner: Any = stack.app
+        while type(inner).__name__ in _PASS_THROUGH and type(inner).__module__.startswith("fastapi."):
+            inner = inner.app
+        if not isinstance(inner, ServiceHeaders):
+            return None
+        return ServerErrorMiddleware(inner, handler=stack.handler, debug=stack.debug)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        stack = self._stack
+        if stack is None or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        scope["app"] = self.app
+        await stack(scope, receive, send)

@@ -52,6 +52,7 @@ DOCUMENT_ENTRY = "A48"
 _REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (
     name.lower().encode("latin-1") for name in (REQUEST_ID, API_VERSION, ASSUMPTIONS)
 )
+_PROBLEM_MEDIA_TYPE = PROBLEM_MEDIA_TYPE.encode("latin-1")
 
 
 def _put(raw: list[tuple[bytes, bytes]], names: set[bytes], name: bytes, value: bytes) -> None:
@@ -90,6 +91,8 @@ class ServiceHeaders:
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
         self.send_assumptions = send_assumptions  # A61
         self.codes = dict(codes or {})  # our problem code -> the code sent (A64); empty: as ours
+        #: Whether a version deprecates the legacy token endpoints (change 1), asked once.
+        self._deprecating = {v: versions.legacy_deprecated(v) for v in versions.SUPPORTED}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -113,7 +116,11 @@ class ServiceHeaders:
             assumptions.add("A27")
         request_state["api_version"] = version if supported else self.version
         served = request_state["api_version"]
-        deprecation = deprecation_headers(scope["method"], path) if versions.legacy_deprecated(served) else {}
+        deprecation = (
+            deprecation_headers(scope["method"], path)
+            if path in DEPRECATED and self._deprecating.get(served, False)
+            else {}
+        )
         if deprecation:
             assumptions.add("A03")
 
@@ -125,14 +132,18 @@ class ServiceHeaders:
                 # What MutableHeaders(scope=message) would do, on the raw list: its names are
                 # lower-case bytes, read once (a MutableHeaders per answer showed in the profile).
                 raw = message["headers"] = list(message["headers"])
-                names = {name for name, _ in raw}
+                names = set()
+                content_type = b""
+                for name, value in raw:  # the names, and the first content-type's value
+                    if name == b"content-type" and name not in names:
+                        content_type = value
+                    names.add(name)
                 if _REQUEST_ID not in names:
                     raw.append((_REQUEST_ID, request_id.encode("latin-1")))
                 _put(raw, names, _API_VERSION, served.encode("latin-1"))
                 for name, value in deprecation.items():
                     _put(raw, names, name.lower().encode("latin-1"), value.encode("latin-1"))
-                content_type = next((v for k, v in raw if k == b"content-type"), b"")
-                problem = content_type.decode("latin-1").startswith(PROBLEM_MEDIA_TYPE)
+                problem = content_type.startswith(_PROBLEM_MEDIA_TYPE)  # latin-1 both ways
                 if problem:
                     assumptions.add("A21")
                 if not self.send_assumptions:

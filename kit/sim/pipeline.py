@@ -50,7 +50,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from kit import register
@@ -70,7 +70,7 @@ from kit.sim.headers import (
 )
 from kit.sim.personality import DEFAULT, SessionLifetimes
 from kit.sim.pii import pii_parameter, pii_path
-from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
+from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
 from kit.sim.state import Fault, IdempotencyRecord, Session, State, body_digest
@@ -103,6 +103,30 @@ class RouteReply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def header(request: Request, name: bytes) -> str | None:
+    """The request's first header ``name`` (lower-case bytes), as ``request.headers.get`` reads
+    it, without building Starlette's ``Headers`` (its ``get`` lower-cases and encodes the name and
+    raises a KeyError inside for a header not sent: about a microsecond a look-up)."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _named(request: Request) -> set[str] | None:
+    """The set of entries the answer's ``svc-assumptions`` names (``ServiceHeaders`` keeps it in
+    the scope's state), as ``problems.uses`` finds it, without building ``request.state``."""
+    state = request.scope.get("state")
+    named: set[str] | None = state.get("assumptions") if isinstance(state, dict) else None
+    return named
+
+
+_SCHEME = TOKEN_SCHEME.lower()
+_AUTHORIZATION, _IDEMPOTENCY_KEY, _SESSION_ID = (
+    name.lower().encode("latin-1") for name in (AUTHORIZATION, IDEMPOTENCY_KEY, SESSION_ID)
+)
+
+
 # --- the entry --------------------------------------------------------------------------------
 
 
@@ -119,7 +143,8 @@ async def run(
     """
     sim: Sim = request.app.state.sim
     partner = authenticate(sim.state, request)  # 2
-    body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None  # 3
+    method = request.scope["method"]  # request.method, without its typing.cast call
+    body = await read_json(request) if method in ("POST", "PUT", "PATCH") else None  # 3
     call = Call(sim, request, partner, body)
     await decrypt_ahead(call)  # the work of step 11, whose results wait for it
     record = idempotency_record(call, idempotency)  # 4
@@ -127,7 +152,7 @@ async def run(
         return record  # a replay
     try:
         fault = await injected_fault(sim.state, request) if sim.state.faults else None
-        token = request.headers.get(SESSION_ID)
+        token = header(request, _SESSION_ID)
         if check_session and token is not None:
             lifetimes = sim.personality.sessions
             call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
@@ -165,10 +190,12 @@ async def run(
 
 def authenticate(state: State, request: Request) -> str:
     """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
-    uses(request, "A02")  # the header and scheme that carry the token: named as the check runs
-    scheme, _, token = request.headers.get(AUTHORIZATION, "").partition(" ")
+    named = _named(request)
+    if named is not None:
+        named.add("A02")  # the header and scheme that carry the token: named as the check runs
+    scheme, _, token = (header(request, _AUTHORIZATION) or "").partition(" ")
     token = token.strip()
-    if scheme.lower() != TOKEN_SCHEME.lower() or not token:
+    if scheme.lower() != _SCHEME or not token:
         raise Problem(
             401,
             "invalid-partner-token",
@@ -196,7 +223,7 @@ async def read_json(request: Request) -> Any:
     raw = await read_body(request)
     if not raw.strip():
         return None
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    media = (header(request, b"content-type") or "").split(";")[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         if media == FORM_MEDIA_TYPE:  # a form is checked for clear PII as a JSON body is (A11)
             reject_clear_pii_parameters(form_items(raw), "form")
@@ -207,7 +234,10 @@ async def read_json(request: Request) -> Any:
             assumptions=("A22",),
         )
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        text = raw.decode("utf-8")
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise ValueError("a UTF-8 BOM")
+        return _BODY_DECODER.decode(text)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Problem(
             400, "malformed-json", "The request body is not valid JSON.", assumptions=("A22",)
@@ -215,18 +245,31 @@ async def read_json(request: Request) -> Any:
 
 
 async def read_body(request: Request) -> bytes:
-    """The raw body, refused with 413 past the limit (A22) without reading it all."""
-    length = request.headers.get("content-length")
+    """The raw body, refused with 413 past the limit (A22) without reading it all.
+
+    Read off the ASGI messages as ``request.stream()`` reads them (a disconnect is Starlette's
+    ``ClientDisconnect``), without its async generator (about 2 µs a body); it consumes the
+    request's stream, which nothing reads again.
+    """
+    length = header(request, b"content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise _too_large()
+    receive = request.receive
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "http.request":
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise _too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif kind == "http.disconnect":
+            raise ClientDisconnect()
 
 
 def _too_large() -> Problem:
@@ -238,6 +281,10 @@ def _too_large() -> Problem:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+#: ``json.loads(text, parse_constant=_reject_constant)`` without a new decoder a request.
+_BODY_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 # --- before 4: the work of step 11, done ahead ------------------------------------------------
@@ -283,9 +330,9 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
     ``idempotency-key-in-use``; without a key where the route requires one, 400.
     """
     request = call.request
-    if request.method != "POST" or policy == "none":
+    if request.scope["method"] != "POST" or policy == "none":
         return None
-    key = request.headers.get(IDEMPOTENCY_KEY)
+    key = header(request, _IDEMPOTENCY_KEY)
     if key is not None or policy == "required":
         call.assumptions.add("A20")
     if key is None:
@@ -447,7 +494,7 @@ class Call:
         #: The session sent in ``svc-session-id`` (step 5), and the one the answer leaves in force.
         self.session: Session | None = None
         self.session_in_force: Session | None = None
-        self.assumptions: set[str] = request.state.assumptions
+        self.assumptions: set[str] = request.scope["state"]["assumptions"]  # ServiceHeaders' set
         #: JWEs decrypted ahead, off the event loop (see ``decrypt_ahead``), by the keys used.
         self.decrypted: tuple[ServerKeys | None, dict[str, bytes | CryptoError]] = (None, {})
 
@@ -659,15 +706,38 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
         )
 
 
+#: What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` builds on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def json_body(value: Any) -> bytes:
     """The wire encoding of every JSON answer: compact, UTF-8."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(value).encode()
+
+
+_JSON_CONTENT_TYPE = (b"content-type", b"application/json")
+
+
+class _JSONAnswer(Response):
+    """``Response(body, status, media_type="application/json")`` for a status that has a body,
+    without extra headers: its raw headers written out, the same two in the same order as
+    Starlette's ``init_headers`` makes them (content-length, content-type), past its general case."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, status: int) -> None:
+        self.status_code = status
+        self.background = None
+        self.body = body
+        self.raw_headers = [(b"content-length", str(len(body)).encode()), _JSON_CONTENT_TYPE]
 
 
 def _json_response(reply: RouteReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
     content = reply.body if isinstance(reply.body, bytes) else json_body(reply.body)
+    if not reply.headers and reply.status >= 200 and reply.status not in (204, 304):
+        return _JSONAnswer(content, reply.status)
     return Response(content, reply.status, reply.headers, media_type="application/json")
 
 

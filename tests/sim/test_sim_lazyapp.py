@@ -16,7 +16,7 @@ import pytest
 
 from kit.sim import Settings, create_app
 from kit.sim import lazyapp as lazyapp_module
-from kit.sim.lazyapp import LazyApp
+from kit.sim.lazyapp import LazyApp, Served
 from kit.sim.pipeline import Call
 from tests.sim.helpers import partner_token
 from tests.sim.test_sim_fastpath import _exercise, _InProcess, _masked
@@ -75,6 +75,51 @@ def test_the_lazy_app_answers_every_route_as_create_apps_does() -> None:
     assert len(lazy) == len(eager) > 25
     for a, b in zip(lazy, eager, strict=True):
         assert a == b
+
+
+def test_kit_serve_serves_create_apps_app_past_fastapis_pass_throughs_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``kit serve``'s app (``Served``): the lean stack is used, and every answer is the same as
+    ``create_app``'s own, a refused version, the control plane and an unexpected 500 included,
+    also behind a root path."""
+
+    def exercise(client: httpx.Client) -> None:
+        _exercise(client)
+        _documents(client)
+        client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})
+
+    served = Served(create_app(Settings(seed=7)))
+    assert served.lean
+    with _served(served) as (client, lean_seen):
+        exercise(client)
+    with _served(create_app(Settings(seed=7))) as (client, own_seen):
+        exercise(client)
+    assert len(lean_seen) == len(own_seen) > 25
+    assert lean_seen == own_seen
+
+    def fail(self: Call, card_id: str) -> Any:
+        raise RuntimeError("secret-looking internals 000-00-0001")
+
+    monkeypatch.setattr(Call, "find_card", fail)
+
+    def failing(client: httpx.Client) -> None:
+        token = partner_token(client, path="/api/oauth/accesstoken")
+        client.get("/api/cards/card_1", headers={"Authorization": f"Bearer {token}"})
+
+    with _served(Served(create_app(Settings(seed=7))), "/api") as (client, lean_seen):
+        failing(client)
+    with _served(create_app(Settings(seed=7)), "/api") as (client, own_seen):
+        failing(client)
+    assert lean_seen[-1][2] == 500 and lean_seen[-1][3]["code"] == "internal-error"
+    assert lean_seen == own_seen
+
+
+def test_an_app_with_its_own_root_path_is_served_by_fastapi_itself() -> None:
+    app = create_app(Settings(seed=7))
+    app.root_path = "/api"  # FastAPI's own call sets it on every scope: not a pass-through
+    assert not Served(app).lean
+    assert Served(create_app(Settings(seed=7))).lean
 
 
 def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> None:

@@ -27,6 +27,10 @@ SESSION_TYPES: list[str] = _SESSION["session_types"]
 STRATEGIES: list[str] = _LIFETIME["strategies"]
 PLATFORMS: list[str] = _SESSION["platforms"]
 _NEXT_TYPE = {"anonymous": "account", "account": "person"}
+#: Init data's body around the key set, the nonce and its expiry (``json_body``'s encoding).
+_JWKS_OPEN = b'{"jwks":'
+_ENC_NONCE = b"," + json_body({"enc": [CONTENT_ENCRYPTION]})[1:-1] + b',"nonce":"'
+_NONCE_EXPIRES_AT = b'","nonce_expires_at":"'
 
 
 @declare(
@@ -42,11 +46,22 @@ async def init_data(request: Request) -> Response:
         nonce = secrets.token_urlsafe(24)
         expires = call.state.clock.after(call.sim.personality.nonce_lifetime)
         call.state.nonces[nonce] = Nonce(call.partner, expires)  # beyond A50's bound: the oldest goes
-        # {"jwks": …, "enc": …, "nonce": …, "nonce_expires_at": …}, the key set encoded once
-        rest = json_body(
-            {"enc": [CONTENT_ENCRYPTION], "nonce": nonce, "nonce_expires_at": format_time(expires)}
+        # {"jwks": …, "enc": …, "nonce": …, "nonce_expires_at": …}: the key set encoded once, the
+        # nonce (URL-safe base64) and the time (ISO 8601) are JSON strings as they are
+        return RouteReply(
+            200,
+            b"".join(
+                (
+                    _JWKS_OPEN,
+                    call.state.keys.encryption_jwks_compact,
+                    _ENC_NONCE,
+                    nonce.encode(),
+                    _NONCE_EXPIRES_AT,
+                    format_time(expires).encode(),
+                    b'"}',
+                )
+            ),
         )
-        return RouteReply(200, b'{"jwks":' + call.state.keys.encryption_jwks_compact + b"," + rest[1:])
 
     # The nonce is what matters here; a session sent along is not used, so not checked.
     return await run(request, handle, check_session=False)
