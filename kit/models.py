@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
+from kit._lazy import resolved_from
 from kit._modelbase import Model, Money, parse_time
 from kit._sensitive import Sensitive
 
@@ -149,15 +150,4 @@ _RESULTS = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _RESULTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from kit import _results
-
-    value = getattr(_results, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_RESULTS})
+__getattr__, __dir__ = resolved_from("kit._results", _RESULTS, globals())

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kit._lazy import resolved_from
 from kit.sim.clock import Clock
 from kit.sim.crypto import DeviceId, ECKey, ServerKeys
 from kit.sim.ids import Ids
@@ -298,15 +299,4 @@ _RECORDS = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from kit.sim import records
-
-    value = getattr(records, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_RECORDS})
+__getattr__, __dir__ = resolved_from("kit.sim.records", _RECORDS, globals())
