@@ -67,10 +67,11 @@ from kit.sim.headers import (
     SESSION_ID,
     TOKEN_PATH,
     TOKEN_SCHEME,
+    first,
 )
 from kit.sim.personality import DEFAULT, SessionLifetimes
 from kit.sim.pii import pii_parameter, pii_path
-from kit.sim.problems import Problem, not_found, pointer, validation_problem
+from kit.sim.problems import Problem, not_found, pointer, uses, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
 from kit.sim.state import Fault, IdempotencyRecord, Session, State, body_digest
@@ -101,24 +102,6 @@ class RouteReply:
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
-
-
-def header(request: Request, name: bytes) -> str | None:
-    """The request's first header ``name`` (lower-case bytes), as ``request.headers.get`` reads
-    it, without building Starlette's ``Headers`` (its ``get`` lower-cases and encodes the name and
-    raises a KeyError inside for a header not sent: about a microsecond a look-up)."""
-    for key, value in request.scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _named(request: Request) -> set[str] | None:
-    """The set of entries the answer's ``svc-assumptions`` names (``ServiceHeaders`` keeps it in
-    the scope's state), as ``problems.uses`` finds it, without building ``request.state``."""
-    state = request.scope.get("state")
-    named: set[str] | None = state.get("assumptions") if isinstance(state, dict) else None
-    return named
 
 
 _SCHEME = TOKEN_SCHEME.lower()
@@ -152,7 +135,7 @@ async def run(
         return record  # a replay
     try:
         fault = await injected_fault(sim.state, request) if sim.state.faults else None
-        token = header(request, _SESSION_ID)
+        token = first(request.scope, _SESSION_ID)
         if check_session and token is not None:
             lifetimes = sim.personality.sessions
             call.session = call.session_in_force = load_session(sim.state, partner, token, lifetimes)  # 5
@@ -190,10 +173,8 @@ async def run(
 
 def authenticate(state: State, request: Request) -> str:
     """The partner client id behind the bearer token, or 401 ``invalid-partner-token`` (A02)."""
-    named = _named(request)
-    if named is not None:
-        named.add("A02")  # the header and scheme that carry the token: named as the check runs
-    scheme, _, token = (header(request, _AUTHORIZATION) or "").partition(" ")
+    uses(request, "A02")  # the header and scheme that carry the token: named as the check runs
+    scheme, _, token = (first(request.scope, _AUTHORIZATION) or "").partition(" ")
     token = token.strip()
     if scheme.lower() != _SCHEME or not token:
         raise Problem(
@@ -223,7 +204,7 @@ async def read_json(request: Request) -> Any:
     raw = await read_body(request)
     if not raw.strip():
         return None
-    media = (header(request, b"content-type") or "").split(";")[0].strip().lower()
+    media = (first(request.scope, b"content-type") or "").split(";")[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         if media == FORM_MEDIA_TYPE:  # a form is checked for clear PII as a JSON body is (A11)
             reject_clear_pii_parameters(form_items(raw), "form")
@@ -251,7 +232,7 @@ async def read_body(request: Request) -> bytes:
     ``ClientDisconnect``), without its async generator (about 2 µs a body); it consumes the
     request's stream, which nothing reads again.
     """
-    length = header(request, b"content-length")
+    length = first(request.scope, b"content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise _too_large()
     receive = request.receive
@@ -332,7 +313,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
     request = call.request
     if request.scope["method"] != "POST" or policy == "none":
         return None
-    key = header(request, _IDEMPOTENCY_KEY)
+    key = first(request.scope, _IDEMPOTENCY_KEY)
     if key is not None or policy == "required":
         call.assumptions.add("A20")
     if key is None:

@@ -190,8 +190,12 @@ HANDLERS: dict[Any, Any] = {Problem: _problem, OAuthError: _oauth, StarletteHTTP
 
 
 def uses(request: Request, *assumptions: str) -> None:
-    """Name ``assumptions`` in the request's ``svc-assumptions`` (set up by ``ServiceHeaders``)."""
-    named = getattr(request.state, "assumptions", None)
+    """Name ``assumptions`` in the request's ``svc-assumptions`` (set up by ``ServiceHeaders``).
+
+    Read off the scope's state, the dict ``request.state`` wraps, without building that wrapper
+    (the authentication of every partner request calls this)."""
+    state = request.scope.get("state")
+    named = state.get("assumptions") if isinstance(state, dict) else None
     if named is not None:
         named.update(assumptions)
 

@@ -27,6 +27,7 @@ from typing import Any
 from starlette.types import Scope
 
 from kit import register
+from kit.sim.headers import first
 from kit.sim.models import Strict
 
 _SPEC = {
@@ -59,10 +60,8 @@ def in_force(change: int, version: str) -> bool:
 
 def requested(scope: Scope) -> str | None:
     """The version the request names in ``svc-api-version``, or None when it names none."""
-    for name, value in scope["headers"]:
-        if name == _HEADER_BYTES:
-            return value.decode("latin-1").strip()
-    return None
+    value = first(scope, _HEADER_BYTES)
+    return None if value is None else value.strip()
 
 
 def of(scope_state: dict[str, Any] | Any) -> str:
