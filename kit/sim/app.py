@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kit import register
 from kit.sim import openapi, problems, versions
 from kit.sim.fastpath import PlainRoutes
+from kit.sim.guard import Guard, StartRefused, start_refusal
 from kit.sim.headers import ASSUMPTIONS
 from kit.sim.middleware import ServiceHeaders
 from kit.sim.routes import INDEX, declared_index, partner_routers
@@ -57,6 +58,9 @@ def new_sim(settings: Settings | None) -> Sim:
     settings = settings or Settings()
     if settings.api_version not in versions.SUPPORTED:
         raise ValueError(f"api_version must be one of {', '.join(versions.SUPPORTED)}")
+    refusal = start_refusal(settings)
+    if refusal is not None:
+        raise StartRefused(refusal)
     return Sim(settings)
 
 
@@ -99,6 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         documents=documents,
         send_assumptions=chosen.send_assumptions,
         codes=chosen.codes,
+        guard=Guard(sim.settings),
+        max_concurrency=sim.settings.max_concurrency,
     )
     return app
 

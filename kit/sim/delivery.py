@@ -4,7 +4,8 @@ The first attempt goes out at once. A non-2xx answer, a connection error or no a
 the time-out is a failure; retries fall due at the first attempt plus each retry offset of
 simulator time, so they happen when the clock is advanced, or as the wall clock passes (A46).
 Every attempt is recorded, in a log bounded per partner that forgets finished deliveries first
-(A53, ``kit.sim.stores``).
+(A53, ``kit.sim.stores``). Before each, the target is checked again (A39): off loopback a name
+that now resolves to a private address is not posted to (the attempt fails, target-not-allowed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import httpx
 from kit import register
 from kit.sim import versions
 from kit.sim.clock import format_time
+from kit.sim.guard import webhook_target_refusal
+from kit.sim.settings import Settings
 from kit.sim.state import State
 
 if TYPE_CHECKING:
@@ -44,9 +47,10 @@ class DeliveryEngine:
         'evt_…'
     """
 
-    def __init__(self, state: State, version: str) -> None:
+    def __init__(self, state: State, version: str, settings: Settings | None = None) -> None:
         self.state = state
         self.version = version
+        self.settings = settings or Settings()  # whose targets are allowed (A39)
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._resuming: set[asyncio.Task[None]] = set()  # run_due after a load (it awaits _tasks)
@@ -120,8 +124,11 @@ class DeliveryEngine:
         status: int | None = None
         error: str | None = None
         try:
-            response = await self.client.post(delivery.url, content=delivery.body, headers=headers)
-            status = response.status_code
+            if await webhook_target_refusal(delivery.url, self.settings) is not None:
+                error = "target-not-allowed"  # checked again at each attempt (A39)
+            else:
+                response = await self.client.post(delivery.url, content=delivery.body, headers=headers)
+                status = response.status_code
         except httpx.TimeoutException:
             error = "timeout"
         except httpx.HTTPError as exc:

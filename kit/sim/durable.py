@@ -45,6 +45,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 
+from kit.sim import untrusted
 from kit.sim.journal import Journal, Key
 from kit.sim.state import State
 from kit.sim.statefile import (
@@ -78,8 +79,11 @@ def _empty_journal(conn: sqlite3.Connection) -> None:
 class StateFile:
     """A kit state file held by this process."""
 
-    def __init__(self, path: str, conn: sqlite3.Connection, lock_fd: int) -> None:
+    def __init__(
+        self, path: str, conn: sqlite3.Connection, lock_fd: int, budget: int = untrusted.BUDGET
+    ) -> None:
         self.path = path
+        self.budget = budget  # of a statement reading the file at start (A71)
         self.journal = Journal()
         self._conn = conn
         self._lock_fd = lock_fd
@@ -103,7 +107,7 @@ class StateFile:
         self._checkpoints.start()
 
     @classmethod
-    def open(cls, path: str) -> StateFile:
+    def open(cls, path: str, budget: int = untrusted.BUDGET) -> StateFile:
         """Open (or create, owner-only) the state file at ``path``; StateFileError naming the
         file and what to do when it is not a kit state, of another version, in use by another
         server or not writable. A refused file is left as it was."""
@@ -139,23 +143,24 @@ class StateFile:
         conn = None
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            new = not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if not new:
-                check(conn, path)  # before anything is written, even the journal mode
+            with untrusted.guarded(conn, budget):
+                new = not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if not new:
+                    check(conn, path)  # before anything is written, even the journal mode
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             if new:
                 conn.execute("BEGIN")
                 schema(conn)
                 conn.execute("COMMIT")
-        except (sqlite3.DatabaseError, StateFileError) as exc:
+        except (sqlite3.DatabaseError, StateFileError, untrusted.Refused) as exc:
             if conn is not None:
                 conn.close()
             os.close(lock_fd)
             if isinstance(exc, StateFileError):
                 raise
             raise StateFileError(f"{path} is not a kit state file ({exc}): give another path") from None
-        return cls(path, conn, lock_fd)
+        return cls(path, conn, lock_fd, budget)
 
     def holds_state(self) -> bool:
         return self._conn.execute("SELECT 1 FROM kit_state WHERE name = 'meta'").fetchone() is not None
@@ -163,7 +168,7 @@ class StateFile:
     def load(self, state: State) -> None:
         """Make ``state`` durable here, starting from what the file holds."""
         state.attach(self.journal, self)
-        load(self._conn, state, self.path)
+        load(self._conn, state, self.path, self.budget)
         self._state = state
         # The whole state, in the records (dropped in-flight keys go too), with the tables an
         # older version lacks and this version, in one transaction: an older file's journal

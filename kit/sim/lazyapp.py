@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kit.sim.app import DOCUMENTS, fastapi_app, lifespan_of, new_sim
 from kit.sim.fastpath import IndexedRoute, PlainRoutes, Routes
+from kit.sim.guard import Guard
 from kit.sim.middleware import ServiceHeaders
 from kit.sim.problems import HANDLERS, unexpected
 from kit.sim.routes import INDEX, partner_module
@@ -63,6 +64,8 @@ class LazyApp:
                 documents=DOCUMENTS,
                 send_assumptions=chosen.send_assumptions,
                 codes=chosen.codes,
+                guard=Guard(sim.settings),
+                max_concurrency=sim.settings.max_concurrency,
             ),
             handler=unexpected,
         )

@@ -11,6 +11,10 @@ simulator's choices. Every answer from a deprecated endpoint's path, whatever th
 its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included, under
 the versions that deprecate it (change 1, ``kit.sim.versions``).
 
+Before anything else, the guards of a shared server (``kit.sim.guard``): a ``Host`` that does
+not name the server is 400 ``host-not-allowed``, another ``Origin`` on the control plane 403
+``origin-not-allowed`` (A70), one request more than it answers at once 503 ``server-busy`` (A72).
+
 Step 0 of the order of checks is here, before any routing: the version a request names in
 ``svc-api-version`` (A27). An unknown one is 400 ``unsupported-api-version`` naming the served
 versions (on the token endpoints the RFC 6749 form, ``invalid_request``); a known one, or the
@@ -36,9 +40,22 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kit.sim import versions
-from kit.sim.headers import API_VERSION, ASSUMPTIONS, DEPRECATED, REQUEST_ID, TOKEN_PATH, deprecation_headers
+from kit.sim.guard import Guard
+from kit.sim.headers import (
+    API_VERSION,
+    ASSUMPTIONS,
+    DEPRECATED,
+    REQUEST_ID,
+    TOKEN_PATH,
+    deprecation_headers,
+    first,
+)
 from kit.sim.problems import PROBLEM_MEDIA_TYPE, OAuthError, Problem
+from kit.sim.settings import Settings
 from kit.sim.state import State
+
+#: How many distinct Host headers the guard's verdicts are remembered for (then forgotten).
+_HOSTS_REMEMBERED = 64
 
 #: The token endpoints, which answer errors in the RFC 6749 form (A21), step 0's too.
 TOKEN_PATHS = frozenset({TOKEN_PATH, *DEPRECATED})
@@ -84,8 +101,14 @@ class ServiceHeaders:
         *,
         send_assumptions: bool = True,
         codes: Mapping[str, str] | None = None,
+        guard: Guard | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         self.app = app
+        self.guard = guard or Guard(Settings())  # A70: the Host names (and Origin) it answers
+        self._hosts: dict[str | None, bool] = {}  # Host headers seen, and whether each is allowed
+        self.max_concurrency = max_concurrency  # A72; None: no limit
+        self._in_flight = 0
         self.state = state
         self.version = version
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
@@ -163,6 +186,11 @@ class ServiceHeaders:
                 message = {**message, "body": body}
             await send(message)
 
+        guarded = self._refusal(scope, path)
+        if guarded is not None:
+            assumptions.update(guarded.assumptions)
+            await guarded.response()(scope, receive, send_with_headers)
+            return
         if not supported:
             detail = versions.refusal_detail(version)
             refusal = (
@@ -175,10 +203,39 @@ class ServiceHeaders:
             assumptions.add("A21")
             await refusal(scope, receive, send_with_headers)
             return
-        if self.state.journal is None:  # in memory: nothing more to do
-            await self.app(scope, receive, send_with_headers)
-        else:
-            await self._durably(scope, receive, send_with_headers)
+        self._in_flight += 1
+        try:
+            if self.state.journal is None:  # in memory: nothing more to do
+                await self.app(scope, receive, send_with_headers)
+            else:
+                await self._durably(scope, receive, send_with_headers)
+        finally:
+            self._in_flight -= 1
+
+    def _refusal(self, scope: Scope, path: str) -> Problem | None:
+        """The guards' answer before any other (A70, A72): a Host that does not name the server,
+        another origin on the control plane, or too many requests at once; None to go on."""
+        host = first(scope, b"host")
+        allowed = self._hosts.get(host)
+        if allowed is None:
+            if len(self._hosts) >= _HOSTS_REMEMBERED:
+                self._hosts.clear()
+            allowed = self._hosts[host] = self.guard.allows_host(host)
+        if not allowed:
+            return self.guard.host_refusal(scope)
+        if path.startswith(CONTROL_PREFIX):
+            refusal = self.guard.origin_refusal(scope)
+            if refusal is not None:
+                return refusal
+        if self.max_concurrency is not None and self._in_flight >= self.max_concurrency:
+            return Problem(
+                503,
+                "server-busy",
+                "The simulator is answering as many requests as it takes at once; retry shortly.",
+                headers={"Retry-After": "1"},
+                assumptions=("A72",),
+            )
+        return None
 
     async def _durably(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the request as one unit of the journal; its changes are written before its

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -55,6 +55,7 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.atrest import token_digest
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, ServerKeys
 from kit.sim.cryptoworker import WorkerUnavailable
@@ -102,6 +103,8 @@ class RouteReply:
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    #: The body carries a clear token: an idempotency record keeps it sealed (``kit.sim.atrest``).
+    sealed: bool = False
 
 
 _SCHEME = TOKEN_SCHEME.lower()
@@ -115,21 +118,24 @@ _AUTHORIZATION, _IDEMPOTENCY_KEY, _SESSION_ID = (
 
 async def run(
     request: Request,
-    handler: Callable[[Call], RouteReply],
+    handler: Callable[[Call], RouteReply | Awaitable[RouteReply]],
     *,
     idempotency: Idempotency = "optional",
     check_session: bool = True,
+    decrypts: tuple[str, ...] = (),
 ) -> Response:
     """Take a partner request through the order of checks; ``handler`` does steps 6-14.
 
     ``check_session=False`` leaves a ``svc-session-id`` sent along unread (step 5).
+    ``decrypts`` names the ``encrypted_*`` members the route's body declares: only those are
+    decrypted ahead (:func:`decrypt_ahead`).
     """
     sim: Sim = request.app.state.sim
     partner = authenticate(sim.state, request)  # 2
     method = request.scope["method"]  # request.method, without its typing.cast call
     body = await read_json(request) if method in ("POST", "PUT", "PATCH") else None  # 3
     call = Call(sim, request, partner, body)
-    await decrypt_ahead(call)  # the work of step 11, whose results wait for it
+    await decrypt_ahead(call, decrypts)  # the work of step 11, whose results wait for it
     record = idempotency_record(call, idempotency)  # 4
     if isinstance(record, Response):
         return record  # a replay
@@ -143,6 +149,8 @@ async def run(
         if request.scope.get("query_string"):  # 9, for the query (none: no QueryParams built)
             reject_clear_pii_parameters(request.query_params.multi_items(), "query")
         reply = handler(call)  # 6-14
+        if not isinstance(reply, RouteReply):  # a handler that awaits (a name resolved, A39)
+            reply = await reply
     except Problem as problem:
         release(call, record)
         call.uses(*problem.assumptions)
@@ -157,7 +165,7 @@ async def run(
     response = _json_response(reply)
     _session_header(call, response)
     if record is not None:
-        store(call, record, response)
+        store(call, record, response, sealed=reply.sealed)
     if fault is not None and fault.status and fault.when == "after_commit":
         return fault_problem(fault).response()
     return response
@@ -184,7 +192,7 @@ def authenticate(state: State, request: Request) -> str:
             f"POST {TOKEN_PATH}.",
             headers={"WWW-Authenticate": TOKEN_SCHEME},
         )
-    record = state.partner_tokens.peek(token)  # read only: revoking looks it up again
+    record = state.partner_tokens.peek(token_digest(token))  # read only: revoking looks it up again
     if record is None or record.revoked or state.now >= record.expires_at:
         raise Problem(
             401,
@@ -225,16 +233,17 @@ async def read_json(request: Request) -> Any:
         ) from None
 
 
-async def read_body(request: Request) -> bytes:
-    """The raw body, refused with 413 past the limit (A22) without reading it all.
+async def read_body(request: Request, limit: int = MAX_BODY, entry: str = "A22") -> bytes:
+    """The raw body, refused with 413 past ``limit`` (the register ``entry`` that sets it: A22)
+    without reading it all: at once when its Content-Length says so.
 
     Read off the ASGI messages as ``request.stream()`` reads them (a disconnect is Starlette's
     ``ClientDisconnect``), without its async generator (about 2 µs a body); it consumes the
     request's stream, which nothing reads again.
     """
     length = first(request.scope, b"content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise _too_large()
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise _too_large(limit, entry)
     receive = request.receive
     chunks: list[bytes] = []
     size = 0
@@ -244,8 +253,8 @@ async def read_body(request: Request) -> bytes:
         if kind == "http.request":
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_BODY:
-                raise _too_large()
+            if size > limit:
+                raise _too_large(limit, entry)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -253,10 +262,10 @@ async def read_body(request: Request) -> bytes:
             raise ClientDisconnect()
 
 
-def _too_large() -> Problem:
+def _too_large(limit: int, entry: str) -> Problem:
     # Built only when raised: building it for every request showed in the profile.
     return Problem(
-        413, "payload-too-large", f"Request bodies may be at most {MAX_BODY} bytes.", assumptions=("A22",)
+        413, "payload-too-large", f"Request bodies may be at most {limit} bytes.", assumptions=(entry,)
     )
 
 
@@ -271,8 +280,11 @@ _BODY_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 # --- before 4: the work of step 11, done ahead ------------------------------------------------
 
 
-async def decrypt_ahead(call: Call) -> None:
+async def decrypt_ahead(call: Call, declared: tuple[str, ...]) -> None:
     """Decrypt the body's ``encrypted_*`` JWEs in the simulator's crypto workers, if it has any.
+
+    Only the members the route ``declared``: a body holding any other ``encrypted_*`` member
+    is decrypted not at all here (its schema check, step 10, refuses it before step 11).
 
     Only the work moves: the results wait in ``call.decrypted`` until the handler reaches
     step 11 (:meth:`Call.decrypt`), so the order of checks and every answer stay the same. It
@@ -282,13 +294,15 @@ async def decrypt_ahead(call: Call) -> None:
     worker can take it.
     """
     workers, body = call.sim.crypto, call.body
-    if workers is None or not isinstance(body, dict):
+    if workers is None or not declared or not isinstance(body, dict):
         return
-    tokens = [
-        value
-        for name, value in body.items()
-        if name.startswith("encrypted_") and isinstance(value, str) and len(value) <= MAX_JWE
-    ]
+    tokens = []
+    for name, value in body.items():
+        if name.startswith("encrypted_"):
+            if name not in declared:
+                return
+            if isinstance(value, str) and len(value) <= MAX_JWE:
+                tokens.append(value)
     keys, seed = call.state.keys, call.state.seed
     ready: dict[str, bytes | CryptoError] = {}
     for token in tokens:
@@ -352,8 +366,9 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
             "idempotency-key-reused",
             "This Idempotency-Key was used for another request; use a new key for a new request.",
         )
+    body = state.sealer.open(record.response_body) if record.sealed_by else record.response_body
     return Response(
-        content=record.response_body,
+        content=body,
         status_code=record.status,
         headers={**record.headers, "Idempotent-Replayed": "true"},
     )
@@ -365,11 +380,16 @@ def release(call: Call, record: IdempotencyRecord | None) -> None:
         call.state.idempotency.pop((call.partner, call.request.headers[IDEMPOTENCY_KEY]), None)
 
 
-def store(call: Call, record: IdempotencyRecord, response: Response) -> None:
-    """Keep the answer for replays: status, body and the ``svc-*`` headers (A20)."""
+def store(call: Call, record: IdempotencyRecord, response: Response, *, sealed: bool = False) -> None:
+    """Keep the answer for replays: status, body (``sealed``: under the server's key, for an
+    answer carrying a clear token) and the ``svc-*`` headers (A20)."""
     record.in_flight = False
     record.status = response.status_code
-    record.response_body = bytes(response.body)
+    body = bytes(response.body)
+    if sealed:
+        sealer = call.state.sealer
+        body, record.sealed_by = sealer.seal(body), sealer.key_id
+    record.response_body = body
     record.headers = {
         k: v for k, v in response.headers.items() if k.startswith("svc-") or k == "content-type"
     }
@@ -430,7 +450,7 @@ def load_session(
     Unknown, another partner's (A30) or ended (A34): ``invalid-session``; promoted (A07):
     ``session-superseded``; past its lifetime (A06): ``session-expired``.
     """
-    s = state.sessions.get(token)
+    s = state.sessions.get(token_digest(token))
     if s is None or s.partner != partner or s.ended:
         raise Problem(
             401,

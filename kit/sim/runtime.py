@@ -9,6 +9,7 @@ The app keeps it in ``app.state.sim``; routes reach it through ``request.app.sta
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 from typing import Any
 
@@ -35,7 +36,7 @@ class Sim:
             wall_clock=settings.follows_wall_clock,
             uuid_ids=self.personality.uuid_ids,
         )
-        self.delivery = DeliveryEngine(self.state, self.version)
+        self.delivery = DeliveryEngine(self.state, self.version, settings)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
             CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
@@ -49,17 +50,20 @@ class Sim:
 
         settings = self.settings
         assert settings.state_file is not None
-        data = statefile.read_snapshot(settings.restore) if settings.restore else None
-        state_file = StateFile.open(settings.state_file)
+        restore = settings.restore
+        data = statefile.read_snapshot(restore, settings.snapshot_max_bytes) if restore else None
+        state_file = StateFile.open(settings.state_file, settings.sqlite_budget)
         try:
+            self.state.sealer = statefile.sealer_beside(state_file.path)
             if data is not None and state_file.holds_state() and not settings.replace:
                 raise statefile.StateFileError(
                     f"{state_file.path} already holds state: pass --replace to start it over from "
                     f"{settings.restore}, or give a new --state file"
                 )
             state_file.load(self.state)
-            if data is not None:
-                statefile.restore(self.state, data)
+            if data is not None and restore is not None:
+                loaded = statefile.read_snapshot_bytes(data, settings.sqlite_budget, where=restore)
+                statefile.apply(self.state, loaded)
                 self.state.commit()
         except BaseException:
             state_file.close()
@@ -72,12 +76,15 @@ class Sim:
 
         return statefile.snapshot(self.state)
 
-    def restore(self, data: bytes) -> None:
-        """Replace the state with a snapshot's (StateFileError, nothing changed, if it is not one);
-        deliveries in flight are cancelled, pending ones resume."""
+    async def restore(self, data: bytes) -> None:
+        """Replace the state with a snapshot's (StateFileError, nothing changed, if it is not one):
+        read and validated off the event loop, then swapped in on it (A71); deliveries in flight
+        are cancelled, pending ones resume."""
         from kit.sim import statefile
 
-        statefile.restore(self.state, data, before=self.delivery.cancel_all)
+        loaded = await asyncio.to_thread(statefile.read_snapshot_bytes, data, self.settings.sqlite_budget)
+        self.delivery.cancel_all()
+        statefile.apply(self.state, loaded)
         self.delivery.resume()
 
     async def start(self) -> None:

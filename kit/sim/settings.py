@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from kit import register
 from kit._choices import Overlay
-from kit._env import SIM_PARTNER_CLIENTS
+from kit._env import SIM_PARTNER_CLIENTS, is_loopback
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,14 @@ class Settings:
     ``/_sim`` control plane; ``control_token`` protects it (required off loopback). ``wall_clock``
     makes the clock follow the machine's instead of starting at ``clock_start`` (A46); by
     default it does exactly when the control plane is off (nobody could move it).
-    ``webhook_hosts`` lists extra hosts webhooks may be delivered to besides loopback.
+    ``webhook_hosts`` names hosts webhooks may be delivered to besides loopback (off loopback:
+    besides global addresses, A39).
+    ``host`` is the address ``kit serve`` binds (the embedded server binds 127.0.0.1): the guards
+    of a team server follow it (A70, ``kit.sim.guard``), as do ``allowed_hosts``, the other
+    names a request's Host may give (a reverse proxy's). ``snapshot_max_bytes`` and
+    ``sqlite_budget`` bound an untrusted snapshot or state file (A71); ``max_concurrency`` the
+    requests answered at once and ``header_timeout`` the seconds ``kit serve`` waits for a
+    request's headers (A72).
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
     per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
     every request through FastAPI, as a reference for the fast path (``kit.sim.fastpath``).
@@ -42,7 +50,18 @@ class Settings:
     clock_start: str = "2025-01-06T09:00:00Z"
     wall_clock: bool | None = None  # None: the wall clock exactly when there is no control plane
     webhook_hosts: tuple[str, ...] = ()
-    allow_any_webhook_host: bool = False
+    host: str = "127.0.0.1"  # the address kit serve binds; its guards follow it (A70)
+    allowed_hosts: tuple[str, ...] = ()  # other names a request's Host may give (A70)
+    snapshot_max_bytes: int = field(default_factory=lambda: int(register.value("A71")["snapshot_max_bytes"]))
+    sqlite_budget: int = field(
+        default_factory=lambda: int(register.value("A71")["sqlite_budget_instructions"])
+    )
+    max_concurrency: int = field(
+        default_factory=lambda: int(register.value("A72")["max_concurrent_requests"])
+    )
+    header_timeout: float = field(
+        default_factory=lambda: float(register.value("A72")["header_timeout_seconds"])
+    )
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
     fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
     api_version: str = "1.2.0-20221215"  # the version serving requests that name none (A27)
@@ -50,6 +69,11 @@ class Settings:
     restore: str | None = None  # a snapshot to start from (with state_file)
     replace: bool = False  # restore over a state file that already holds state
     choices: Overlay | None = None  # a choice overlay (kit._choices); None: the register's own values
+
+    @property
+    def on_loopback(self) -> bool:
+        """Whether the server is bound to this machine's loopback only."""
+        return is_loopback(self.host)
 
     @property
     def follows_wall_clock(self) -> bool:

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kit._lazy import resolved_from
+from kit.sim.atrest import Sealer
 from kit.sim.clock import Clock
 from kit.sim.crypto import DeviceId, ECKey, ServerKeys
 from kit.sim.ids import Ids
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class PartnerToken:
-    """A partner access token the simulator issued (A01): its partner and expiry."""
+    """A partner access token the simulator issued (A01): its partner and expiry. It is kept
+    under the token's digest (``kit.sim.atrest``), never the token."""
 
     partner: str
     expires_at: datetime
@@ -61,7 +63,8 @@ class Nonce:
 
 @dataclass
 class Session:
-    """A device-level session (A05, A06): who, which device and key, and its lifetime's times."""
+    """A device-level session (A05, A06): who, which device and key, and its lifetime's times.
+    ``token`` is the session token's digest (``kit.sim.atrest``), as its key in the store."""
 
     token: str
     partner: str
@@ -100,6 +103,9 @@ class IdempotencyRecord:
     status: int = 0
     response_body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    #: The key id of the :class:`~kit.sim.atrest.Sealer` that sealed ``response_body`` (an
+    #: answer carrying a clear token); None: kept as sent.
+    sealed_by: str | None = None
 
 
 @dataclass
@@ -179,6 +185,9 @@ class State:
         #: Set by a durable simulator (``kit.sim.durable``): what changed, and where it goes.
         self.journal: Journal | None = None
         self.file: Durable | None = None
+        #: Seals stored answers that carry a clear token (``kit.sim.atrest``); a server with a
+        #: state file sets the one whose key is kept beside it.
+        self.sealer = Sealer.in_memory()
         self.reset(seed)
 
     def attach(self, journal: Journal, file: Durable) -> None:

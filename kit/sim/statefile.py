@@ -24,24 +24,27 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import pickle
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kit.sim import untrusted
+from kit.sim.atrest import Sealer, is_digest, token_digest
 from kit.sim.state import _KEPT, HOMES, State
 from kit.sim.statecodec import _key, _key_text, _Pickler, decode, encode
 from kit.sim.stores import Store
+from kit.sim.untrusted import SCHEMAS, schema_of
 
 FORMAT = "kit-sim-state"
 #: The version of the file's format; a file of another version is refused. Versions 1 (no
 #: journal table) and 2 (the codec's functions named in ``kit.sim.statefile``) are read too,
-#: and the file is written as version 3 from then on (its journal folded into the records at
-#: once, in the transaction that changes its version).
-VERSION = 3
-_READS = (1, 2, VERSION)
+#: and 3 (the tokens themselves, not their digests: ``kit.sim.atrest``), and the file is
+#: written as version 4 from then on (its journal folded into the records at once, in the
+#: transaction that changes its version).
+VERSION = 4
+_READS = (1, 2, 3, VERSION)
 MEDIA_TYPE = "application/vnd.sqlite3"
 MAGIC = b"SQLite format 3\x00"
 _SCHEMA = (
@@ -176,63 +179,115 @@ def _deliveries(state: State) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in dict.items(log._data) if k not in pending] + list(pending.items())
 
 
-def check(conn: sqlite3.Connection, where: str) -> None:
-    """Refuse a database that is not a kit state of a version this kit reads."""
+def check(conn: sqlite3.Connection, where: str) -> int:
+    """Refuse a database that is not exactly a kit state of a version this kit reads (its
+    tables as the kit writes them, nothing else: :mod:`kit.sim.untrusted`); its version."""
     try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "kit_state" not in tables:
+        found_schema = schema_of(conn)
+        if not any(row[1] == "kit_state" and row[0] == "table" for row in found_schema):
             raise StateFileError(f"{where} is a SQLite database but not a kit state: give another path")
         found = dict(conn.execute("SELECT name, value FROM kit_state WHERE name IN ('format', 'version')"))
     except sqlite3.DatabaseError as exc:
         raise StateFileError(f"{where} is not a kit state ({exc}): give another path") from None
     if found.get("format") != FORMAT:
         raise StateFileError(f"{where} is not a kit state: give another path")
-    if found.get("version") not in _READS:
+    version = found.get("version")
+    if version not in _READS:
         raise StateFileError(
-            f"{where} has state format version {found.get('version')}, this kit reads versions "
+            f"{where} has state format version {version}, this kit reads versions "
             f"{', '.join(map(str, _READS))}: "
             "use the kit that wrote it, or start from a new file"
         )
+    if found_schema != SCHEMAS[version]:
+        raise StateFileError(
+            f"{where} is not a kit state: its schema is not the one the kit writes "
+            "(tables only, as written: no views, triggers or other indexes)"
+        )
+    return int(version)
 
 
-def load(conn: sqlite3.Connection, state: State, where: str) -> None:
-    """Replace ``state`` with what ``conn`` holds (checked first: nothing changes if refused)."""
-    check(conn, where)
+@dataclasses.dataclass
+class Loaded:
+    """A state read from a file and validated, not yet in any :class:`State` (:func:`apply`)."""
+
+    version: int
+    meta: dict[str, Any] | None
+    random_state: Any
+    homes: dict[str, dict[Any, Any]]
+
+
+def read(conn: sqlite3.Connection, where: str, budget: int = untrusted.BUDGET) -> Loaded:
+    """What ``conn`` holds, checked and validated (:mod:`kit.sim.untrusted`); StateFileError
+    naming what is wrong. Nothing is changed, in the file or anywhere else."""
     try:
-        meta_row = conn.execute("SELECT value FROM kit_state WHERE name = 'meta'").fetchone()
-        random_row = conn.execute("SELECT value FROM kit_state WHERE name = 'random'").fetchone()
-        random_state = decode(random_row[0]) if random_row else None
-        rows = conn.execute("SELECT home, key, value FROM records ORDER BY seq").fetchall()
-        meta = decode(meta_row[0]) if meta_row else None
-        homes: dict[str, dict[Any, Any]] = defaultdict(dict)
-        for home, key, value in rows:
+        with untrusted.guarded(conn, budget):
+            version = check(conn, where)
+            (verdict,) = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if verdict != "ok":
+                raise StateFileError(f"{where} is damaged (SQLite: {verdict})")
+            loaded = _read(conn, version)
+    except untrusted.Refused as exc:
+        raise StateFileError(f"{where}: cannot be read: {exc}") from None
+    except StateFileError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise StateFileError(f"{where} cannot be read ({exc}): it is damaged") from None
+    except Exception as exc:  # a value that does not unpickle into its record: any error at all
+        raise StateFileError(f"{where}: cannot be read ({type(exc).__name__}): it is damaged") from None
+    reason = untrusted.invalid(loaded.meta, loaded.random_state, loaded.homes)
+    if reason:
+        raise StateFileError(f"{where}: holds a value that is not valid: {reason}")
+    return loaded
+
+
+def _read(conn: sqlite3.Connection, version: int) -> Loaded:
+    meta_row = conn.execute("SELECT value FROM kit_state WHERE name = 'meta'").fetchone()
+    random_row = conn.execute("SELECT value FROM kit_state WHERE name = 'random'").fetchone()
+    random_state = decode(random_row[0]) if random_row else None
+    rows = conn.execute("SELECT home, key, value FROM records ORDER BY seq").fetchall()
+    meta = decode(meta_row[0]) if meta_row else None
+    homes: dict[str, dict[Any, Any]] = defaultdict(dict)
+    for home, key, value in rows:
+        if home in HOMES:
+            homes[home][_key(key)] = decode(value)
+    for (data,) in conn.execute("SELECT data FROM journal ORDER BY id") if version > 1 else ():
+        values, meta, moved = decode(data)  # a record already there keeps its place
+        random_state = moved if moved is not None else random_state
+        for home, key, value in values:
             if home in HOMES:
-                homes[home][_key(key)] = decode(value)
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        for (data,) in conn.execute("SELECT data FROM journal ORDER BY id") if "journal" in tables else ():
-            values, meta, moved = decode(data)  # a record already there keeps its place
-            random_state = moved if moved is not None else random_state
-            for home, key, value in values:
-                if home in HOMES:
-                    if value is None:
-                        homes[home].pop(key, None)
-                    else:
-                        homes[home][key] = value
-    except (sqlite3.DatabaseError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
-        raise StateFileError(f"{where} cannot be read ({type(exc).__name__}): it is damaged") from None
+                if value is None:
+                    homes[home].pop(key, None)
+                else:
+                    homes[home][key] = value
+    return Loaded(version, meta, random_state, dict(homes))
+
+
+def load(conn: sqlite3.Connection, state: State, where: str, budget: int = untrusted.BUDGET) -> None:
+    """Replace ``state`` with what ``conn`` holds (checked first: nothing changes if refused)."""
+    apply(state, read(conn, where, budget))
+
+
+def apply(state: State, loaded: Loaded) -> None:
+    """Replace ``state`` with ``loaded`` (validated by :func:`read`: this does not fail). Tokens a
+    file of format 3 or older kept themselves are kept as digests; stored answers sealed by
+    another server's key are dropped (:mod:`kit.sim.atrest`)."""
+    meta, homes = loaded.meta, loaded.homes
     if meta is None:
         return  # a new file: nothing written yet
+    if loaded.version < 4:
+        _digest_tokens(state, homes)
     state.reset(int(meta["seed"]))
     state.clock._now, state.clock._offset = meta["now"], meta["offset"]
     state.ids._counters.update(meta["counters"])
-    if random_state is not None:
-        state.random.setstate(random_state)
+    if loaded.random_state is not None:
+        state.random.setstate(loaded.random_state)
+    sealer = state.sealer
     for home, kept in homes.items():
         target = getattr(state, home)
         items = list(kept.items())
         for key, value in items:
-            if home == "idempotency" and value.in_flight:
-                continue  # its request never answered: the key may be retried
+            if home == "idempotency" and (value.in_flight or value.sealed_by not in (None, sealer.key_id)):
+                continue  # never answered (the key may be retried), or sealed by another server's key
             if home == "deliveries":
                 value.in_progress = False
             if isinstance(target, dict):
@@ -247,6 +302,21 @@ def load(conn: sqlite3.Connection, state: State, where: str) -> None:
         state.journal.everything = True
 
 
+def _digest_tokens(state: State, homes: dict[str, dict[Any, Any]]) -> None:
+    """A file of format 3 or older: its tokens as digests, its stored answers holding a clear
+    token sealed with this server's key."""
+    for home in ("partner_tokens", "sessions"):
+        kept = homes.get(home, {})
+        homes[home] = {k if is_digest(k) else token_digest(k): v for k, v in kept.items()}
+    for session in homes.get("sessions", {}).values():
+        if not is_digest(session.token):
+            session.token = token_digest(session.token)
+    for record in homes.get("idempotency", {}).values():
+        if record.sealed_by is None and b'"session_token"' in record.response_body:
+            record.response_body = state.sealer.seal(record.response_body)
+            record.sealed_by = state.sealer.key_id
+
+
 def snapshot(state: State) -> bytes:
     """The state as a snapshot: a SQLite database, made in memory."""
     conn = sqlite3.connect(":memory:")
@@ -259,24 +329,37 @@ def snapshot(state: State) -> bytes:
         conn.close()
 
 
-def restore(state: State, data: bytes, before: Callable[[], None] | None = None) -> None:
-    """Replace ``state`` with a snapshot's; StateFileError (and ``state`` unchanged) if it is not one.
-    ``before`` runs once the snapshot has been read whole, just before ``state`` changes."""
+def read_snapshot_bytes(data: bytes, budget: int = untrusted.BUDGET, where: str = "the snapshot") -> Loaded:
+    """A snapshot's state, checked and validated (:func:`read`), or StateFileError. Safe to run
+    off the event loop: it touches no :class:`State`."""
     if not data.startswith(MAGIC):
-        raise StateFileError("the snapshot is not a kit state (not a SQLite database)")
+        raise StateFileError(f"{where} is not a kit state (not a SQLite database)")
     conn = sqlite3.connect(":memory:")
     try:
         try:
             conn.deserialize(data)
         except sqlite3.DatabaseError as exc:
-            raise StateFileError(f"the snapshot is not a kit state ({exc})") from None
-        probe = State(7, "2025-01-06T09:00:00Z", state.bounds)
-        load(conn, probe, "the snapshot")  # refused before anything of ``state`` changes
-        if before is not None:
-            before()
-        load(conn, state, "the snapshot")
+            raise StateFileError(f"{where} is not a kit state ({exc})") from None
+        return read(conn, where, budget)
     finally:
         conn.close()
+
+
+def sealer_beside(path: str) -> Sealer:
+    """The sealing key kept beside the state file ``path`` (:meth:`Sealer.beside`)."""
+    try:
+        return Sealer.beside(path)
+    except OSError as exc:
+        raise StateFileError(f"cannot keep the key beside {path}: {exc.strerror}") from None
+
+
+def restore(state: State, data: bytes, before: Callable[[], None] | None = None) -> None:
+    """Replace ``state`` with a snapshot's; StateFileError (and ``state`` unchanged) if it is not one.
+    ``before`` runs once the snapshot has been read whole, just before ``state`` changes."""
+    loaded = read_snapshot_bytes(data)
+    if before is not None:
+        before()
+    apply(state, loaded)
 
 
 def backup(path: str, out: str) -> None:
@@ -306,9 +389,12 @@ def backup(path: str, out: str) -> None:
         source.close()
 
 
-def read_snapshot(path: str) -> bytes:
+def read_snapshot(path: str, limit: int | None = None) -> bytes:
+    """The bytes of the snapshot file ``path``, refused past ``limit`` bytes (A71) unread."""
     try:
         with open(path, "rb") as f:
+            if limit is not None and os.fstat(f.fileno()).st_size > limit:
+                raise StateFileError(f"{path}: larger than the snapshot cap of {limit:,} bytes (A71)")
             return f.read()
     except OSError as exc:
         raise StateFileError(f"cannot read the snapshot {path}: {exc.strerror}") from None

@@ -17,7 +17,7 @@ from kit import register
 from kit.sim.bodies import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.clock import format_time
 from kit.sim.models import money
-from kit.sim.pipeline import read_json
+from kit.sim.pipeline import read_body, read_json
 from kit.sim.problems import Problem, not_found, validation_problem
 from kit.sim.records import DocumentRequest
 from kit.sim.representations import DocumentRequestOut, TransferOut
@@ -198,6 +198,8 @@ async def deliveries(request: Request) -> dict[str, Any]:
 
 
 _SNAPSHOT = "application/vnd.sqlite3"  # kit.sim.statefile.MEDIA_TYPE (imported lazily: sqlite3)
+#: What a restore body may be sent as (A71): a snapshot's own type, or bytes of no stated kind.
+RESTORE_MEDIA_TYPES = frozenset({_SNAPSHOT, "application/octet-stream"})
 
 
 @router.get(
@@ -206,7 +208,9 @@ _SNAPSHOT = "application/vnd.sqlite3"  # kit.sim.statefile.MEDIA_TYPE (imported 
     responses={200: {"description": "A kit state snapshot (SQLite)", "content": {_SNAPSHOT: {}}}},
 )
 async def snapshot(request: Request) -> Response:
-    """The whole state as a snapshot: a SQLite database (``kit.sim.statefile``), no secrets."""
+    """The whole state as a snapshot: a SQLite database (``kit.sim.statefile``). It holds no
+    client secret and no usable token (digests only, ``kit.sim.atrest``), but it does hold what
+    the simulator knows of its customers: share it as you would the server itself."""
     from kit.sim.statefile import MEDIA_TYPE, VERSION
 
     return Response(
@@ -218,19 +222,36 @@ async def snapshot(request: Request) -> Response:
 
 @router.post(
     "/restore",
-    openapi_extra={"requestBody": {"required": True, "content": {_SNAPSHOT: {}}}},
-    responses={400: {"description": "snapshot-invalid: not a kit state snapshot of this version"}},
+    openapi_extra={
+        "requestBody": {"required": True, "content": {media: {} for media in sorted(RESTORE_MEDIA_TYPES)}}
+    },
+    responses={
+        400: {"description": "snapshot-invalid: not a kit state snapshot this kit reads"},
+        413: {"description": "payload-too-large: past the snapshot cap (A71)"},
+        415: {"description": "unsupported-media-type: not application/vnd.sqlite3 or octet-stream"},
+    },
 )
 async def restore(request: Request) -> dict[str, Any]:
-    """Replace the whole state with a snapshot's; 400 ``snapshot-invalid`` (nothing changed)
-    for a body that is not a kit state snapshot of this version."""
+    """Replace the whole state with a snapshot's. The snapshot is untrusted input (A71): sent
+    as ``application/vnd.sqlite3`` or ``application/octet-stream`` (else 415), at most the cap
+    (else 413, before the body is read past it), read and validated off the event loop; 400
+    ``snapshot-invalid`` names what is wrong. Nothing changes when it is refused."""
     from kit.sim.statefile import StateFileError
 
     sim = _sim(request)
+    media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if media not in RESTORE_MEDIA_TYPES:
+        raise Problem(
+            415,
+            "unsupported-media-type",
+            f"Send the snapshot as {_SNAPSHOT} (or application/octet-stream).",
+            assumptions=("A71",),
+        )
+    data = await read_body(request, sim.settings.snapshot_max_bytes, "A71")
     try:
-        sim.restore(await request.body())
+        await sim.restore(data)
     except StateFileError as exc:
-        raise Problem(400, "snapshot-invalid", f"{exc}.", assumptions=("A45",)) from None
+        raise Problem(400, "snapshot-invalid", f"{exc}.", assumptions=("A45", "A71")) from None
     return {"seed": sim.state.seed, "now": format_time(sim.state.now)}
 
 

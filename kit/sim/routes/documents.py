@@ -66,4 +66,4 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
         call.emit("document_request.completed", call.sim.show(DocumentRequestOut, doc))
         return RouteReply(200, call.sim.show(DocumentRequestOut, doc))
 
-    return await run(request, handle)
+    return await run(request, handle, decrypts=("encrypted_document",))

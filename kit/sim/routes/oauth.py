@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.atrest import token_digest
 from kit.sim.fastpath import Routes
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
@@ -103,7 +104,7 @@ async def _issue(request: Request) -> JSONResponse:
         raise OAuthError(400, "invalid_scope", f"The only scope is {_TOKEN['scope']}.")
     token = secrets.token_urlsafe(32)
     lifetime = sim.personality.token_lifetime  # A01, under a choice overlay
-    sim.state.partner_tokens[token] = PartnerToken(client_id, sim.state.clock.after(lifetime))
+    sim.state.partner_tokens[token_digest(token)] = PartnerToken(client_id, sim.state.clock.after(lifetime))
     return JSONResponse(
         {
             "access_token": token,
@@ -177,7 +178,7 @@ async def legacy_revoke(request: Request) -> Response:
     except Problem as problem:
         return problem.response()
     token = request.headers[AUTHORIZATION].partition(" ")[2].strip()
-    sim.state.partner_tokens[token].revoked = True
+    sim.state.partner_tokens[token_digest(token)].revoked = True
     return Response(status_code=204)
 
 

@@ -155,7 +155,7 @@ async def create_person(request: Request, account_id: str) -> Response:
         call.state.persons[person_id] = person
         return RouteReply(201, PersonOut.wire(person))
 
-    return await run(request, handle)
+    return await run(request, handle, decrypts=("encrypted_pii",))
 
 
 def _locked() -> Problem:
@@ -240,4 +240,4 @@ async def kyc_answers(request: Request, person_id: str) -> Response:
             },
         )
 
-    return await run(request, handle)
+    return await run(request, handle, decrypts=("encrypted_answers",))

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit.sim.atrest import token_digest
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
 from kit.sim.fastpath import Routes
@@ -238,7 +239,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
     state, current, kind = call.state, call.session, request.session_type
     token = "ses_" + secrets.token_urlsafe(32)
     session = Session(
-        token=token,
+        token=token_digest(token),
         partner=call.partner,
         session_type=kind,
         strategy=request.expiration_strategy,
@@ -250,7 +251,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         account_id=owner.account_id,
         person_id=owner.person_id,
     )
-    state.sessions[token] = session
+    state.sessions[session.token] = session
     if current is not None:
         current.superseded = True
         if kind == "person" and owner.person_id:
@@ -268,7 +269,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         answer["encrypted_session_token"] = encrypt_to_device(key, {"session_token": token})
     else:
         answer["session_token"] = token
-    return RouteReply(201, answer)
+    return RouteReply(201, answer, sealed=not owner.direct)
 
 
 @declare(
@@ -283,7 +284,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
     summary="Create a session (anonymous), promote one, or open one for a bound device",
 )
 async def create_session(request: Request) -> Response:
-    return await run(request, _create)
+    return await run(request, _create, decrypts=("encrypted_data",))
 
 
 @declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
@@ -293,7 +294,7 @@ async def end_session(request: Request) -> Response:
         token = call.request.headers.get(SESSION_ID)
         if token is None:
             raise Problem(401, "session-required", f"Name the session to end in {SESSION_ID}.")
-        session = call.state.sessions.get(token)
+        session = call.state.sessions.get(token_digest(token))
         if session is None or session.partner != call.partner or session.ended:
             # Reuse the one definition of "unknown or ended" (an expired one may still end).
             load_session(call.state, call.partner, token)
