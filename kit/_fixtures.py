@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _env as env
+from kit import register
 from kit._sensitive import Sensitive, reveal
 from kit.errors import FixturesError
 from kit.models import Persona
@@ -337,3 +338,52 @@ def render(personas: Sequence[Mapping[str, Any]], *, header: str = "") -> str:
             f"{_toml_string(k)} = {_toml_string(str(reveal(v)))}" for k, v in reveal(persona["kyc"]).items()
         ]
     return "\n".join(lines) + "\n"
+
+
+# --- the simulator's own personas, published as a sandbox would (kit serve --sandbox-fixtures) ---
+
+#: How many test personas ``kit serve --sandbox-fixtures`` publishes by default: three, as a
+#: partner's sandbox might; every flow notebook (00-10) runs with them.
+FIXTURE_PERSONAS = 3
+
+
+def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
+    """A sandbox fixtures file for the first ``personas`` of the simulator's personas (``None``:
+    all of them): PII from the register's personas, KYC answers keyed by the question texts of
+    register entry A12 (birth year, month name, last two digits of the national id — what the
+    simulator derives from the PII).
+
+    Example::
+
+        >>> sim_fixtures_text().count("[[persona]]")
+        3
+    """
+    import calendar
+
+    year, month, last2 = register.value("A12")["question_texts"]
+    written = []
+    for person in register.personas()[:personas]:
+        born = date.fromisoformat(str(person["date_of_birth"]))
+        digits = "".join(ch for ch in str(person["national_id"]) if ch.isdigit()).rjust(2, "0")[-2:]
+        kyc = {year: str(born.year), month: calendar.month_name[born.month], last2: digits}
+        written.append({**{k: person[k] for k in PERSONA_FIELDS}, "kyc": kyc})
+    header = (
+        "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
+        f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit._fixtures "
+        "(README: Running against your sandbox)."
+    )
+    return render(written, header=header)
+
+
+def write_sim_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS) -> str | None:
+    """Write :func:`sim_fixtures_text` to ``path`` (owner-only); the reason it could not, or None."""
+    target = os.path.abspath(path)
+    if os.path.exists(target) and not overwrite:
+        return f"{path} exists: pass --overwrite-fixtures to replace it"
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(sim_fixtures_text(personas))
+    except OSError as exc:
+        return f"cannot write {path}: {type(exc).__name__}"
+    return None

@@ -43,6 +43,9 @@ from typing import TYPE_CHECKING
 from kit import _env as env
 from kit import register
 from kit._extras import missing, require
+from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
+
+__all__ = ["FIXTURE_PERSONAS", "build_parser", "main", "sim_fixtures_text"]
 from kit.errors import MissingExtra
 
 if TYPE_CHECKING:
@@ -50,57 +53,6 @@ if TYPE_CHECKING:
 
 PARTNERS_ENV = env.SIM_PARTNERS
 CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
-
-
-#: How many test personas ``kit serve --sandbox-fixtures`` publishes by default: three, as a
-#: partner's sandbox might; every flow notebook (00-10) runs with them.
-FIXTURE_PERSONAS = 3
-
-
-def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
-    """A sandbox fixtures file for the first ``personas`` of the simulator's personas (``None``:
-    all of them): PII from the register's personas, KYC answers keyed by the question texts of
-    register entry A12 (birth year, month name, last two digits of the national id — what the
-    simulator derives from the PII).
-
-    Example::
-
-        >>> sim_fixtures_text().count("[[persona]]")
-        3
-    """
-    import calendar
-    from datetime import date
-
-    from kit import _fixtures as fixtures
-    from kit import register
-
-    year, month, last2 = register.value("A12")["question_texts"]
-    written = []
-    for person in register.personas()[:personas]:
-        born = date.fromisoformat(str(person["date_of_birth"]))
-        digits = "".join(ch for ch in str(person["national_id"]) if ch.isdigit()).rjust(2, "0")[-2:]
-        kyc = {year: str(born.year), month: calendar.month_name[born.month], last2: digits}
-        written.append({**{k: person[k] for k in fixtures.PERSONA_FIELDS}, "kyc": kyc})
-    header = (
-        "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
-        f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit._fixtures "
-        "(README: Running against your sandbox)."
-    )
-    return fixtures.render(written, header=header)
-
-
-def _write_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS) -> str | None:
-    """Write :func:`sim_fixtures_text` to ``path`` (owner-only); the reason it could not, or None."""
-    target = os.path.abspath(path)
-    if os.path.exists(target) and not overwrite:
-        return f"{path} exists: pass --overwrite-fixtures to replace it"
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(sim_fixtures_text(personas))
-    except OSError as exc:
-        return f"cannot write {path}: {type(exc).__name__}"
-    return None
 
 
 def _choices(path: str | None) -> Overlay | str | None:
@@ -127,10 +79,10 @@ def _serve(args: argparse.Namespace) -> int:
     from kit.sim import Settings, create_app
 
     control_token = os.environ.get(CONTROL_TOKEN_ENV) or None
-    if not args.no_control and not env.is_loopback(args.host) and control_token is None:
+    if not args.no_control and args.allowed_host and control_token is None:
         print(
-            f"refusing to start: the control plane on a non-loopback host needs {CONTROL_TOKEN_ENV} "
-            "(or pass --no-control)",
+            f"refusing to start: with --allowed-host the control plane is reachable through it and "
+            f"needs {CONTROL_TOKEN_ENV} (or pass --no-control)",
             file=sys.stderr,
         )
         return 2
@@ -142,7 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
         if args.fixture_personas < 1:
             print("refusing to start: --fixture-personas must be at least 1", file=sys.stderr)
             return 2
-        refused = _write_fixtures(args.sandbox_fixtures, args.overwrite_fixtures, args.fixture_personas)
+        refused = write_sim_fixtures(args.sandbox_fixtures, args.overwrite_fixtures, args.fixture_personas)
         if refused is not None:
             print(f"refusing to start: {refused}", file=sys.stderr)
             return 2
@@ -160,6 +112,16 @@ def _serve(args: argparse.Namespace) -> int:
         overrides["state_file"] = args.state
         overrides["restore"] = args.restore
         overrides["replace"] = args.replace
+    for name in ("max_concurrency", "header_timeout", "max_snapshot_bytes"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            print(f"refusing to start: --{name.replace('_', '-')} must be positive", file=sys.stderr)
+            return 2
+    limits = {
+        "max_concurrency": args.max_concurrency,
+        "header_timeout": args.header_timeout,
+        "snapshot_max_bytes": args.max_snapshot_bytes,
+    }
+    overrides.update({name: value for name, value in limits.items() if value is not None})
     if args.starting_balance is not None:
         try:
             overrides["starting_balance"] = Decimal(args.starting_balance)
@@ -173,19 +135,23 @@ def _serve(args: argparse.Namespace) -> int:
         control=not args.no_control,
         control_token=control_token,
         webhook_hosts=tuple(args.allow_webhook_host),
+        host=args.host,
+        allowed_hosts=tuple(args.allowed_host),
         crypto_workers=args.crypto_workers,
         wall_clock=None if args.clock is None else args.clock == "wall",
         choices=choices,
         **overrides,  # type: ignore[arg-type]
     )
+    from kit.sim.guard import StartRefused
     from kit.sim.statefile import StateFileError
 
     try:
         app = create_app(settings)
-    except StateFileError as exc:
+    except (StateFileError, StartRefused) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
     from kit.sim.lazyapp import Served  # the app's own layers, past FastAPI's pass-throughs
+    from kit.sim.protocol import with_header_timeout
 
     config = uvicorn.Config(
         Served(app),
@@ -194,6 +160,7 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=args.access_log,
         log_level="info" if args.access_log else "warning",
         timeout_graceful_shutdown=2,
+        http=with_header_timeout(settings.header_timeout),  # A72: a drip-fed request is closed
     )
     server = uvicorn.Server(config)
 
@@ -277,7 +244,37 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST",
-        help="deliver webhooks to this non-loopback host too (repeatable)",
+        help="deliver webhooks to this host too: on loopback, a non-loopback host; bound beyond "
+        "loopback, a host that resolves to a private or loopback address (repeatable; A39)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME, e.g. a reverse proxy's public name "
+        "(repeatable; the control plane then needs a control token; A70)",
+    )
+    limits = register.value("A72")
+    serve.add_argument(
+        "--max-concurrency",
+        type=int,
+        metavar="N",
+        help="requests answered at once; one more is 503 server-busy "
+        f"(default {limits['max_concurrent_requests']}, A72)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a connection whose request headers take longer "
+        f"(default {limits['header_timeout_seconds']}, A72)",
+    )
+    serve.add_argument(
+        "--max-snapshot-bytes",
+        type=int,
+        metavar="N",
+        help=f"the largest snapshot restored (default {register.value('A71')['snapshot_max_bytes']:,}, A71)",
     )
     serve.add_argument("--access-log", action="store_true", help="log method, path and status")
     serve.add_argument(
@@ -314,8 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     defaults = " and ".join(f"{client}/{secret}" for client, secret in env.SIM_PARTNER_CLIENTS.items())
     serve.epilog = (
-        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default {defaults}). "
-        f"Control token: {CONTROL_TOKEN_ENV}."
+        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default {defaults}, on loopback only: "
+        f"bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}."
     )
     serve.set_defaults(func=_serve)
 

@@ -87,6 +87,8 @@ class under its base, with the problem code it stands for::
         │   └── SubscriptionNotFound: subscription-not-found
         ├── InvalidControlToken: invalid-control-token
         ├── SnapshotInvalid: snapshot-invalid
+        ├── HostNotAllowed: host-not-allowed
+        ├── OriginNotAllowed: origin-not-allowed
         ├── MethodNotAllowed: method-not-allowed
         ├── EndpointRemoved: endpoint-removed
         ├── EndpointDeprecated: endpoint-deprecated
@@ -94,6 +96,7 @@ class under its base, with the problem code it stands for::
         ├── InvalidReferralCode: invalid-referral-code
         ├── RateLimited: rate-limited
         ├── ServiceUnavailable: service-unavailable
+        │   ├── ServerBusy: server-busy
         │   └── InjectedFault: injected-fault
         └── ServerError: internal-error
 
@@ -137,6 +140,7 @@ __all__ = [
     "EventMismatch",
     "EventRenamed",
     "FixturesError",
+    "HostNotAllowed",
     "IdempotencyError",
     "IdempotencyKeyInUse",
     "IdempotencyKeyInvalid",
@@ -162,6 +166,7 @@ __all__ = [
     "NotAvailable",
     "NotFound",
     "OAuthError",
+    "OriginNotAllowed",
     "PayloadTooLarge",
     "PersonNotFound",
     "PiiMustBeEncrypted",
@@ -169,6 +174,7 @@ __all__ = [
     "RecipientNotEligible",
     "SelfTransfer",
     "SensitiveDataError",
+    "ServerBusy",
     "ServerError",
     "ServiceUnavailable",
     "SessionError",
@@ -736,6 +742,23 @@ class SnapshotInvalid(ApiError):
     hint = "restore a snapshot taken with api.sim.snapshot() or kit state snapshot, by this kit's version"
 
 
+class HostNotAllowed(ApiError):
+    """400 from a simulator whose guards do not take the request's ``Host`` (A70)."""
+
+    code = "host-not-allowed"
+    hint = (
+        "this server answers only requests naming it in Host: use its own address, or start "
+        "kit serve with --allowed-host NAME for the name you reach it by (a reverse proxy's)"
+    )
+
+
+class OriginNotAllowed(ApiError):
+    """403 from the simulator's control plane for a request sent from another origin (A70)."""
+
+    code = "origin-not-allowed"
+    hint = "the control plane takes no request from a web page of another origin; call it from code"
+
+
 class MethodNotAllowed(ApiError):
     code = "method-not-allowed"
     hint = "this path does not take this method"
@@ -778,6 +801,13 @@ class RateLimited(ApiError):
 class ServiceUnavailable(ApiError):
     code = "service-unavailable"
     hint = "the service is unavailable; the client retried with backoff; try again later"
+
+
+class ServerBusy(ServiceUnavailable):
+    """503 from a simulator answering as many requests at once as it takes (A72)."""
+
+    code = "server-busy"
+    hint = "the simulator is at its limit of requests at once; the client retried; send fewer at once"
 
 
 class InjectedFault(ServiceUnavailable):
