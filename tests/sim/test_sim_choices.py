@@ -27,7 +27,15 @@ from tests.sim.helpers.control import advance, clock_now, personas, reset
 from tests.sim.helpers.encryption import Device
 from tests.sim.helpers.journeys import journey, new_session, p2p_transfer
 from tests.sim.helpers.resources import card_request, close_card, create_card, send_event
-from tests.sim.helpers.wire import add_months, call, init_data, parse_time, partner_token, token_response
+from tests.sim.helpers.wire import (
+    IN_PROCESS,
+    add_months,
+    call,
+    init_data,
+    parse_time,
+    partner_token,
+    token_response,
+)
 
 OTHER = register.data_dir() / "choices" / "other.toml"
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -300,7 +308,7 @@ def test_personas_are_the_same_under_the_overlay(other: httpx.Client, http: http
 def test_an_unexpected_failure_under_the_overlay_names_no_choices() -> None:
     import asyncio
 
-    app = create_app(Settings(choices=choices.load(OTHER)))
+    app = create_app(Settings(choices=choices.load(OTHER), allowed_hosts=IN_PROCESS))
 
     @app.get("/sessions/_explode")
     async def explode() -> None:

@@ -4,10 +4,7 @@ another overlay than the running embedded simulator's starts a second embedded s
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -17,20 +14,10 @@ import kit
 from kit import _env as env
 from kit import register
 from kit.errors import ConfigError
-from tests.support.launcher import serve_process
+from tests.support.launcher import serve_exits, serve_process
 
 OTHER = register.data_dir() / "choices" / "other.toml"
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-
-
-def _serve(*args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kit", "serve", "--port", "0", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(environ or {})},
-    )
 
 
 @pytest.mark.parametrize(
@@ -45,7 +32,7 @@ def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
     fixtures = tmp_path / "fixtures.toml"
-    done = _serve("--no-control", "--choices", str(bad), "--sandbox-fixtures", str(fixtures))
+    done = serve_exits("--no-control", "--choices", str(bad), "--sandbox-fixtures", str(fixtures))
     assert done.returncode == 2, done.stderr
     assert "refusing to start: choice overlay refused:" in done.stderr and named in done.stderr
     assert done.stdout == "" and not fixtures.exists()  # nothing started, nothing written
@@ -54,7 +41,7 @@ def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text
 def test_kit_serve_reads_kit_sim_choices(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[A15]\nreasons = 3\n")
-    done = _serve(environ={env.SIM_CHOICES: str(bad)})
+    done = serve_exits(env={env.SIM_CHOICES: str(bad)})
     assert done.returncode == 2 and "[A15] reasons" in done.stderr
 
 

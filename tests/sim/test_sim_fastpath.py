@@ -24,6 +24,7 @@ from kit.sim.fastpath import IndexedRoute, PlainRoute, Routes
 from kit.sim.pipeline import Call
 from kit.sim.routes import INDEX, MODULES, control, declared_index, partner_module, partner_routers
 from tests.sim.helpers import assert_problem, journey, partner_token
+from tests.sim.helpers.wire import IN_PROCESS
 
 _RANDOM = ("token", "nonce", "encrypted_")
 _HEADERS = ("content-type", "svc-request-id", "svc-assumptions", "svc-session-expires-at", "allow")
@@ -86,7 +87,7 @@ def _record(seen: Seen) -> Callable[[httpx.Response], None]:
 @contextmanager
 def _served(fast_path: bool, root_path: str) -> Iterator[tuple[httpx.Client, Seen, list[tuple[str, str]]]]:
     """A client of a new app (seed 7), what it answered, and what FastAPI had to route."""
-    app = create_app(Settings(seed=7, fast_path=fast_path))
+    app = create_app(Settings(seed=7, fast_path=fast_path, allowed_hosts=IN_PROCESS))
     routed: list[tuple[str, str]] = []
     app.user_middleware.append(Middleware(_Probe, routed=routed))  # innermost: after the fast path
     seen: Seen = []

@@ -9,10 +9,12 @@ import asyncio
 import httpx
 
 from kit.sim import create_app
+from kit.sim.settings import Settings
+from tests.sim.helpers.wire import IN_PROCESS
 
 
 def test_an_unexpected_failure_is_a_problem_with_the_service_headers() -> None:
-    app = create_app()
+    app = create_app(Settings(allowed_hosts=IN_PROCESS))
 
     @app.get("/sessions/_explode")
     async def explode() -> None:
@@ -35,7 +37,7 @@ def test_an_unexpected_failure_is_a_problem_with_the_service_headers() -> None:
 
 def test_an_unexpected_failure_on_the_legacy_path_is_still_deprecated() -> None:
     """Every answer from the deprecated path carries Deprecation (A03), a 500 included."""
-    app = create_app()
+    app = create_app(Settings(allowed_hosts=IN_PROCESS))
 
     @app.api_route("/authorization/server_api/access_tokens", methods=["PURGE"])  # a method no route has
     async def explode() -> None:

@@ -19,6 +19,7 @@ from kit.sim import lazyapp as lazyapp_module
 from kit.sim.lazyapp import LazyApp, Served
 from kit.sim.pipeline import Call
 from tests.sim.helpers import partner_token
+from tests.sim.helpers.wire import IN_PROCESS
 from tests.sim.test_sim_fastpath import _exercise, _InProcess, _masked
 
 Seen = list[tuple[Any, ...]]
@@ -47,10 +48,10 @@ def _served(app: Any, root_path: str = "") -> Iterator[tuple[httpx.Client, Seen]
 
 
 def _both(exercise: Callable[[httpx.Client], None], root_path: str = "") -> tuple[Seen, Seen, LazyApp]:
-    lazy = LazyApp(Settings(seed=7))
+    lazy = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
     with _served(lazy, root_path) as (client, lazy_seen):
         exercise(client)
-    with _served(create_app(Settings(seed=7)), root_path) as (client, eager_seen):
+    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), root_path) as (client, eager_seen):
         exercise(client)
     return lazy_seen, eager_seen, lazy
 
@@ -89,11 +90,11 @@ def test_kit_serve_serves_create_apps_app_past_fastapis_pass_throughs_the_same(
         _documents(client)
         client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})
 
-    served = Served(create_app(Settings(seed=7)))
+    served = Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)))
     assert served.lean
     with _served(served) as (client, lean_seen):
         exercise(client)
-    with _served(create_app(Settings(seed=7))) as (client, own_seen):
+    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))) as (client, own_seen):
         exercise(client)
     assert len(lean_seen) == len(own_seen) > 25
     assert lean_seen == own_seen
@@ -107,19 +108,22 @@ def test_kit_serve_serves_create_apps_app_past_fastapis_pass_throughs_the_same(
         token = partner_token(client, path="/api/oauth/accesstoken")
         client.get("/api/cards/card_1", headers={"Authorization": f"Bearer {token}"})
 
-    with _served(Served(create_app(Settings(seed=7))), "/api") as (client, lean_seen):
+    with _served(Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))), "/api") as (
+        client,
+        lean_seen,
+    ):
         failing(client)
-    with _served(create_app(Settings(seed=7)), "/api") as (client, own_seen):
+    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), "/api") as (client, own_seen):
         failing(client)
     assert lean_seen[-1][2] == 500 and lean_seen[-1][3]["code"] == "internal-error"
     assert lean_seen == own_seen
 
 
 def test_an_app_with_its_own_root_path_is_served_by_fastapi_itself() -> None:
-    app = create_app(Settings(seed=7))
+    app = create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))
     app.root_path = "/api"  # FastAPI's own call sets it on every scope: not a pass-through
     assert not Served(app).lean
-    assert Served(create_app(Settings(seed=7))).lean
+    assert Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))).lean
 
 
 def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> None:
@@ -132,7 +136,7 @@ def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> No
         client.get("/nowhere", headers=auth)
         assert lazy_app.fastapi_built
 
-    lazy_app = LazyApp(Settings(seed=7))
+    lazy_app = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
     with _served(lazy_app) as (client, seen):
         exercise(client)
     assert [s[2] for s in seen] == [200, 200, 404, 404]
@@ -179,7 +183,7 @@ def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.Mon
         return real(*args)
 
     monkeypatch.setattr(lazyapp_module, "fastapi_app", counted)
-    app = LazyApp(Settings(seed=7))
+    app = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
     statuses: list[int] = []
     start = threading.Barrier(4)
 

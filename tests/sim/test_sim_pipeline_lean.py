@@ -25,6 +25,7 @@ from kit.sim.pipeline import (
 )
 from kit.sim.problems import Problem
 from tests.sim.helpers import partner_token
+from tests.sim.helpers.wire import IN_PROCESS
 from tests.sim.test_sim_fastpath import _InProcess
 
 RAW = [
@@ -132,7 +133,7 @@ def test_a_json_answer_has_starlettes_headers_in_starlettes_order(reply: RouteRe
 
 def test_init_data_is_the_compact_encoding_of_what_it_says() -> None:
     with httpx.Client(
-        transport=_InProcess(create_app(Settings(seed=7)), ""), base_url="http://sim"
+        transport=_InProcess(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), ""), base_url="http://sim"
     ) as client:
         token = partner_token(client)
         answer = client.get(

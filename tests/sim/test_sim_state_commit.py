@@ -20,9 +20,12 @@ import pytest
 
 from kit.sim import durable, statefile, versions
 from kit.sim.durable import StateFile
+from kit.sim.guard import Guard
 from kit.sim.middleware import ServiceHeaders
+from kit.sim.settings import Settings
 from kit.sim.state import IdempotencyRecord, Nonce, State
 from tests.sim.helpers.statefiles import START, held
+from tests.sim.helpers.wire import IN_PROCESS
 
 PARTNER = "sim-partner"
 
@@ -79,7 +82,7 @@ def test_each_answer_leaves_after_its_commit_and_requests_finishing_together_sha
         await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    app = ServiceHeaders(endpoint, state, versions.CURRENT)
+    app = ServiceHeaders(endpoint, state, versions.CURRENT, guard=Guard(Settings(allowed_hosts=IN_PROCESS)))
 
     async def watching(scope: Any, receive: Any, send: Any) -> None:
         async def answer(message: Any) -> None:
@@ -219,7 +222,7 @@ def _one_change_written(path: Path) -> Path:
     return path
 
 
-def test_a_version_2_file_is_read_and_carried_on_as_version_3(
+def test_a_version_2_file_is_read_and_carried_on_as_the_current_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _one_change_written(tmp_path / "old.kitstate")
@@ -235,12 +238,12 @@ def test_a_version_2_file_is_read_and_carried_on_as_version_3(
         version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
         assert conn.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
         stored = [value for (value,) in conn.execute("SELECT value FROM records")]
-    assert version == statefile.VERSION == 3
+    assert version == statefile.VERSION == 4
     assert stored and not any(b"kit.sim.statefile" in value for value in stored)
     assert sorted(held(path).nonces) == ["n1", "n2"]
 
 
-def test_a_version_1_file_is_read_and_carried_on_as_version_3(tmp_path: Path) -> None:
+def test_a_version_1_file_is_read_and_carried_on_as_the_current_version(tmp_path: Path) -> None:
     path = _one_change_written(tmp_path / "old.kitstate")
     with sqlite3.connect(path) as conn:  # what version 1 wrote: no journal table
         conn.execute("DROP TABLE journal")
@@ -257,7 +260,7 @@ def test_a_version_1_file_is_read_and_carried_on_as_version_3(tmp_path: Path) ->
         state_file.close()
     with sqlite3.connect(path) as conn:
         version = conn.execute("SELECT value FROM kit_state WHERE name = 'version'").fetchone()[0]
-    assert version == statefile.VERSION == 3
+    assert version == statefile.VERSION == 4
 
 
 def test_a_fold_deletes_a_record_it_wrote_and_never_writes_one_born_and_gone_since(

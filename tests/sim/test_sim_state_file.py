@@ -44,6 +44,10 @@ def served(path: Path, **settings: Any) -> Iterator[httpx.Client]:
         server.stop()
 
 
+#: How a snapshot is sent back (A71: its own media type).
+SNAPSHOT = {"content-type": "application/vnd.sqlite3"}
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -95,7 +99,7 @@ def test_a_restore_or_a_reset_on_a_durable_server_is_what_the_file_holds(tmp_pat
         snap = http.get("/_sim/snapshot").content
         ledger = http.get("/_sim/ledger").json()
         journey(http, persona_index=1, token=a.token)
-        assert http.post("/_sim/restore", content=snap).status_code == 200
+        assert http.post("/_sim/restore", content=snap, headers=SNAPSHOT).status_code == 200
     with served(path) as http:
         assert http.get("/_sim/ledger").json() == ledger
         create_card(http, a.token, a.account_id, session=a.person_session)
@@ -192,7 +196,7 @@ def _other_version(path: Path) -> None:
     [
         (_text_file, "is not a kit state file"),
         (_other_sqlite, "not a kit state"),
-        (_other_version, f"state format version {VERSION + 1}, this kit reads versions 1, 2, {VERSION}"),
+        (_other_version, f"state format version {VERSION + 1}, this kit reads versions 1, 2, 3, {VERSION}"),
     ],
     ids=["text", "other-sqlite", "other-version"],
 )
@@ -260,7 +264,7 @@ def test_snapshot_and_restore_on_the_control_plane(http: httpx.Client) -> None:
     ledger = http.get("/_sim/ledger").json()
     p2p_transfer(http, a, b.person_id, "4.00", idem="after")
     assert http.get("/_sim/ledger").json() != ledger
-    restored = http.post("/_sim/restore", content=snap.content)
+    restored = http.post("/_sim/restore", content=snap.content, headers=SNAPSHOT)
     assert restored.status_code == 200, restored.text
     assert http.get("/_sim/ledger").json() == ledger
     # tokens and sessions of the snapshot work again; its keys replay
@@ -277,7 +281,7 @@ def test_snapshot_and_restore_on_the_control_plane(http: httpx.Client) -> None:
 def test_a_bad_snapshot_is_refused_and_changes_nothing(http: httpx.Client, body: bytes, words: str) -> None:
     journey(http, persona_index=0, until="account")
     ledger = http.get("/_sim/ledger").json()
-    refused = http.post("/_sim/restore", content=body)
+    refused = http.post("/_sim/restore", content=body, headers=SNAPSHOT)
     assert words in assert_problem(refused, 400, "snapshot-invalid")["detail"]
     assert http.get("/_sim/ledger").json() == ledger
 
@@ -288,7 +292,7 @@ def test_a_snapshot_of_another_version_is_refused(http: httpx.Client, tmp_path: 
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE kit_state SET value = ? WHERE name = 'version'", (VERSION + 1,))
     ledger = http.get("/_sim/ledger").json()
-    refused = http.post("/_sim/restore", content=path.read_bytes())
+    refused = http.post("/_sim/restore", content=path.read_bytes(), headers=SNAPSHOT)
     detail = assert_problem(refused, 400, "snapshot-invalid")["detail"]
     assert f"version {VERSION + 1}" in detail
     assert http.get("/_sim/ledger").json() == ledger

@@ -102,7 +102,7 @@ def test_kit_serve_api_version_sets_the_default() -> None:
         create_app(Settings(api_version="0.9"))
     from fastapi.testclient import TestClient
 
-    with TestClient(create_app(Settings(api_version=OLD))) as client:
+    with TestClient(create_app(Settings(api_version=OLD, allowed_hosts=("testserver",)))) as client:
         resp = client.post("/oauth/accesstoken", data=CREDENTIALS, auth=AUTH)
         assert resp.status_code == 404 and resp.headers["svc-api-version"] == OLD
         resp = client.post("/oauth/accesstoken", data=CREDENTIALS, auth=AUTH, headers=V_NEW)

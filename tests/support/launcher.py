@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["Served", "serve_process", "stop"]
+__all__ = ["Served", "serve_exits", "serve_process", "stop"]
 
 #: The repository's root, which holds the ``kit`` package: ``python -m kit`` runs from there.
 _ROOT = Path(__file__).resolve().parents[2]
@@ -151,3 +151,16 @@ def serve_process(
         stop(process)
         out.finish()
         err.finish()
+
+
+def serve_exits(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m kit serve --port 0 *args`` that is expected to end by itself (a refusal
+    to start), bounded; its exit status and output. ``env`` is added to this process's."""
+    return subprocess.run(
+        [sys.executable, "-m", "kit", "serve", "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=_ROOT,
+        env={**os.environ, **(env or {})},
+    )

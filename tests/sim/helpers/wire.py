@@ -210,3 +210,8 @@ def init_data(http: httpx.Client, token: str) -> dict[str, Any]:
     resp = call(http, "GET", "/sessions/user_session_initialization_data", token=token)
     assert resp.status_code == 200, resp.text
     return resp.json()
+
+
+#: The host in-process transports name (``base_url="http://sim"``): a simulator they talk to
+#: allows it through the same setting as ``kit serve --allowed-host`` (A70).
+IN_PROCESS = ("sim",)
