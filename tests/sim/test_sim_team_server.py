@@ -111,6 +111,16 @@ def test_kit_serve_refuses_to_start_from_a_crafted_snapshot(tmp_path: Path) -> N
     assert done.stderr.startswith(f"refusing to start: {crafted}") and "Traceback" not in done.stderr
 
 
+def test_kit_serve_refuses_a_crafted_state_file_and_leaves_it(tmp_path: Path) -> None:
+    crafted = tmp_path / "team.kitstate"
+    _crafted_view(crafted)
+    before = crafted.read_bytes()
+    done = serve_exits("--state", str(crafted))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"refusing to start: {crafted} is not a kit state")
+    assert crafted.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     "media", [None, "text/plain", "application/x-www-form-urlencoded", "application/json"]
 )
