@@ -26,6 +26,7 @@ __all__ = [
     "SIM_CONTROL_TOKEN_HEADER",
     "SIM_PARTNERS",
     "SIM_PARTNER_CLIENTS",
+    "SNAPSHOT_MEDIA_TYPE",
     "is_loopback",
     "is_loopback_url",
     "parse_partners",
@@ -51,6 +52,8 @@ SIM_CHOICES = "KIT_SIM_CHOICES"
 SIM_CONTROL_TOKEN = "KIT_SIM_CONTROL_TOKEN"
 #: The request header that carries that token to the control plane.
 SIM_CONTROL_TOKEN_HEADER = "svc-control-token"
+#: The media type of a simulator state snapshot (a SQLite database: ``GET /_sim/snapshot``).
+SNAPSHOT_MEDIA_TYPE = "application/vnd.sqlite3"
 
 # -- kit regress ------------------------------------------------------------------------------
 #: ``1`` in the kernels ``kit regress`` starts: notebooks show deterministic text, not widgets.

@@ -132,10 +132,6 @@ class Durable(Protocol):
     async def flush(self, state: State) -> None: ...
 
 
-#: A32 counts the sessions a device created in the last minute of simulator time.
-RATE_WINDOW = timedelta(minutes=1)
-
-
 @lru_cache(maxsize=8)
 def keys_for(seed: int) -> ServerKeys:
     """Server keys derived from the seed (cached: RSA generation takes a fifth of a second).
@@ -258,12 +254,13 @@ class State:
                 out[name] = {"size": len(store), "bound": None, "dropped": 0}
         return dict(sorted(out.items()))
 
-    def sweep(self, session_expires_at: Callable[[Session], datetime]) -> int:
+    def sweep(self, session_expires_at: Callable[[Session], datetime], rate_window: timedelta) -> int:
         """Forget what has gone stale on the clock (run when it moves); how many records.
 
         Nothing swept changes an answer inside the bounds: an expired nonce or token is
         refused the same whether kept or not, and so is an idempotency key past its window
-        (A20), an ended session or a quiet device's rate window (A32). Sessions are kept
+        (A20), an ended session or a device's rate window quiet for ``rate_window`` (A32, the
+        personality's: an overlay may choose another). Sessions are kept
         until ``session_grace_seconds`` after they stopped being valid (A52), finished
         deliveries ``delivery_keep_seconds`` after their last attempt (A53).
         """
@@ -283,7 +280,7 @@ class State:
             + self.partner_tokens.sweep(lambda t: t.revoked or now >= t.expires_at)
             + self.idempotency.sweep(key_done, in_order=True)
             + self.sessions.sweep(lambda s: s.ended or now >= session_expires_at(s) + grace)
-            + self.session_starts.sweep(lambda w: not w or now - w[-1] >= RATE_WINDOW)
+            + self.session_starts.sweep(lambda w: not w or now - w[-1] >= rate_window)
             + self.deliveries.sweep(delivery_done)
         )
 

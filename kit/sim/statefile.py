@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kit._env import SNAPSHOT_MEDIA_TYPE
 from kit.sim import untrusted
 from kit.sim.atrest import Sealer, is_digest, token_digest
 from kit.sim.state import _KEPT, HOMES, State
@@ -45,7 +46,7 @@ FORMAT = "kit-sim-state"
 #: transaction that changes its version).
 VERSION = 4
 _READS = (1, 2, 3, VERSION)
-MEDIA_TYPE = "application/vnd.sqlite3"
+MEDIA_TYPE = SNAPSHOT_MEDIA_TYPE
 MAGIC = b"SQLite format 3\x00"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS kit_state (name TEXT PRIMARY KEY, value BLOB NOT NULL)",

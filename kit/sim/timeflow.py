@@ -35,7 +35,7 @@ async def clock_moved(sim: Sim) -> None:
     await sim.delivery.run_due()
     lifetimes = sim.personality.sessions
     # time-based bounds act when the clock moves (A59)
-    sim.state.sweep(lambda s: session_expires_at(s, lifetimes))
+    sim.state.sweep(lambda s: session_expires_at(s, lifetimes), sim.personality.rate_window)
 
 
 async def follow_wall_clock(

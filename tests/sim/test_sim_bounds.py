@@ -433,3 +433,25 @@ def test_what_is_forgotten_is_the_same_for_the_same_calls(small: httpx.Client) -
     assert first == run()
     assert first[1] == [401, 200, 200, 200]
     assert first[2]["inbound_events"]["dropped"] == 1 and first[2]["partner_tokens"]["dropped"] == 1
+
+
+def test_a_rate_window_chosen_longer_is_kept_as_long_when_the_clock_moves() -> None:
+    """The sweep forgets a device's rate window after the personality's window (A32), not after
+    a minute: else a device could pass the limit of a longer window by waiting a minute."""
+    from kit import _choices as choices
+    from kit.sim import Settings
+    from kit.sim.server import start_embedded
+
+    overlay = choices.parse({"A32": {"window_seconds": 300, "max_sessions_per_device_per_minute": 2}})
+    server = start_embedded(Settings(seed=7, choices=overlay))
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=30) as http:
+            token, busy = partner_token(http), Device()
+            assert _sessions_until_refused(http, token, busy) == 2
+            advance(http, 120)  # the clock moves: the sweep runs; the window is five minutes
+            assert size(http, "session_starts") == 1
+            assert_problem(create_session(http, token, busy), 429, "rate-limited")
+            advance(http, 200)
+            assert create_session(http, token, busy).status_code == 201
+    finally:
+        server.stop()

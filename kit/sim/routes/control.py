@@ -197,7 +197,7 @@ async def deliveries(request: Request) -> dict[str, Any]:
     }
 
 
-_SNAPSHOT = "application/vnd.sqlite3"  # kit.sim.statefile.MEDIA_TYPE (imported lazily: sqlite3)
+_SNAPSHOT = env.SNAPSHOT_MEDIA_TYPE
 #: What a restore body may be sent as (A71): a snapshot's own type, or bytes of no stated kind.
 RESTORE_MEDIA_TYPES = frozenset({_SNAPSHOT, "application/octet-stream"})
 
