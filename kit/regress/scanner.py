@@ -25,11 +25,8 @@ Example::
 
 from __future__ import annotations
 
-import base64
-import binascii
 import calendar
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -37,12 +34,12 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from typing import Any
-from urllib.parse import unquote_plus
 
 from kit import _env as env
 from kit import _fixtures as fixtures
 from kit.errors import FixturesError
 from kit.register import personas, value
+from kit.regress.decoding import DEPTH, decodings, json_document
 
 __all__ = [
     "ANSI",
@@ -102,21 +99,6 @@ _FIELD = re.compile(
 # "=", ":" and "&", so each side is a candidate of its own.
 _CANDIDATES = (re.compile(r"[A-Za-z0-9_~+/.-]{12,}=*"), re.compile(r"[A-Za-z0-9_~+.-]{12,}=*"))
 
-# -- what is decoded before it is matched (each span's decoded text is scanned again) --
-#: How deep decodings nest (base64 of a percent-encoded form, a JSON escape in a Basic value).
-_DEPTH = 2
-# A percent escape, and a JSON string escape (``\/``, ``\u0041``, ``\"``): each decoded over
-# the whole word that holds it (a URL's query, a form body, a JSON string).
-_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
-_ESCAPE = re.compile(r"""\\(u[0-9A-Fa-f]{4}|["\\/bfnrt])""")
-_PERCENT_WORD_END = re.compile(r"""[\s"'<>]""")
-_WORD_END = re.compile(r"\s")
-_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-# An HTTP Basic value (any length: ``id:secret`` of a short secret is short), and any other
-# base64 or base64url run long enough to hide a secret (up to 16 KiB: not an embedded image).
-_BASIC = re.compile(r"(?i)\bBasic\s+([A-Za-z0-9+/_-]{4,}={0,2})")
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
-_BASE64_MAX = 16384
 _FIELD_KIND = {
     "access_token": "bearer-token",
     "refresh_token": "bearer-token",
@@ -128,20 +110,6 @@ _FIELD_KIND = {
 
 # A field name's words (``accessToken``, ``Session-Token``, ``client_secret``): compared joined by "_".
 _NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def _json_document(text: str) -> Any:
-    """``text`` parsed, when it is a JSON object or array (else ``None``)."""
-    stripped = text.strip()
-    if not (stripped[:1] == "{" and stripped[-1:] == "}") and not (
-        stripped[:1] == "[" and stripped[-1:] == "]"
-    ):
-        return None
-    try:
-        found = json.loads(stripped)
-    except ValueError:
-        return None
-    return found if isinstance(found, dict | list) and found else None
 
 
 @dataclass(frozen=True)
@@ -322,63 +290,6 @@ def _token_like(text: str) -> bool:
     )
 
 
-def _unescaped(word: str) -> str:
-    return _ESCAPE.sub(lambda m: chr(int(m[1][1:], 16)) if m[1][0] == "u" else _ESCAPES.get(m[1], m[1]), word)
-
-
-def _base64_text(run: str) -> str | None:
-    """The text a base64 or base64url run encodes, when it is printable UTF-8 (a secret, a
-    form, JSON), else ``None`` (random bytes: an id, a key, a picture)."""
-    core = run.rstrip("=")
-    if len(core) % 4 == 1:
-        return None
-    padded = core + "=" * (-len(core) % 4)
-    try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-        text = raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None
-    if len(text) < _MIN_SECRET_LEN or not all(c.isprintable() or c in "\t\n\r" for c in text):
-        return None
-    return text
-
-
-def _words_with(text: str, pattern: re.Pattern[str], end: re.Pattern[str]) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each word of ``text`` (ended by ``end``'s characters) holding a match
-    of ``pattern``, once each; linear in the text, however long its words."""
-    last = -1
-    for m in pattern.finditer(text):
-        if m.start() < last:
-            continue  # in the word just given
-        stop = end.search(text, m.end())
-        last = stop.start() if stop else len(text)
-        start = m.start()
-        while start > 0 and not end.match(text, start - 1):
-            start -= 1
-        yield start, last
-
-
-def _decodings(text: str) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, decoded)`` of each span of ``text`` that decodes to another text: percent
-    escapes, JSON string escapes, an HTTP Basic value and other base64 runs."""
-    if "%" in text:
-        for start, end in _words_with(text, _PERCENT, _PERCENT_WORD_END):
-            yield start, end, unquote_plus(text[start:end])
-    if "\\" in text:
-        for start, end in _words_with(text, _ESCAPE, _WORD_END):
-            yield start, end, _unescaped(text[start:end])
-    for m in _BASIC.finditer(text):
-        decoded = _base64_text(m[1])
-        if decoded is not None:
-            yield m.start(1), m.end(1), decoded
-    for m in _BASE64.finditer(text):
-        if m.end() - m.start() > _BASE64_MAX:
-            continue
-        decoded = _base64_text(m.group())
-        if decoded is not None:
-            yield m.start(), m.end(), decoded
-
-
 # --- the scanner ----------------------------------------------------------------------------
 
 
@@ -419,8 +330,8 @@ class Scanner:
         value, a base64 run: up to two decodings deep) is reported over its encoded span.
         """
         hits = self._plain_matches(text)
-        if depth < _DEPTH:
-            for start, end, decoded in _decodings(text):
+        if depth < DEPTH:
+            for start, end, decoded in decodings(text):
                 if any(start < k[2] and end > k[1] for k in hits):
                     continue  # already found as it stands
                 inner = self.matches(decoded, depth + 1)
@@ -461,7 +372,7 @@ class Scanner:
     def walk(self, item: Any, location: str) -> Iterator[Finding]:
         """Findings in every string of a JSON-like value; a token under a token-named key too."""
         if isinstance(item, str):
-            parsed = _json_document(item)
+            parsed = json_document(item)
             if parsed is None:
                 yield from self.findings(item, location)
             else:  # a JSON body held as a string (a HAR's postData, a logged response): by field
