@@ -355,8 +355,12 @@ class Redactor:
         return self.text(text)
 
     def _form(self, text: str) -> str:
+        """A form or a query string field by field; as it was when no field is replaced."""
         pairs = parse_qsl(text, keep_blank_values=True)
-        return urlencode([(k, self._form_value(k, v)) for k, v in pairs], safe="<>= ")
+        shown = [(k, self._form_value(k, v)) for k, v in pairs]
+        if shown == pairs:
+            return text
+        return urlencode(shown, safe="<>= ")
 
     def _form_value(self, name: str, value: str) -> str:
         return str(self.json(value, name))

@@ -91,7 +91,7 @@ _SESSION = re.compile(rf"(?<![A-Za-z0-9])ses_[{_B64}]{{40,}}")
 _TOKEN_CHARS = r"[A-Za-z0-9._~+/-]"
 _BEARER = re.compile(rf"(?i)\bBearer\s+(?![A-Za-z_]+=)({_TOKEN_CHARS}{{16,}}=*)")
 _FIELD = re.compile(
-    r"""(?i)["']?\b(access_token|refresh_token|id_token|session_token|client_secret)["']?"""
+    r"""(?i)["']?\b((?:access|refresh|id|session)[_-]?token|client[_-]?secret)["']?"""
     rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
 )
 # Where a token of any format may stand: runs of token characters (with and without "/"),
@@ -106,10 +106,13 @@ _FIELD_KIND = {
     "session_token": "session-token",
     "client_secret": "client-secret",
 }
+_FIELD_KINDS = {name.replace("_", ""): kind for name, kind in _FIELD_KIND.items()}
 
 
-# A field name's words (``accessToken``, ``Session-Token``, ``client_secret``): compared joined by "_".
-_NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+def _field_name(name: str) -> str:
+    """A field name in one spelling, lower case without ``_`` and ``-`` (``sessionToken``,
+    ``Session-Token`` and ``session_token`` are ``sessiontoken``)."""
+    return name.lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,7 @@ class Scanner:
         hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
         for m in _FIELD.finditer(text):
             if _token_like(m[2]):
-                hits.append((_FIELD_KIND[m[1].lower()], m.start(2), m.end(2)))
+                hits.append((_FIELD_KINDS[_field_name(m[1])], m.start(2), m.end(2)))
         for kind, pattern in self.phrases:
             hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
         kept: list[tuple[str, int, int]] = []
@@ -382,7 +385,7 @@ class Scanner:
                 where = f"{location}.{key}" if isinstance(key, str) and not self.matches(key) else location
                 if isinstance(key, str):
                     yield from self.findings(key, f"{location} (a key)")
-                    kind = _FIELD_KIND.get("_".join(w.lower() for w in _NAME_WORD.findall(key)))
+                    kind = _FIELD_KINDS.get(_field_name(key))
                     if kind and isinstance(child, str) and _token_like(child) and not self.matches(child):
                         yield Finding(kind, where, HINTS[kind])
                 yield from self.walk(child, where)

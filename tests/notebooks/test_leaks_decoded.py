@@ -108,3 +108,15 @@ def test_what_decodes_to_nothing_secret_is_not_a_leak() -> None:
     ]
     for text in clean:
         assert kinds(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("written", "kind"),
+    [
+        (f'{{"sessionToken": "{TOKEN}"}}', "session-token"),
+        (f"clientSecret: '{TOKEN}'", "client-secret"),
+        (f'"Access-Token": "{TOKEN}"', "bearer-token"),
+    ],
+)
+def test_a_token_under_any_spelling_of_its_name_is_found(written: str, kind: str) -> None:
+    assert kinds(written) == [kind]
