@@ -49,7 +49,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode
 
@@ -136,7 +136,7 @@ def is_pii_name(name: str) -> bool:
     return False
 
 
-@cache
+@lru_cache(maxsize=4096)  # names come from servers too: bounded
 def secret_kind(name: str) -> str | None:
     """The marker kind of a secret field or header by its name (:data:`SECRET_NAMES`,
     :data:`SECRET_KINDS`), or ``None`` when the name does not name a secret.
