@@ -99,8 +99,9 @@ SECRET_KINDS = {
     "client_secret": "client-secret",
     "answers": "kyc-answers",
 }
-#: A JWK's private members (RFC 7518 §6.2.2, §6.3.2 and §6.4.1): secret inside a JWK (an
-#: object with ``kty``) whatever they are called elsewhere.
+#: A JWK's private members (RFC 7518 §6.2.2 for EC, RFC 7518 §6.3.2 for RSA, RFC 7518 §6.4.1
+#: for symmetric keys): secret inside a JWK (an object with ``kty``) whatever they are called
+#: elsewhere.
 JWK_PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "k", "oth"})
 #: Fields that differ on every run, by name → marker.
 VARYING_FIELDS = {"nonce": "<nonce>"}

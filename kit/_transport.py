@@ -69,8 +69,7 @@ class Reply:
     replayed: bool
     retries: int
     idempotency_key: str | None
-    #: The body as it came (a binary answer's only form: a snapshot of the simulator's state).
-    content: bytes = field(default=b"", repr=False)
+    content: bytes = field(default=b"", repr=False)  # as it came: a snapshot's only form
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -290,9 +289,8 @@ class Transport:
         timeout: float | None = None,
     ) -> Reply:
         """Send one call (with retries) and return its :class:`Reply` (:meth:`_request`).
-        ``retry_statuses``: the answers sent again after a wait (a call whose body cannot be
-        sent twice names fewer); ``content``: a raw body (its type in ``headers``);
-        ``timeout``: this call's, in seconds, instead of the client's.
+        ``retry_statuses``: the answers sent again after a wait (a call whose body cannot be sent
+        twice names fewer); ``content``: a raw body (its type in ``headers``); ``timeout``: its own.
 
         Raises:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
@@ -350,14 +348,9 @@ class Transport:
             key = str(uuid.uuid4())
         if key is not None:
             send_headers["Idempotency-Key"] = key
+        wait = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
         request = self._client.build_request(
-            method,
-            path,
-            json=json,
-            data=data,
-            content=content,
-            headers=send_headers,
-            timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout,
+            method, path, json=json, data=data, content=content, headers=send_headers, timeout=wait
         )
         auth: httpx.Auth | None = self.auth if partner else None
         started_at = datetime.now(UTC)
