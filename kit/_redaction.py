@@ -1,16 +1,23 @@
 """What the wire recorder (:mod:`kit._wire`) keeps of a header or a body: secrets and personal
 data replaced by a marker, what varies from run to run normalised — at recording time.
 
-A :class:`Redactor` is one client's: it learns each secret as it first meets it by name
-(``Authorization: Bearer …``, an ``access_token`` or ``session_token`` field, ``svc-session-id``,
-``svc-control-token``, the client secret of a Basic header or a form body) and from then on
-also replaces it by value, wherever it travels. Markers:
+A :class:`Redactor` is one client's: it learns each secret as it first meets it by name and
+from then on also replaces it by value, wherever it travels. A name is secret by one rule
+(:func:`secret_kind`): cut into words as PII names are (case, separators, camelCase), it ends
+in one of :data:`SECRET_NAMES` — token, secret, password, api key, authorization, cookie — so
+``access_token``, ``accessToken``, ``sessionToken``, ``clientSecret``, ``X-Api-Key``,
+``Proxy-Authorization`` and ``Cookie`` are all secret, while ``token_type`` and ``expires_in``
+are shown. Inside a JWK (an object with ``kty``) its private members (``d``, ``p``, ``q``,
+``dp``, ``dq``, ``qi``, ``k``, ``oth``) are secret too. The rule is the same for a JSON field
+(in any text body, whatever its content type), a header, a query parameter and a form field.
+Markers:
 
-- ``<partner-token>``, ``<session-token>``, ``<client-secret>``, ``<control-token>``,
-  ``<token>`` (another token field), ``<kyc-answers>``, ``<fixture-value>``;
-- ``<pii>``: a field the register's PII rule names (A11: field names cut into words and
-  compared with its list, as the simulator judges clear-text PII), and a persona's date of
-  birth or national id by value;
+- ``<partner-token>``, ``<session-token>``, ``<client-secret>``, ``<control-token>``
+  (:data:`SECRET_KINDS`), ``<token>``, ``<secret>``, ``<password>``, ``<api-key>``,
+  ``<cookie>``, ``<credentials>``, ``<private-key>``, ``<kyc-answers>``, ``<fixture-value>``;
+- ``<pii>``: a field or query parameter the register's PII rule names (A11: field names cut
+  into words and compared with its list, as the simulator judges clear-text PII), and a
+  persona's date of birth or national id by value;
 - ``<JWE alg=… enc=… kid=…>`` and ``<JWS alg=… kid=…>`` for compact JOSE strings (the webhook
   signature ``svc-webhook-signature`` among them);
 - normalised: ``Date: <date>``, the port of a URL or a ``Host`` (``127.0.0.1:<port>``),
@@ -42,14 +49,22 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 from kit import register
 from kit.crypto import protected_header
 
-__all__ = ["Redactor", "fingerprint", "is_pii_name"]
+__all__ = [
+    "JWK_PRIVATE_MEMBERS",
+    "SECRET_KINDS",
+    "SECRET_NAMES",
+    "Redactor",
+    "fingerprint",
+    "is_pii_name",
+    "secret_kind",
+]
 
 _SHORT = 12  # known values shorter than this are replaced only where they stand alone
 _MIN = 4  # shorter values would replace ordinary words
@@ -58,21 +73,39 @@ _JOSE = re.compile(rf"(?<![{_B64}])eyJ[{_B64}]{{4,}}(?:\.[{_B64}]*){{2,4}}")
 _URL_PORT = re.compile(
     r"(\b[a-z][a-z0-9+.-]*://(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)):\d{1,5}(?=[/?#\s\"']|$)"
 )
+# A form body: name=value pairs joined by "&", nothing else (no spaces, no line breaks).
+_FORM = re.compile(r"[A-Za-z0-9._~%+\[\]-]+=[^&\s]*(?:&[A-Za-z0-9._~%+\[\]-]+=[^&\s]*)*")
+# Content types whose bodies are binary whatever bytes they hold (a snapshot is a database).
+_BINARY_TYPES = ("application/vnd.sqlite3", "application/octet-stream", "image/", "audio/", "video/")
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
-#: Fields whose value is a secret, by name (lower case) → marker kind.
-SECRET_FIELDS = {
+#: What names a secret: a field, header, query parameter or form field whose name ends in one
+#: of these (its words cut and compared as PII names are: case, separators, camelCase, so
+#: ``accessToken``, ``X-Api-Key``, ``Proxy-Authorization`` and ``client_secret`` are all
+#: secret, a plural too) holds a secret. A name that goes on past it names something else
+#: (``token_type``, ``token_lifetime_seconds``, ``api_key_id``); nor is ``expires_in`` one.
+SECRET_NAMES = ("token", "secret", "password", "api key", "authorization", "cookie")
+#: Abbreviations a name may use for one of :data:`SECRET_NAMES`.
+_SECRET_ABBREVIATIONS = {"passwd": "password", "pwd": "password", "apikey": "apikey"}
+#: The marker kind of a secret by the last words of its name joined with ``_`` (so
+#: ``sessionToken``, ``X-Session-Token`` and ``session_token`` are one name); another secret
+#: name's kind is its concept (``<token>``, ``<secret>``, ``<password>``, ``<api-key>``, ``<cookie>``).
+SECRET_KINDS = {
     "access_token": "partner-token",
     "session_token": "session-token",
+    "svc_session_id": "session-token",
+    "control_token": "control-token",
+    "svc_control_token": "control-token",
     "client_secret": "client-secret",
-    "refresh_token": "token",
-    "id_token": "token",
     "answers": "kyc-answers",
 }
-#: Headers whose value is a secret, by name (lower case) → marker kind.
-SECRET_HEADERS = {"svc-session-id": "session-token", "svc-control-token": "control-token"}
+#: A JWK's private members (RFC 7518 §6.2.2 for EC, RFC 7518 §6.3.2 for RSA, RFC 7518 §6.4.1
+#: for symmetric keys): secret inside a JWK (an object with ``kty``) whatever they are called
+#: elsewhere.
+JWK_PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "k", "oth"})
 #: Fields that differ on every run, by name → marker.
 VARYING_FIELDS = {"nonce": "<nonce>"}
+_CONCEPTS = {"".join(n.split()): n.replace(" ", "-") for n in SECRET_NAMES}
 
 
 def _words(name: str) -> list[str]:
@@ -102,6 +135,30 @@ def is_pii_name(name: str) -> bool:
             if joined in joined_names:
                 return True
     return False
+
+
+@lru_cache(maxsize=4096)  # names come from servers too: bounded
+def secret_kind(name: str) -> str | None:
+    """The marker kind of a secret field or header by its name (:data:`SECRET_NAMES`,
+    :data:`SECRET_KINDS`), or ``None`` when the name does not name a secret.
+
+    >>> [secret_kind(n) for n in ("accessToken", "X-Api-Key", "sessionToken", "token_type")]
+    ['partner-token', 'api-key', 'session-token', None]
+    """
+    words = _words(name)
+    if not words:
+        return None
+    for start in range(len(words)):  # the longest known ending: x_session_token is a session's
+        known = SECRET_KINDS.get("_".join(words[start:]))
+        if known is not None:
+            return known
+    last = _SECRET_ABBREVIATIONS.get(words[-1], words[-1])
+    for tail in (last, last[:-1] if last.endswith("s") else None):
+        for size in (1, 2):  # "api key" is two words, "apikey" one
+            joined = "".join([*words[-size:-1], tail]) if tail and len(words) >= size else None
+            if joined in _CONCEPTS:
+                return _CONCEPTS[joined]
+    return None
 
 
 def fingerprint(value: str, salt: bytes) -> str:
@@ -191,23 +248,41 @@ class Redactor:
     def json(self, value: Any, name: str | None = None) -> Any:
         """A JSON value with secret, PII and varying fields replaced (by name and by value)."""
         if name is not None:
-            lowered = name.lower()
-            kind = SECRET_FIELDS.get(lowered)
-            if kind is not None and value is not None:
-                if isinstance(value, str):
-                    self.learn(kind, value)
-                return f"<{kind}>"
-            if lowered in VARYING_FIELDS and isinstance(value, str):
-                return VARYING_FIELDS[lowered]
+            kind = secret_kind(name)
+            if kind is not None and value is not None and not isinstance(value, bool):
+                return self._secret(kind, value, name)
+            varying = VARYING_FIELDS.get(name.lower())
+            if varying is not None and isinstance(value, str):
+                return varying
             if value is not None and not isinstance(value, bool) and is_pii_name(name):
                 return "<pii>"
         if isinstance(value, dict):
-            return {k: self.json(v, k if isinstance(k, str) else None) for k, v in value.items()}
+            jwk = "kty" in value
+            return {
+                k: "<private-key>"
+                if jwk and k in JWK_PRIVATE_MEMBERS and value[k] is not None
+                else self.json(v, k if isinstance(k, str) else None)
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self.json(v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value
+
+    def _secret(self, kind: str, value: Any, name: str) -> Any:
+        """A value under a secret's name: learned and replaced; an object under a generic
+        name (``token: {...}``) is looked into (its own names decide), a list item by item."""
+        generic = kind in _CONCEPTS.values()
+        if generic and isinstance(value, dict):
+            return self.json(value)
+        if generic and isinstance(value, list):
+            return [self.json(v, name) for v in value]
+        if isinstance(value, str):
+            self.learn(kind, value)
+            if value.count(".") == 4 and _JOSE.fullmatch(value):  # ciphertext: its shape shows
+                return _jose_marker(value)
+        return f"<{kind}>"
 
     def idempotency_key(self, value: str) -> str:
         with self._lock:
@@ -217,7 +292,8 @@ class Redactor:
     def header(self, name: str, value: str) -> str:
         """One header's value as recorded."""
         lowered = name.lower()
-        if lowered == "authorization":
+        kind = secret_kind(lowered)
+        if kind == "authorization":  # Authorization, Proxy-Authorization
             scheme, _, credentials = value.partition(" ")
             if scheme.lower() == "bearer":
                 self.learn("partner-token", credentials.strip())
@@ -225,10 +301,11 @@ class Redactor:
             if scheme.lower() == "basic":
                 self._learn_basic(credentials.strip())
                 return f"{scheme} <client-credentials>"
+            self.learn("credentials", value.strip())
             return "<credentials>"
-        if lowered in SECRET_HEADERS:
-            self.learn(SECRET_HEADERS[lowered], value)
-            return f"<{SECRET_HEADERS[lowered]}>"
+        if kind is not None:
+            self.learn(kind, value)
+            return f"<{kind}>"
         if lowered == "idempotency-key":
             return self.idempotency_key(value)
         if lowered == "date":
@@ -236,6 +313,15 @@ class Redactor:
         if lowered == "host":
             return re.sub(r":\d{1,5}$", ":<port>", value)
         return self.text(value)
+
+    def url(self, url: str) -> str:
+        """A URL as recorded: each query parameter as a form field (by name: secret, PII),
+        then known values, JOSE strings and the port as in free text."""
+        head, mark, query = url.partition("?")
+        if mark:
+            query, hashmark, fragment = query.partition("#")
+            query = self._form(query) + hashmark + fragment
+        return self.text(head + mark + query)
 
     def _learn_basic(self, credentials: str) -> None:
         try:
@@ -246,29 +332,36 @@ class Redactor:
         self.learn("client-secret", unquote_plus(secret))
 
     def body(self, content: bytes, content_type: str) -> str | None:
-        """A body as recorded: JSON and forms field by field, other text as :meth:`text`;
-        binary bodies are described, never kept."""
+        """A body as recorded: JSON and forms field by field (JSON and a form in any text body,
+        whatever its content type says), other text as :meth:`text`; binary bodies are
+        described, never kept."""
         if not content:
             return None
+        ctype = content_type.lower()
+        described = f"<{len(content)} bytes of {content_type or 'binary data'}>"
+        if ctype.startswith(_BINARY_TYPES) or b"\x00" in content:
+            return described
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError:
-            return f"<{len(content)} bytes of {content_type or 'binary data'}>"
-        ctype = content_type.lower()
-        if "json" in ctype or (not ctype and text.lstrip()[:1] in "{["):
+            return described
+        if "json" in ctype or text.lstrip()[:1] in ("{", "["):
             try:
                 parsed = json.loads(text)
             except ValueError:
                 return self.text(text)
             return json.dumps(self.json(parsed), ensure_ascii=False)
-        if "x-www-form-urlencoded" in ctype:
-            pairs = parse_qsl(text, keep_blank_values=True)
-            return urlencode([(k, self._form_value(k, v)) for k, v in pairs], safe="<>= ")
+        if "x-www-form-urlencoded" in ctype or _FORM.fullmatch(text.strip()):
+            return self._form(text.strip() if "x-www-form-urlencoded" not in ctype else text)
         return self.text(text)
 
+    def _form(self, text: str) -> str:
+        """A form or a query string field by field; as it was when no field is replaced."""
+        pairs = parse_qsl(text, keep_blank_values=True)
+        shown = [(k, self._form_value(k, v)) for k, v in pairs]
+        if shown == pairs:
+            return text
+        return urlencode(shown, safe="<>= ")
+
     def _form_value(self, name: str, value: str) -> str:
-        kind = SECRET_FIELDS.get(name.lower())
-        if kind is not None:
-            self.learn(kind, value)
-            return f"<{kind}>"
         return str(self.json(value, name))

@@ -176,6 +176,24 @@ class Requestor:
             self._observe_expiry(sent, parse_time(reply.headers.get(EXPIRES_HEADER)))
         return reply
 
+    def control_call(
+        self, method: str, path: str, *, content: bytes | None, content_type: str, timeout: float
+    ) -> Reply:
+        """One call of the control plane with a raw body (a snapshot of the simulator's state):
+        sent, retried and recorded in the history and the wire log like any call.
+
+        Raises:
+            ApiError: (a subclass) for an error answer. TransportError: unreachable.
+        """
+        return self.transport.request(
+            method,
+            path,
+            headers={**self.control_headers(), "content-type": content_type},
+            partner=False,
+            content=content,
+            timeout=timeout,
+        )
+
     # -- the partner token ---------------------------------------------------------------------
 
     def exchange_token(self, path: str) -> Reply:

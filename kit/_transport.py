@@ -31,7 +31,7 @@ import ssl
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -69,6 +69,7 @@ class Reply:
     replayed: bool
     retries: int
     idempotency_key: str | None
+    content: bytes = field(default=b"", repr=False)  # as it came: a snapshot's only form
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -284,10 +285,12 @@ class Transport:
         idempotency_key: str | None = None,
         submitted: Mapping[str, str] | None = None,
         retry_statuses: frozenset[int] = RETRY_STATUSES,
+        content: bytes | None = None,
+        timeout: float | None = None,
     ) -> Reply:
         """Send one call (with retries) and return its :class:`Reply` (:meth:`_request`).
-        ``retry_statuses``: the answers sent again after a wait (a call whose body cannot be
-        sent twice names fewer).
+        ``retry_statuses``: the answers sent again after a wait (a call whose body cannot be sent
+        twice names fewer); ``content``: a raw body (its type in ``headers``); ``timeout``: its own.
 
         Raises:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
@@ -307,6 +310,8 @@ class Transport:
                 idempotency_key,
                 submitted,
                 retry_statuses,
+                content,
+                timeout,
             )
 
     def _request(
@@ -322,6 +327,8 @@ class Transport:
         idempotency_key: str | None,
         submitted: Mapping[str, str] | None,
         retry_statuses: frozenset[int],
+        content: bytes | None = None,
+        timeout: float | None = None,
     ) -> Reply:
         """One call, with retries.
 
@@ -341,7 +348,10 @@ class Transport:
             key = str(uuid.uuid4())
         if key is not None:
             send_headers["Idempotency-Key"] = key
-        request = self._client.build_request(method, path, json=json, data=data, headers=send_headers)
+        wait = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
+        request = self._client.build_request(
+            method, path, json=json, data=data, content=content, headers=send_headers, timeout=wait
+        )
         auth: httpx.Auth | None = self.auth if partner else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
@@ -385,4 +395,5 @@ class Transport:
             replayed=response.headers.get("idempotent-replayed", "").lower() == "true",
             retries=attempt,
             idempotency_key=key,
+            content=response.content,
         )

@@ -190,7 +190,7 @@ class Recorder:
         """One call on this thread (the transport's ``request``): the attempts sent inside are
         its own. Calls nest (the token exchange the auth flow makes inside a call); an attempt
         left without an answer is kept as such."""
-        exchange = self._new("call", method, self.redactor.text(path))
+        exchange = self._new("call", method, self.redactor.url(path))
         stack = self._stack()
         stack.append(exchange)
         try:
@@ -237,13 +237,13 @@ class Recorder:
         exchange = pending.exchange
         alone = exchange is None  # an attempt outside any call the transport began
         if exchange is None:
-            exchange = self._new("call", request.method, self.redactor.text(request.url.path))
+            exchange = self._new("call", request.method, self.redactor.url(request.url.path))
         sent = self._message(request.headers, request.content)
         answer = self._message(response.headers, response.content) if response is not None else None
         attempt = Attempt(
             started=pending.started,
             method=request.method,
-            url=self.redactor.text(str(request.url)),
+            url=self.redactor.url(str(request.url)),
             request=sent,
             status=response.status_code if response is not None else None,
             reason=response.reason_phrase if response is not None else "no answer",
@@ -278,12 +278,12 @@ class Recorder:
         """Record a webhook delivery the client's receiver got and the status it answered."""
         items = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
         request_headers = httpx.Headers(items)
-        exchange = self._new("delivery", "POST", self.redactor.text(httpx.URL(url).path))
+        exchange = self._new("delivery", "POST", self.redactor.url(httpx.URL(url).path))
         answer = Message((("content-length", "0"),), None, "", 0)
         attempt = Attempt(
             started=datetime.now(UTC),
             method="POST",
-            url=self.redactor.text(url),
+            url=self.redactor.url(url),
             request=self._message(request_headers, body),
             status=status,
             reason=_reason(status),

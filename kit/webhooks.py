@@ -7,6 +7,11 @@ is the signed payload), ES256 only, protected header ``{alg, kid, iat, svc_event
 ``id``, ``|now - iat|`` at most ``max_skew`` seconds, and an id already in ``seen`` is a
 duplicate.
 
+Replay protection is the caller's store: ``seen`` has no default, so every caller says what it
+de-duplicates against. A back end passes its store of processed event ids (a set, or a
+``MutableSet`` over its database); ``seen=None`` does **no** replay check at all — a delivery
+sent twice verifies twice.
+
 Example (a partner's endpoint)::
 
     import kit.webhooks
@@ -18,6 +23,9 @@ Example (a partner's endpoint)::
         return 200                           # acknowledged, not processed twice
     except kit.errors.WebhookVerificationError:
         return 400                           # rejected
+
+``seen`` is a set here for brevity; a back end with more than one process passes a store they
+share (a ``MutableSet`` over its database), or it de-duplicates nothing across them.
 
 :class:`Receiver` is the client's loopback endpoint (``api.webhooks``): a ``ThreadingHTTPServer``
 on 127.0.0.1 (port chosen by the OS, never printed) that logs nothing, verifies each delivery
@@ -33,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, MutableSet
 from datetime import datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -48,11 +57,12 @@ from kit.errors import (
     WebhookVerificationError,
 )
 from kit.models import WebhookEvent
+from kit.register import value
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
+__all__ = ["MAX_DELIVERY_BYTES", "SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
 
 SIGNATURE_HEADER = "svc-webhook-signature"
 #: How often a receiver's server looks whether it was asked to close (``close`` waits for it:
@@ -101,20 +111,23 @@ def verify(
     headers: Mapping[str, str] | Any,
     jwks: Mapping[str, Any] | WebhookKeys,
     *,
+    seen: MutableSet[str] | None,
     now: datetime | float | None = None,
-    seen: MutableSet[str] | None = None,
     max_skew: float = 300,
 ) -> WebhookEvent:
     """Verify one webhook delivery and return its event.
 
     ``headers``: any mapping (case-insensitive lookup); ``jwks``: the JWK set from
     ``GET /webhooks/jwks`` (or a prepared :class:`~kit.crypto.WebhookKeys`, faster);
-    ``now``: an aware datetime or epoch seconds (default: the wall clock; against the
-    simulator pass its clock); ``seen``: ids already processed — the id is added on success.
+    ``seen`` (required): the replay store, ids already processed — a verified id already in
+    it is :class:`~kit.errors.DuplicateDelivery`, a new one is added on success; ``None`` means
+    **no replay check**: a replayed delivery verifies again, so pass ``None`` only when the
+    caller de-duplicates by event id itself. ``now``: an aware datetime or epoch seconds
+    (default: the wall clock; against the simulator pass its clock).
 
     Example::
 
-        >>> verify(b"{}", {}, {"keys": []})
+        >>> verify(b"{}", {}, {"keys": []}, seen=set())
         Traceback (most recent call last):
         ...
         kit.errors.SignatureMissing: no svc-webhook-signature header — reject the delivery; …
@@ -150,6 +163,39 @@ def verify(
     return WebhookEvent.from_wire(event, kid=header.get("kid"), iat=iat)
 
 
+#: The largest delivery body the receiver reads: the API's own request-body limit (A22).
+MAX_DELIVERY_BYTES = int(value("A22")["max_body_bytes"])
+
+
+def _problem(status: int, code: str, detail: str) -> tuple[int, bytes]:
+    # The receiver is not the partner API: its problems are plain RFC 9457 ones (about:blank).
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    return status, json.dumps(body).encode()
+
+
+def _refused_length(values: list[str]) -> tuple[int, bytes] | None:
+    """The answer to a ``Content-Length`` the receiver does not read by, or ``None``: more than
+    one, not a non-negative decimal integer (``-1``, ``+5``, ``0x10``, ``"5, 5"``: 400), or over
+    :data:`MAX_DELIVERY_BYTES` (413, before reading any of it). None at all is an empty body."""
+    if len(values) > 1:
+        return _problem(400, "invalid-content-length", "Send one Content-Length header.")
+    if not values:
+        return None
+    raw = values[0].strip()
+    if not (raw.isascii() and raw.isdigit()):
+        return _problem(400, "invalid-content-length", "Content-Length must be a non-negative integer.")
+    if int(raw) > MAX_DELIVERY_BYTES:
+        detail = f"A delivery body may be at most {MAX_DELIVERY_BYTES} bytes (A22)."
+        return _problem(413, "payload-too-large", detail)
+    return None
+
+
 def _resource_id(data: Mapping[str, Any]) -> str | None:
     for key in ("card_id", "document_request_id", "transfer_id", "account_id"):
         if key in data:
@@ -164,7 +210,9 @@ class Receiver:
     delivery names an unknown kid; ``clock`` returns the server's time (the ``now`` of
     verification: the simulator's in the sim profile). Deliveries failing verification are
     answered 400 and recorded with the error's class name; duplicates are answered 200 and
-    recorded as such.
+    recorded as such. A ``Content-Length`` that is not one non-negative integer is answered
+    400 (``invalid-content-length``), one over :data:`MAX_DELIVERY_BYTES` 413
+    (``payload-too-large``), both as RFC 9457 problems, before any of the body is read.
     """
 
     PATH = "/webhooks"
@@ -192,6 +240,18 @@ class Receiver:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
+                refused = _refused_length(self.headers.get_all("Content-Length") or [])
+                if refused is not None:
+                    status, problem = refused
+                    self.close_connection = True  # the body is unread: the stream is not trusted
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/problem+json")
+                    self.send_header("Content-Length", str(len(problem)))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(problem)
+                    receiver._answered(b"", self.headers, status, time.perf_counter())
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 status = receiver._handle(body, self.headers)

@@ -5,6 +5,8 @@ would change it, and a disk that refuses it costs nothing but the parse."""
 from __future__ import annotations
 
 import datetime
+import json
+import os
 import stat
 import tomllib
 from pathlib import Path
@@ -72,3 +74,90 @@ def test_a_cache_that_cannot_be_written_costs_only_the_parse(
     source.write_text("answer = 42\n")
     assert _cache.parsed_toml(source) == {"answer": 42}
     assert blocked.read_text() == ""
+
+
+# -- private, and checked before it is trusted -------------------------------------------------
+
+SOURCE_TEXT = 'answer = 42\nname = "real"\n'
+PLANTED = '{"answer": 0, "name": "planted"}'
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "facts.toml"
+    path.write_text(SOURCE_TEXT)
+    return path
+
+
+def _kept_name(source: Path) -> str:
+    import hashlib
+
+    return f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:32]}.json"
+
+
+def test_every_folder_of_the_cache_is_private_and_a_normal_run_says_nothing(
+    cache: Path, source: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    old = os.umask(0o022)  # the usual umask: folders 0755 unless made otherwise
+    try:
+        _cache.parsed_toml(source)
+        _cache.parsed_toml(source)  # a hit
+    finally:
+        os.umask(old)
+    top = cache.parent
+    assert (_mode(top), _mode(cache), _mode(cache / _kept_name(source))) == (0o700, 0o700, 0o600)
+    assert not [w for w in recwarn if issubclass(w.category, _cache.CacheWarning)]
+
+
+def test_a_cache_an_older_kit_left_readable_is_made_private_in_silence(
+    cache: Path, source: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    cache.mkdir(parents=True)
+    kept = cache / _kept_name(source)
+    kept.write_text('{"answer": 42, "name": "real"}')
+    for path, mode in ((cache.parent, 0o755), (cache, 0o755), (kept, 0o644)):
+        path.chmod(mode)
+    assert _cache.parsed_toml(source) == {"answer": 42, "name": "real"}
+    assert (_mode(cache.parent), _mode(cache), _mode(kept)) == (0o700, 0o700, 0o600)
+    assert not [w for w in recwarn if issubclass(w.category, _cache.CacheWarning)]
+
+
+@pytest.mark.parametrize("open_to_others", ["top", "data"])
+def test_a_folder_others_can_write_is_emptied_made_private_and_said(
+    cache: Path, source: Path, open_to_others: str
+) -> None:
+    cache.mkdir(parents=True)
+    planted = cache / _kept_name(source)
+    planted.write_text(PLANTED)
+    planted.chmod(0o600)
+    (cache.parent if open_to_others == "top" else cache).chmod(0o777)
+    with pytest.warns(UserWarning, match="writable by others"):
+        assert _cache.parsed_toml(source) == {"answer": 42, "name": "real"}
+    assert (_mode(cache.parent), _mode(cache)) == (0o700, 0o700)
+    assert json.loads(planted.read_text()) == {"answer": 42, "name": "real"}  # derived again
+
+
+def test_a_file_others_can_write_is_derived_again_and_said(cache: Path, source: Path) -> None:
+    _cache.parsed_toml(source)
+    kept = cache / _kept_name(source)
+    kept.write_text(PLANTED)
+    kept.chmod(0o666)
+    with pytest.warns(UserWarning, match="writable by others"):
+        assert _cache.parsed_toml(source) == {"answer": 42, "name": "real"}
+    assert _mode(kept) == 0o600 and json.loads(kept.read_text())["name"] == "real"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+@pytest.mark.parametrize("given_away", ["file", "data"])
+def test_another_users_file_or_folder_is_not_trusted(cache: Path, source: Path, given_away: str) -> None:
+    _cache.parsed_toml(source)
+    kept = cache / _kept_name(source)
+    kept.write_text(PLANTED)
+    os.chown(kept if given_away == "file" else cache, 65534, 65534)
+    with pytest.warns(UserWarning, match="another user"):
+        assert _cache.parsed_toml(source) == {"answer": 42, "name": "real"}
+    assert cache.stat().st_uid == kept.stat().st_uid == os.getuid()

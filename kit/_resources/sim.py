@@ -8,12 +8,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from kit._resources._base import Resource, seg
 from kit._sensitive import MASK, Sensitive
-from kit._transport import shared_ssl_context
-from kit.errors import error_from_response
+from kit._transport import Reply
 from kit.models import DocumentRequest, Money, Persona, parse_time
 
 if TYPE_CHECKING:
@@ -22,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["SimControl", "Snapshot"]
 
 _SNAPSHOT_TIMEOUT_S = 120.0
+#: The content type of a snapshot, both ways (a SQLite database: ``kit.sim.statefile``).
+SNAPSHOT_TYPE = "application/vnd.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -84,28 +83,18 @@ class SimControl(Resource):
         assert now is not None
         return now
 
-    def _raw(self, method: str, path: str, content: bytes | None = None) -> httpx.Response:
-        # Snapshots are binary and large: sent on a connection of their own, never kept in
-        # the call history (they hold tokens and sessions).
-        requestor = self._requestor
-        base_url = requestor.config.base_url
-        assert base_url is not None
-        with httpx.Client(
-            base_url=base_url, timeout=_SNAPSHOT_TIMEOUT_S, verify=shared_ssl_context()
-        ) as http:
-            headers = {**requestor.control_headers(), "content-type": "application/vnd.sqlite3"}
-            response = http.request(method, path, content=content, headers=headers)
-        if response.status_code >= 400:
-            body = response.json() if "json" in response.headers.get("content-type", "") else None
-            raise error_from_response(
-                response.status_code, body, request_id=response.headers.get("svc-request-id")
-            )
-        return response
+    def _raw(self, method: str, path: str, content: bytes | None = None) -> Reply:
+        # Snapshots are binary and large: a longer time-out; through the client's own
+        # transport, so the history and the wire log (which describes the body, never keeps
+        # it: it holds tokens and sessions) see them as any call.
+        return self._requestor.control_call(
+            method, path, content=content, content_type=SNAPSHOT_TYPE, timeout=_SNAPSHOT_TIMEOUT_S
+        )
 
     def snapshot(self) -> Snapshot:
         """The simulator's whole state now (``GET /_sim/snapshot``); :meth:`restore` goes back to it."""
-        response = self._raw("GET", "/_sim/snapshot")
-        return Snapshot(response.content, response.headers.get("svc-state-version"))
+        reply = self._raw("GET", "/_sim/snapshot")
+        return Snapshot(reply.content, reply.headers.get("svc-state-version"))
 
     def restore(self, snapshot: Snapshot | bytes | str | os.PathLike[str]) -> None:
         """Replace the simulator's whole state with a snapshot's (``POST /_sim/restore``): a

@@ -26,6 +26,14 @@ call history; this module checks that after the fact. It looks for
   :data:`kit._env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit._fixtures`);
   a short one (a four-digit answer) only where it stands alone, never inside an id.
 
+Each is found written as it is and written encoded: every span that decodes is decoded and
+matched again (two decodings deep), and a finding there names the encoded span — percent
+escapes (a URL's query, a form body), JSON string escapes (``\\/``, ``\\u0073``), an HTTP
+Basic value (``client_id:secret``) and other base64 or base64url runs of printable text. Used
+tokens' fingerprints are compared over candidates split at ``=``, ``:`` and ``&``. A HAR or
+JSON file (:data:`JSON_SUFFIXES`) is read as JSON, every string decoded of its escapes and a
+JSON body held as a string read field by field.
+
 A :class:`Finding` names the kind, where it was found and what to do — never the value: its
 ``repr`` and ``str`` are safe to print, log and write into a report. The patterns live in
 :mod:`kit.regress.scanner`.
@@ -63,6 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CLIENT_SECRETS",
     "HINTS",
+    "JSON_SUFFIXES",
     "KYC_QUESTIONS",
     "REPORTS",
     "Finding",
@@ -79,6 +88,9 @@ __all__ = [
 #: executed notebooks (a leak in one fails the run): the JUnit XML, the summary, and on a
 #: profile other than ``sim`` the conformance table (:mod:`kit.regress.conformance`).
 REPORTS = ("junit.xml", "summary.md", "conformance.md", "conformance.json")
+
+#: Files :func:`scan_file` reads as JSON, string by string (a HAR file, the conformance table).
+JSON_SUFFIXES = (".har", ".json")
 
 _TEXT_MIMES = ("text/", "application/json", "application/javascript", "image/svg+xml")
 
@@ -197,7 +209,8 @@ def scan_file(
     extra: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
 ) -> list[Finding]:
-    """Every leak in a file: a notebook (``.ipynb``) cell by cell, anything else as text.
+    """Every leak in a file: a notebook (``.ipynb``) cell by cell, a HAR or JSON file
+    (:data:`JSON_SUFFIXES`) string by string, anything else as text.
 
     Example::
 
@@ -213,7 +226,15 @@ def scan_file(
         except ValueError:
             pass  # not JSON: scan it as text below
     text = Path(path).read_text(encoding="utf-8", errors="replace")
-    return Scanner(secrets, extra, environ).findings(text, str(path))
+    scanner = Scanner(secrets, extra, environ)
+    if str(path).endswith(JSON_SUFFIXES):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            pass  # not JSON: scan it as text below
+        else:  # every string decoded of its JSON escapes, each body held as a string by field
+            return list(scanner.walk(document, str(path)))
+    return scanner.findings(text, str(path))
 
 
 def scan_dataframe(

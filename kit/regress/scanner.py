@@ -39,6 +39,7 @@ from kit import _env as env
 from kit import _fixtures as fixtures
 from kit.errors import FixturesError
 from kit.register import personas, value
+from kit.regress.decoding import DEPTH, decodings, json_document
 
 __all__ = [
     "ANSI",
@@ -90,11 +91,14 @@ _SESSION = re.compile(rf"(?<![A-Za-z0-9])ses_[{_B64}]{{40,}}")
 _TOKEN_CHARS = r"[A-Za-z0-9._~+/-]"
 _BEARER = re.compile(rf"(?i)\bBearer\s+(?![A-Za-z_]+=)({_TOKEN_CHARS}{{16,}}=*)")
 _FIELD = re.compile(
-    r"""(?i)["']?\b(access_token|refresh_token|id_token|session_token|client_secret)["']?"""
+    r"""(?i)["']?\b((?:access|refresh|id|session)[_-]?token|client[_-]?secret)["']?"""
     rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
 )
-# Where a token of any format may stand: runs of token characters (with and without "/").
-_CANDIDATES = (re.compile(r"[A-Za-z0-9_~+/=.-]{12,}"), re.compile(r"[A-Za-z0-9_~+=.-]{12,}"))
+# Where a token of any format may stand: runs of token characters (with and without "/"),
+# ended by "=" padding at most: ``access_token=T``, ``session=T`` and ``id:T&x=1`` split at
+# "=", ":" and "&", so each side is a candidate of its own.
+_CANDIDATES = (re.compile(r"[A-Za-z0-9_~+/.-]{12,}=*"), re.compile(r"[A-Za-z0-9_~+.-]{12,}=*"))
+
 _FIELD_KIND = {
     "access_token": "bearer-token",
     "refresh_token": "bearer-token",
@@ -102,6 +106,13 @@ _FIELD_KIND = {
     "session_token": "session-token",
     "client_secret": "client-secret",
 }
+_FIELD_KINDS = {name.replace("_", ""): kind for name, kind in _FIELD_KIND.items()}
+
+
+def _field_name(name: str) -> str:
+    """A field name in one spelling, lower case without ``_`` and ``-`` (``sessionToken``,
+    ``Session-Token`` and ``session_token`` are ``sessiontoken``)."""
+    return name.lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True)
@@ -315,8 +326,23 @@ class Scanner:
         self.phrases = [("kyc-question", _phrase_pattern(q)) for q in KYC_QUESTIONS]
         self.phrases += [("sensitive-text", _phrase_pattern(t)) for t in extra if t.strip()]
 
-    def matches(self, text: str) -> list[tuple[str, int, int]]:
-        """``(kind, start, end)`` of every leak in ``text``, without overlaps, in text order."""
+    def matches(self, text: str, depth: int = 0) -> list[tuple[str, int, int]]:
+        """``(kind, start, end)`` of every leak in ``text``, without overlaps, in text order.
+
+        What is found only once decoded (percent escapes, JSON string escapes, an HTTP Basic
+        value, a base64 run: up to two decodings deep) is reported over its encoded span.
+        """
+        hits = self._plain_matches(text)
+        if depth < DEPTH:
+            for start, end, decoded in decodings(text):
+                if any(start < k[2] and end > k[1] for k in hits):
+                    continue  # already found as it stands
+                inner = self.matches(decoded, depth + 1)
+                if inner:
+                    hits.append((inner[0][0], start, end))
+        return sorted(hits, key=lambda h: h[1])
+
+    def _plain_matches(self, text: str) -> list[tuple[str, int, int]]:
         hits: list[tuple[str, int, int]] = []
         for kind, pattern in (*self.literals, *_persona_patterns()):
             hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
@@ -328,14 +354,14 @@ class Scanner:
         hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
         for m in _FIELD.finditer(text):
             if _token_like(m[2]):
-                hits.append((_FIELD_KIND[m[1].lower()], m.start(2), m.end(2)))
+                hits.append((_FIELD_KINDS[_field_name(m[1])], m.start(2), m.end(2)))
         for kind, pattern in self.phrases:
             hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
         kept: list[tuple[str, int, int]] = []
         for hit in hits:  # earlier patterns are more specific: they win an overlap
             if all(hit[2] <= k[1] or hit[1] >= k[2] for k in kept):
                 kept.append(hit)
-        return sorted(kept, key=lambda h: h[1])
+        return kept
 
     def findings(self, text: str, location: str) -> list[Finding]:
         """A :class:`Finding` per leak in ``text`` (a line number when it has several lines)."""
@@ -349,13 +375,17 @@ class Scanner:
     def walk(self, item: Any, location: str) -> Iterator[Finding]:
         """Findings in every string of a JSON-like value; a token under a token-named key too."""
         if isinstance(item, str):
-            yield from self.findings(item, location)
+            parsed = json_document(item)
+            if parsed is None:
+                yield from self.findings(item, location)
+            else:  # a JSON body held as a string (a HAR's postData, a logged response): by field
+                yield from self.walk(parsed, location)
         elif isinstance(item, Mapping):
             for key, child in item.items():
                 where = f"{location}.{key}" if isinstance(key, str) and not self.matches(key) else location
                 if isinstance(key, str):
                     yield from self.findings(key, f"{location} (a key)")
-                    kind = _FIELD_KIND.get(key.lower())
+                    kind = _FIELD_KINDS.get(_field_name(key))
                     if kind and isinstance(child, str) and _token_like(child) and not self.matches(child):
                         yield Finding(kind, where, HINTS[kind])
                 yield from self.walk(child, where)

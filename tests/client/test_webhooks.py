@@ -49,47 +49,47 @@ def _delivery(
 
 def test_a_good_delivery_verifies() -> None:
     body, headers = _delivery()
-    event = verify(body, headers, JWKS, now=NOW + 10)
+    event = verify(body, headers, JWKS, now=NOW + 10, seen=None)
     assert (event.id, event.type, event.kid, event.iat) == ("evt_1", "card.closed", "sig-1", NOW)
     assert event.data["card_id"] == "card_1"
 
 
 def test_headers_are_case_insensitive() -> None:
     body, headers = _delivery()
-    verify(body, {"SVC-Webhook-Signature": headers["svc-webhook-signature"]}, JWKS, now=NOW)
+    verify(body, {"SVC-Webhook-Signature": headers["svc-webhook-signature"]}, JWKS, now=NOW, seen=None)
 
 
 def test_a_tampered_body_is_rejected() -> None:
     body, headers = _delivery()
     tampered = body.replace(b'"closed"', b'"active"')
     with pytest.raises(errors.SignatureInvalid):
-        verify(tampered, headers, JWKS, now=NOW)
+        verify(tampered, headers, JWKS, now=NOW, seen=None)
 
 
 def test_a_signature_by_another_key_is_rejected() -> None:
     body, headers = _delivery(key=OTHER)
     with pytest.raises(errors.SignatureInvalid):
-        verify(body, headers, JWKS, now=NOW)
+        verify(body, headers, JWKS, now=NOW, seen=None)
 
 
 def test_an_unknown_kid_is_rejected() -> None:
     body, headers = _delivery(kid="sig-unknown")
     with pytest.raises(errors.UnknownSigningKey):
-        verify(body, headers, JWKS, now=NOW)
+        verify(body, headers, JWKS, now=NOW, seen=None)
 
 
 def test_event_id_must_match_the_body() -> None:
     body, headers = _delivery("evt_1", body_id="evt_2")
     with pytest.raises(errors.EventMismatch):
-        verify(body, headers, JWKS, now=NOW)
+        verify(body, headers, JWKS, now=NOW, seen=None)
 
 
 @pytest.mark.parametrize("offset", [301, -301, 3600])
 def test_skew_over_five_minutes_is_rejected(offset: int) -> None:
     body, headers = _delivery()
     with pytest.raises(errors.SignatureExpired):
-        verify(body, headers, JWKS, now=NOW + offset)
-    verify(body, headers, JWKS, now=NOW + (300 if offset > 0 else -300))
+        verify(body, headers, JWKS, now=NOW + offset, seen=None)
+    verify(body, headers, JWKS, now=NOW + (300 if offset > 0 else -300), seen=None)
 
 
 def test_duplicates_are_rejected_and_only_verified_ids_are_remembered() -> None:
@@ -107,20 +107,20 @@ def test_duplicates_are_rejected_and_only_verified_ids_are_remembered() -> None:
 def test_missing_and_malformed_signatures() -> None:
     body, headers = _delivery()
     with pytest.raises(errors.SignatureMissing):
-        verify(body, {}, JWKS, now=NOW)
+        verify(body, {}, JWKS, now=NOW, seen=None)
     head, _, sig = headers["svc-webhook-signature"].split(".")
     payload = base64.urlsafe_b64encode(body).rstrip(b"=").decode()
     with pytest.raises(errors.SignatureMalformed):  # attached, not detached
-        verify(body, {"svc-webhook-signature": f"{head}.{payload}.{sig}"}, JWKS, now=NOW)
+        verify(body, {"svc-webhook-signature": f"{head}.{payload}.{sig}"}, JWKS, now=NOW, seen=None)
     with pytest.raises(errors.SignatureMalformed):
-        verify(body, {"svc-webhook-signature": "not-a-jws"}, JWKS, now=NOW)
+        verify(body, {"svc-webhook-signature": "not-a-jws"}, JWKS, now=NOW, seen=None)
 
 
 @pytest.mark.parametrize("extra", [{"b64": False, "crit": ["b64"]}, {"crit": ["kid"]}])
 def test_b64_and_crit_headers_are_refused(extra: dict) -> None:
     body, headers = _delivery(**extra)
     with pytest.raises(errors.SignatureInvalid, match="b64 or crit"):
-        verify(body, headers, JWKS, now=NOW)
+        verify(body, headers, JWKS, now=NOW, seen=None)
 
 
 def test_other_algorithms_are_refused() -> None:
@@ -133,7 +133,7 @@ def test_other_algorithms_are_refused() -> None:
         .decode()
     )
     with pytest.raises(errors.SignatureInvalid, match="only ES256"):
-        verify(body, {"svc-webhook-signature": f"{header}..AAAA"}, JWKS, now=NOW)
+        verify(body, {"svc-webhook-signature": f"{header}..AAAA"}, JWKS, now=NOW, seen=None)
 
 
 # -- the receiver, against the simulator ------------------------------------------------------
@@ -208,3 +208,61 @@ def test_after_a_reset_the_session_is_dropped_and_the_receiver_subscribes_again(
     card = api.cards.create(customer.account_id, type="virtual")
     api.cards.close(card.card_id, reason="lost")
     assert api.webhooks.wait_for("card.closed", timeout=10).data["card_id"] == card.card_id
+
+
+# -- replay protection is the caller's, said in the call ---------------------------------------
+
+
+def test_verify_asks_for_the_replay_store_and_none_checks_no_replay() -> None:
+    body, headers = _delivery()
+    with pytest.raises(TypeError, match="seen"):
+        verify(body, headers, JWKS, now=NOW)  # type: ignore[call-arg]
+    verify(body, headers, JWKS, now=NOW, seen=None)
+    verify(body, headers, JWKS, now=NOW, seen=None)  # replayed, and nothing says so: no store
+    assert "no replay check" in " ".join((verify.__doc__ or "").split()).lower()
+
+
+# -- the receiver reads a body only by a Content-Length it can trust ---------------------------
+
+
+def _raw_post(url: str, length: str, body: bytes = b"") -> tuple[int, dict[str, object]]:
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    with socket.create_connection((where.hostname, where.port), timeout=5) as sock:
+        head = f"POST {where.path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n"
+        sock.sendall(head.encode() + body)  # the connection stays open: "to the end" never comes
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    head_part, _, payload = answer.partition(b"\r\n\r\n")
+    return int(head_part.split()[1]), json.loads(payload)
+
+
+@pytest.mark.parametrize(
+    ("length", "status", "code"),
+    [
+        ("-1", 400, "invalid-content-length"),
+        ("-5", 400, "invalid-content-length"),
+        ("0x10", 400, "invalid-content-length"),
+        (str(10**9), 413, "payload-too-large"),
+    ],
+)
+def test_the_receiver_refuses_a_negative_or_oversize_content_length(
+    length: str, status: int, code: str
+) -> None:
+    from datetime import UTC, datetime
+
+    from kit.webhooks import Receiver
+
+    receiver = Receiver(keys=lambda: kit.crypto.WebhookKeys(JWKS), clock=lambda: datetime.now(UTC))
+    try:
+        got, problem = _raw_post(receiver.url, length, b"{}")
+        assert (got, problem["status"], problem["code"]) == (status, status, code)
+        assert receiver.frame().empty  # nothing was read, nothing recorded as a delivery
+    finally:
+        receiver.close()

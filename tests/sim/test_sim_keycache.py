@@ -3,6 +3,7 @@ the key generation gives, the file is private, a damaged file is replaced, ``off
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -74,3 +75,73 @@ def test_seed_7_publishes_the_same_key_ids_as_before() -> None:
     assert repr(ServerKeys.from_seed(7)) == (
         "ServerKeys(kids=['enc-rsa-cKWDQf_ADqkiXIfK', 'enc-ec-vUfYs4RUkx0bpY00', 'sig-ec-0ngQfjSTDqAzz00i'])"
     )
+
+
+# -- a key read back is checked: its folders, its file, the key itself ------------------------
+
+
+def _inconsistent(pem: bytes) -> bytes:
+    """The key of ``pem`` with a private exponent that does not invert the public one (loads
+    without OpenSSL's check, as the cache loads)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    n = keycache.load_private(pem).private_numbers()
+    bad = rsa.RSAPrivateNumbers(n.p, n.q, n.d + 2, n.dmp1, n.dmq1, n.iqmp, n.public_numbers)
+    key = bad.private_key(unsafe_skip_rsa_key_validation=True)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+
+
+def test_a_key_that_does_not_add_up_is_generated_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: bytes
+) -> None:
+    monkeypatch.setenv(keycache.CACHE_VARIABLE, str(tmp_path))
+    keycache.seeded_rsa_pem(11)
+    (kept,) = tmp_path.glob("rsa-*.pem")
+    kept.write_bytes(_inconsistent(generated))
+    assert keycache.seeded_rsa_pem(11) == generated
+    assert kept.read_bytes() == generated
+    with pytest.raises(ValueError, match="inverse"):
+        keycache.checked(_inconsistent(generated), 2048)
+
+
+@pytest.mark.parametrize("where", ["named", "default"])
+def test_a_key_in_a_folder_others_can_write_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: bytes, where: str
+) -> None:
+    if where == "named":
+        monkeypatch.setenv(keycache.CACHE_VARIABLE, str(tmp_path / "keys"))
+        folder = tmp_path / "keys"
+    else:
+        monkeypatch.delenv(keycache.CACHE_VARIABLE, raising=False)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        folder = tmp_path / "partner-api-kit" / "sim-keys"
+    keycache.seeded_rsa_pem(11)
+    (kept,) = folder.glob("rsa-*.pem")
+    other = keycache.generate_rsa_pem(12, 2048)  # a good key, not seed 11's: planted
+    kept.write_bytes(other)
+    folder.chmod(0o777)
+    with pytest.warns(UserWarning, match="writable by others"):
+        assert keycache.seeded_rsa_pem(11) == generated
+    assert kept.read_bytes() == generated and stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a folder away"
+)
+def test_a_named_folder_of_another_user_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: bytes
+) -> None:
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    kept = keycache._file(folder, 11, 2048)
+    kept.write_bytes(keycache.generate_rsa_pem(12, 2048))
+    os.chown(folder, 65534, 65534)
+    monkeypatch.setenv(keycache.CACHE_VARIABLE, str(folder))
+    with pytest.warns(UserWarning, match="another user"):
+        assert keycache.seeded_rsa_pem(11) == generated
+    assert kept.read_bytes() != generated  # not theirs to change: left as it was
