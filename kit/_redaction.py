@@ -54,6 +54,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 from kit import register
+from kit._env import SNAPSHOT_MEDIA_TYPE
 from kit.crypto import protected_header
 
 __all__ = [
@@ -76,7 +77,7 @@ _URL_PORT = re.compile(
 # A form body: name=value pairs joined by "&", nothing else (no spaces, no line breaks).
 _FORM = re.compile(r"[A-Za-z0-9._~%+\[\]-]+=[^&\s]*(?:&[A-Za-z0-9._~%+\[\]-]+=[^&\s]*)*")
 # Content types whose bodies are binary whatever bytes they hold (a snapshot is a database).
-_BINARY_TYPES = ("application/vnd.sqlite3", "application/octet-stream", "image/", "audio/", "video/")
+_BINARY_TYPES = (SNAPSHOT_MEDIA_TYPE, "application/octet-stream", "image/", "audio/", "video/")
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 #: What names a secret: a field, header, query parameter or form field whose name ends in one

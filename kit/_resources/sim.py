@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from kit import _env as env
 from kit._resources._base import Resource, seg
 from kit._sensitive import MASK, Sensitive
 from kit._transport import Reply
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["SimControl", "Snapshot"]
 
 _SNAPSHOT_TIMEOUT_S = 120.0
-#: The content type of a snapshot, both ways (a SQLite database: ``kit.sim.statefile``).
-SNAPSHOT_TYPE = "application/vnd.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ class SimControl(Resource):
         # transport, so the history and the wire log (which describes the body, never keeps
         # it: it holds tokens and sessions) see them as any call.
         return self._requestor.control_call(
-            method, path, content=content, content_type=SNAPSHOT_TYPE, timeout=_SNAPSHOT_TIMEOUT_S
+            method, path, content=content, content_type=env.SNAPSHOT_MEDIA_TYPE, timeout=_SNAPSHOT_TIMEOUT_S
         )
 
     def snapshot(self) -> Snapshot:

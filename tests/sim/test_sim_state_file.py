@@ -158,7 +158,7 @@ def test_capped_stores_stay_capped_in_the_file(tmp_path: Path) -> None:
         state_file.fold(state)
         assert rows(path, "nonces") == 3 and held_keys(path, "nonces") == ["n7", "n8", "n9"]
         state.clock.advance(600)
-        state.sweep(lambda s: s.created_at)
+        state.sweep(lambda s: s.created_at, timedelta(minutes=1))
         state.commit()
         assert held_keys(path, "nonces") == []  # expiry acts in the file as in memory
         state_file.fold(state)
