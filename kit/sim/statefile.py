@@ -14,9 +14,9 @@ corrupt the file). ``kit.sim.durable`` writes a journal row before every answer 
 
 A snapshot is the same database, made from the state in memory (``GET /_sim/snapshot``) or
 copied from a running server's file with SQLite's online backup (``kit state snapshot``). It
-never holds a client secret (they come from the server's settings). Values are pickled and
-read back by an unpickler that knows only the simulator's record classes
-(``kit.sim.statecodec``): a snapshot from elsewhere cannot run code.
+holds no client secret and no usable token (``kit.sim.atrest``). Values are pickled and read
+back knowing only the record classes (``kit.sim.statecodec``), from a file read as untrusted
+input (``kit.sim.untrusted``): a snapshot from elsewhere cannot run code, nor hold the server.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from kit.sim.atrest import Sealer, is_digest, token_digest
 from kit.sim.state import _KEPT, HOMES, State
 from kit.sim.statecodec import _key, _key_text, _Pickler, decode, encode
 from kit.sim.stores import Store
-from kit.sim.untrusted import SCHEMAS, schema_of
+from kit.sim.untrusted import SCHEMAS, TABLES, schema_of
 
 FORMAT = "kit-sim-state"
 #: The version of the file's format; a file of another version is refused. Versions 1 (no
@@ -48,12 +48,8 @@ VERSION = 4
 _READS = (1, 2, 3, VERSION)
 MEDIA_TYPE = SNAPSHOT_MEDIA_TYPE
 MAGIC = b"SQLite format 3\x00"
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS kit_state (name TEXT PRIMARY KEY, value BLOB NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS records (home TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL,"
-    " value BLOB NOT NULL, PRIMARY KEY (home, key)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS journal (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
-)
+#: The tables, as :data:`kit.sim.untrusted.TABLES` defines them (and expects to find them).
+_SCHEMA = tuple(sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1) for sql in TABLES)
 _KEPT_HOMES = frozenset(_KEPT)
 _UPSERT = (
     "INSERT INTO records (home, key, seq, value) VALUES (?, ?, ?, ?) "

@@ -40,7 +40,7 @@ from joserfc.jwk import ECKey
 
 from kit import register
 
-__all__ = ["SCHEMAS", "Refused", "conforms", "guarded", "invalid", "schema_of"]
+__all__ = ["SCHEMAS", "TABLES", "Refused", "conforms", "guarded", "invalid", "schema_of"]
 
 _LIMITS = register.value("A71")
 #: The default budget of one statement on an untrusted file (SQLite VM instructions).
@@ -54,6 +54,8 @@ _RECORDS = (
     " value BLOB NOT NULL, PRIMARY KEY (home, key)) WITHOUT ROWID"
 )
 _JOURNAL = "CREATE TABLE journal (id INTEGER PRIMARY KEY, data BLOB NOT NULL)"
+#: The tables the kit writes (``kit.sim.statefile`` creates them from these).
+TABLES = (_KIT_STATE, _RECORDS, _JOURNAL)
 _AUTO_INDEX = ("index", "sqlite_autoindex_kit_state_1", "kit_state", None)
 _V1 = frozenset(
     {("table", "kit_state", "kit_state", _KIT_STATE), _AUTO_INDEX, ("table", "records", "records", _RECORDS)}
