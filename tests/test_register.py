@@ -92,6 +92,8 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
     ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),
+    ("A27", "card_fields_hidden", ["close_reason"]),
+    ("A27", "card_type_shown", {"temporary": "virtual"}),
     ("A60", "id_format", "prefixed"),
     ("A61", "send_assumptions", True),
     ("A62", "sent", ["account.created_at", "card.last4", "card.created_at", "event.received_at",

@@ -57,7 +57,11 @@ def new_sim(settings: Settings | None) -> Sim:
     settings = settings or Settings()
     if settings.api_version not in versions.SUPPORTED:
         raise ValueError(f"api_version must be one of {', '.join(versions.SUPPORTED)}")
-    return Sim(settings)
+    sim = Sim(settings)
+    served = sim.personality.versions
+    if settings.api_version not in served:
+        raise ValueError(f"api_version must be one of {', '.join(served)} (the versions served: A27)")
+    return sim
 
 
 def lifespan_of(sim: Sim) -> Lifespan:
@@ -99,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         documents=documents,
         send_assumptions=chosen.send_assumptions,
         codes=chosen.codes,
+        served=chosen.versions,
     )
     return app
 

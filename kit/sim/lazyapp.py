@@ -63,6 +63,7 @@ class LazyApp:
                 documents=DOCUMENTS,
                 send_assumptions=chosen.send_assumptions,
                 codes=chosen.codes,
+                served=chosen.versions,
             ),
             handler=unexpected,
         )

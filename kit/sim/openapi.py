@@ -135,12 +135,39 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
             _finish(schema)
             if chosen.overlay:
                 follow(schema, chosen)
-            # One document per version (A27); /openapi.json is the default's.
-            app.state.openapi_documents = {v: versions.document(schema, v) for v in versions.SUPPORTED}
+            # One document per version served (A27); FastAPI's own is the seed version's.
+            app.state.openapi_documents = {v: versions.document(schema, v) for v in chosen.versions}
             app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    _serve_per_version(app, chosen.versions)
+
+
+def _serve_per_version(app: FastAPI, served: tuple[str, ...]) -> None:
+    """``/openapi.json`` answers the document of the version serving the request (A27, A48:
+    ``svc-api-version``, or the ``version`` query parameter a browser page can send; absent,
+    the server's default), and ``/docs`` offers each version's document."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def document(request: Request) -> JSONResponse:
+        app.openapi()
+        return JSONResponse(app.state.openapi_documents[versions.of(request.state)])
+
+    url = app.openapi_url
+    if url is None:
+        return
+    app.router.routes[:] = [
+        Route(url, document, include_in_schema=False) if getattr(route, "path", None) == url else route
+        for route in app.router.routes
+    ]
+    app.swagger_ui_parameters = {
+        **(app.swagger_ui_parameters or {}),
+        "urls": [{"url": f"{url}?{versions.DOCUMENT_QUERY}={v}", "name": v} for v in reversed(served)],
+        "urls.primaryName": versions.CURRENT,
+    }
 
 
 #: The problem schema's name in the document (the wire contract's, whatever the model's).
