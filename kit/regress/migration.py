@@ -8,8 +8,14 @@ calls recorded by :func:`record`). The two wires are normalised (ids, times, req
 version header itself are left out or replaced by placeholders) and compared call by call; each
 difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
 ``change.N``: its operations, fields, card and event types, and the values of the register
-entries that choose for it) or reported "unexplained". ``OUT/migration.md`` starts with exactly
-"N differences, M unexplained"; ``OUT/migration.json`` holds the same.
+entries that choose for it) or reported "unexplained". An explained difference is either the
+seed's (what the change says was added, removed, deprecated or renamed, present on one side and
+absent on the other) or the register's choice (:func:`basis`): what 1.1.0 did where the seed
+says nothing of it, such as refusing a field or card type 1.2.0 added (A27), its answer before
+the event types were specified (change 4, A27), the fields of its answers (A27) or the paths
+the kit chose for Refer a Friend (A66). ``OUT/migration.md`` starts with exactly
+"N differences, M unexplained", followed by how many of the explained ones the register chose;
+``OUT/migration.json`` holds the same.
 
     >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
     '/cards/{id}/close'
@@ -32,6 +38,7 @@ __all__ = [
     "WIRE_MIME",
     "Difference",
     "attribute",
+    "basis",
     "compare",
     "emit",
     "normal_path",
@@ -152,9 +159,21 @@ class Difference:
     before: str
     after: str
     change: int | None  # None: unexplained
+    #: "seed" (the change's own words explain it), a register entry (its choice), or None.
+    basis: str | None = None
+
+    @property
+    def chosen(self) -> bool:
+        """Explained by the register's choice for the version before, not by the seed."""
+        return self.change is not None and self.basis not in (None, "seed")
 
     def line(self) -> str:
-        owner = f"change {self.change}" if self.change is not None else "unexplained"
+        if self.change is None:
+            owner = "unexplained"
+        elif self.chosen:
+            owner = f"change {self.change}, chosen ({self.basis})"
+        else:
+            owner = f"change {self.change}, explained by the seed"
         return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 
@@ -234,7 +253,11 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
                 {"event": event},
             )
         )
-    return [Difference(kind, where, x, y, attribute(kind, where, call)) for kind, where, x, y, call in found]
+    diffs = []
+    for kind, where, x, y, call in found:
+        change = attribute(kind, where, call)
+        diffs.append(Difference(kind, where, x, y, change, basis(change, kind, where)))
+    return diffs
 
 
 def _change_tokens() -> dict[int, set[str]]:
@@ -281,7 +304,32 @@ def attribute(kind: str, where: str, call: Mapping[str, Any]) -> int | None:
                 return number
         if set(call.get("sent", [])) & words or call.get("field") in words:
             return number
+        if kind == "field" and set(str(call.get("field", "")).split("_")) & words:
+            return number  # close_reason: the card's field for the reason change 2 added
     return None
+
+
+def basis(change: int | None, kind: str, where: str) -> str | None:
+    """Why a difference attributed to ``change`` is there: ``"seed"`` when the change's own words
+    say what the version before had (an operation or event added, removed, deprecated or renamed,
+    a header added), else the register entry that chose it for the version before: the paths the
+    kit chose (A66's), a refusal of a field or card type 1.2.0 added, a change that only says
+    something was "specified" (what came before is not said) and every answer's fields (A27).
+    None for an unexplained difference."""
+    if change is None:
+        return None
+    record = register.statement(f"change.{change}")
+    if record.get("specified") or kind == "field":
+        return "A27"
+    path = where.partition(" ")[2]
+    for entry in record.get("chosen_by", []):
+        paths = register.value(entry).get("paths") if entry != "A27" else None
+        if isinstance(paths, list) and any(_template_matches(p, path) for p in paths):
+            return str(entry)
+    added_values = set(record.get("added", [])) & {*record.get("fields", []), *record.get("card_types", [])}
+    if added_values and kind in ("code", "path"):
+        return "A27"  # what 1.1.0 answered to what it did not have: the seed does not say
+    return "seed"
 
 
 def write_report(
@@ -292,17 +340,41 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     everything = [d for diffs in by_notebook.values() for d in diffs]
     unexplained = sum(d.change is None for d in everything)
-    first = f"{len(everything)} differences, {unexplained} unexplained"
-    lines = [first, "", f"From {versions[0]} to {versions[1]}, on the wire of the same code path.", ""]
+    chosen = [d for d in everything if d.chosen]
+    entries = ", ".join(sorted({str(d.basis) for d in chosen}))
+    first = (
+        f"{len(everything)} differences, {unexplained} unexplained; "
+        f"{len(chosen)} of the explained are the register's choice" + (f" ({entries})" if entries else "")
+    )
+    lines = [
+        first,
+        "",
+        f"From {versions[0]} to {versions[1]}, on the wire of the same code path. A difference is "
+        "explained by the seed (its change list says what changed), chosen (what the version "
+        "before did is the register's, the seed does not say it) or unexplained.",
+        "",
+    ]
+    sections = (
+        ("Explained by the seed", lambda d: d.change is not None and not d.chosen),
+        ("Chosen by the register", lambda d: d.chosen),
+        ("Unexplained", lambda d: d.change is None),
+    )
     for notebook, diffs in by_notebook.items():
         lines += [f"## {notebook}", ""]
-        lines += [f"- {d.line()}" for d in diffs] or ["- no difference"]
-        lines.append("")
+        if not diffs:
+            lines += ["- no difference", ""]
+        for title, belongs in sections:
+            part = [d for d in diffs if belongs(d)]
+            if part:
+                lines += [f"### {title}", "", *(f"- {d.line()}" for d in part), ""]
     changes = sorted({d.change for d in everything if d.change is not None})
     lines += [f"Changes seen: {', '.join(map(str, changes)) or 'none'}."]
     (out / "migration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = {
         "summary": first,
+        "explained_by_seed": len(everything) - unexplained - len(chosen),
+        "chosen": len(chosen),
+        "unexplained": unexplained,
         "versions": list(versions),
         "notebooks": {nb: [asdict(d) for d in diffs] for nb, diffs in by_notebook.items()},
     }
