@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from kit import register
+from kit.regress.attribution import attribute, basis
 
 __all__ = [
     "WIRE_MIME",
@@ -45,6 +45,7 @@ __all__ = [
     "record",
     "response_hook",
     "run_versions",
+    "serves",
     "write_report",
 ]
 
@@ -147,6 +148,30 @@ def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[An
     }
 
 
+def serves(base_url: str, version: str) -> bool:
+    """Whether the server at ``base_url`` serves ``version``: a request naming a version it does
+    not serve is refused before routing, on every path, with 400 ``unsupported-api-version`` and
+    the versions it does serve (A27). A server that serves only 1.2.0-20221215 (A27's
+    ``versions`` overlaid) answers so for 1.1.0; anything else counts as served."""
+    from kit import register
+
+    header = register.value("A27")["header"]
+    with httpx.Client(base_url=base_url, timeout=10.0) as client:
+        resp = client.get("/openapi.json", headers={header: version})
+    if resp.status_code != 400:
+        return True
+    try:
+        body = resp.json()
+    except ValueError:
+        return True
+    if not isinstance(body, Mapping):
+        return True
+    listed = body.get("supported")
+    return body.get("code") != "unsupported-api-version" and not (
+        isinstance(listed, list) and version not in listed
+    )
+
+
 # --- comparing two wires -----------------------------------------------------------------------
 
 
@@ -173,7 +198,7 @@ class Difference:
         elif self.chosen:
             owner = f"change {self.change}, chosen ({self.basis})"
         else:
-            owner = f"change {self.change}, explained by the seed"
+            owner = f"change {self.change}"
         return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 
@@ -258,78 +283,6 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
         change = attribute(kind, where, call)
         diffs.append(Difference(kind, where, x, y, change, basis(change, kind, where)))
     return diffs
-
-
-def _change_tokens() -> dict[int, set[str]]:
-    """Per change: what it touches, as words a difference can carry (operations, paths, fields,
-    card and event types, headers), from its record and the values of the entries that choose."""
-    tokens: dict[int, set[str]] = {}
-    for change in register.fact("change"):
-        words: set[str] = set()
-        for op in [*change["operations"], *change["previously"].values(), *change["previously"]]:
-            words.add(op)
-        words.update(change["fields"], change["card_types"], change["event_types"])
-        for entry in change["chosen_by"]:
-            if entry == "A27":
-                continue  # the versions entry chooses for every change
-            value = register.value(entry)
-            for key in ("paths", "role_header"):
-                item = value.get(key)
-                words.update(item if isinstance(item, list) else [item] if item else [])
-        tokens[change["number"]] = {w for w in words if isinstance(w, str)}
-    return tokens
-
-
-def _template_matches(template: str, path: str) -> bool:
-    pattern = re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template))
-    return re.fullmatch(pattern, path.replace("{id}", "x")) is not None
-
-
-def attribute(kind: str, where: str, call: Mapping[str, Any]) -> int | None:
-    """The number of the change a difference belongs to, or None when none of the change
-    records touches it."""
-    method, _, path = where.partition(" ")
-    for number, words in _change_tokens().items():
-        if kind == "event type":
-            if call.get("event") in words:
-                return number
-            continue
-        if kind == "header" and call.get("header") in words:
-            return number
-        for word in words:
-            op_method, _, op_path = word.partition(" ")
-            if op_path.startswith("/") and op_method == method and _template_matches(op_path, path):
-                return number
-            if word.startswith("/") and _template_matches(word, path):
-                return number
-        if set(call.get("sent", [])) & words or call.get("field") in words:
-            return number
-        if kind == "field" and set(str(call.get("field", "")).split("_")) & words:
-            return number  # close_reason: the card's field for the reason change 2 added
-    return None
-
-
-def basis(change: int | None, kind: str, where: str) -> str | None:
-    """Why a difference attributed to ``change`` is there: ``"seed"`` when the change's own words
-    say what the version before had (an operation or event added, removed, deprecated or renamed,
-    a header added), else the register entry that chose it for the version before: the paths the
-    kit chose (A66's), a refusal of a field or card type 1.2.0 added, a change that only says
-    something was "specified" (what came before is not said) and every answer's fields (A27).
-    None for an unexplained difference."""
-    if change is None:
-        return None
-    record = register.statement(f"change.{change}")
-    if record.get("specified") or kind == "field":
-        return "A27"
-    path = where.partition(" ")[2]
-    for entry in record.get("chosen_by", []):
-        paths = register.value(entry).get("paths") if entry != "A27" else None
-        if isinstance(paths, list) and any(_template_matches(p, path) for p in paths):
-            return str(entry)
-    added_values = set(record.get("added", [])) & {*record.get("fields", []), *record.get("card_types", [])}
-    if added_values and kind in ("code", "path"):
-        return "A27"  # what 1.1.0 answered to what it did not have: the seed does not say
-    return "seed"
 
 
 def write_report(

@@ -86,7 +86,7 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     text = (tmp_path / "migration.md").read_text(encoding="utf-8")
     assert text.splitlines()[0] == first
     role = "header POST /p2p/transfers: svc-p2p-role: absent → svc-p2p-role: sender"
-    assert f"- change 7, explained by the seed: {role}" in text
+    assert f"- change 7: {role}" in text
     assert "- change 4, chosen (A27): code POST /accounts/{id}/events: 202 → 422 unknown-event-type" in text
     assert "- unexplained: field GET /cards/{id}: absent → nickname" in text
     assert text.index("### Explained by the seed") < text.index("### Chosen by the register")
