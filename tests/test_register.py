@@ -116,6 +116,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A64", "codes", {code: code for code in register.value("A64")["codes"]}),
     ("A66", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
     ("A66", "code_prefix", "raf_"),
+    ("A69", "areas", ["external card transfers", "digital wallet tokens", "payback rewards", "savings"]),
     ("A28", "request_id", "svc-request-id"),
     ("A28", "session_expires_at", "svc-session-expires-at"),
     ("A28", "assumptions", "svc-assumptions"),
@@ -171,8 +172,9 @@ NO_VALUE = {
     "A65",
 }
 #: The entries these tests know: A01-A48, A50-A59 (the bounds of the simulator's stores), A60-A64
-#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend).
-KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67))]
+#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend), A69 (the
+#: areas of service.1 not simulated; A67 and A68 are the dialect's).
+KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67), 69)]
 
 
 # --- the assumptions register ---------------------------------------------------------------

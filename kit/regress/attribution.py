@@ -78,7 +78,7 @@ def basis(change: int | None, kind: str, where: str) -> str | None:
     None for an unexplained difference."""
     if change is None:
         return None
-    record = register.statement(f"change.{change}")
+    (record,) = [c for c in register.fact("change") if c["number"] == change]
     if record.get("specified") or kind == "field":
         return "A27"
     path = where.partition(" ")[2]
