@@ -273,6 +273,9 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
         for operation in paths[_SPEC["deprecated_endpoints"][0]["path"]].values():
             operation.pop("deprecated", None)
             operation["responses"].pop("410", None)
+            for response in operation["responses"].values():
+                for name in ("Deprecation", "Link"):
+                    response.get("headers", {}).pop(name, None)
             operation["summary"] = (
                 "Partner access token (the token endpoint of 1.1.0)"
                 if "requestBody" in operation
@@ -290,4 +293,10 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
     if inbound_event_types(version) is None:  # change 4
         schemas["EventCreate"]["properties"]["event_type"].pop("enum", None)
     schemas["SubscriptionCreate"]["properties"]["events"]["items"]["enum"] = webhook_events(version)  # 6
+    if not p2p_role_header(version):  # change 7
+        role = register.value("A18")["role_header"]
+        for template, operations in paths.items():
+            for operation in operations.values() if template.startswith("/p2p/") else ():
+                for response in operation["responses"].values():
+                    response.get("headers", {}).pop(role, None)
     return doc
