@@ -3,7 +3,8 @@
 :func:`attribute` finds the change whose record in ``data/spec.toml`` touches a difference (its
 operations, fields, card and event types, and the values of the register entries that choose for
 it); :func:`basis` says whether the seed's own words explain it (``"seed"``) or the register chose
-it for the version before (a register entry id). Used by :mod:`kit.regress.migration`.
+it for the version before (a register entry id); a :class:`Difference` carries both. Used by
+:mod:`kit.regress.migration`.
 
     >>> attribute("code", "POST /accounts/{id}/events", {"sent": []}), basis(4, "code", "POST /x")
     (4, 'A27')
@@ -13,11 +14,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kit import register
 
-__all__ = ["attribute", "basis"]
+__all__ = ["Difference", "attribute", "basis"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference on the wire between the two versions, and the change it belongs to."""
+
+    kind: str  # path, code, header, field, event type
+    where: str  # "POST /cards/{id}/close" or "webhook"
+    before: str
+    after: str
+    change: int | None  # None: unexplained
+    #: "seed" (the change's own words explain it), a register entry (its choice), or None.
+    basis: str | None = None
+
+    @property
+    def chosen(self) -> bool:
+        """Explained by the register's choice for the version before, not by the seed."""
+        return self.change is not None and self.basis not in (None, "seed")
+
+    def line(self) -> str:
+        if self.change is None:
+            owner = "unexplained"
+        elif self.chosen:
+            owner = f"change {self.change}, chosen ({self.basis})"
+        else:
+            owner = f"change {self.change}"
+        return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 
 def _change_tokens() -> dict[int, set[str]]:

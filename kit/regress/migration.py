@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from kit.regress.attribution import attribute, basis
+from kit.regress.attribution import Difference, attribute, basis
 
 __all__ = [
     "WIRE_MIME",
@@ -173,33 +173,6 @@ def serves(base_url: str, version: str) -> bool:
 
 
 # --- comparing two wires -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One difference on the wire between the two versions, and the change it belongs to."""
-
-    kind: str  # path, code, header, field, event type
-    where: str  # "POST /cards/{id}/close" or "webhook"
-    before: str
-    after: str
-    change: int | None  # None: unexplained
-    #: "seed" (the change's own words explain it), a register entry (its choice), or None.
-    basis: str | None = None
-
-    @property
-    def chosen(self) -> bool:
-        """Explained by the register's choice for the version before, not by the seed."""
-        return self.change is not None and self.basis not in (None, "seed")
-
-    def line(self) -> str:
-        if self.change is None:
-            owner = "unexplained"
-        elif self.chosen:
-            owner = f"change {self.change}, chosen ({self.basis})"
-        else:
-            owner = f"change {self.change}"
-        return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 
 def _keyed(calls: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, int], Mapping[str, Any]]:
