@@ -190,3 +190,14 @@ def test_an_overlay_must_serve_the_seeds_version_and_only_known_ones(versions: l
 def test_a_default_version_the_overlay_does_not_serve_is_refused_at_start() -> None:
     with pytest.raises(ValueError, match="api_version"):
         create_app(Settings(api_version=OLD, choices=parse(ONLY_NEW)))
+
+
+def test_a_regression_run_tells_which_versions_a_server_serves(
+    _only_new_server: Any, http: httpx.Client
+) -> None:
+    """What notebook 12 asks before walking a version (kit.regress.migration.serves)."""
+    from kit.regress.migration import serves
+
+    assert serves(_only_new_server.base_url, NEW) and not serves(_only_new_server.base_url, OLD)
+    base = str(http.base_url).rstrip("/")
+    assert serves(base, OLD) and serves(base, NEW) and not serves(base, "0.9")
