@@ -66,7 +66,8 @@ def token_path(api_version: str | None) -> str:
     served = register.value("A27")["versions"]
     if api_version is None or api_version == register.fact("version") or api_version not in served:
         return TOKEN_PATH
-    return str(register.statement("change.1")["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
+    (change,) = [c for c in register.fact("change") if c["id"] == "change.1"]
+    return str(change["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
 
 #: Called with (response, elapsed ms) for the answer the auth flow saw itself: a 401 that makes
 #: it fetch a new token.

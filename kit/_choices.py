@@ -147,6 +147,7 @@ SERVED: Mapping[str, frozenset[str] | None] = MappingProxyType(
         "A13": frozenset({"types"}),
         "A14": None,
         "A15": None,
+        "A27": frozenset({"versions"}),
         "A32": None,
         "A60": None,
         "A61": None,

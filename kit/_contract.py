@@ -11,7 +11,8 @@ checks an answer the client received (method, path, status, headers, parsed body
   JSON, or not valid against the response schema — types, required fields, enums: openapi-core's
   OpenAPI 3.1 validators judge a body unless :mod:`kit._shapes` settles it (a structural schema it
   surely meets, or a shape that passed before); they are built when first needed;
-- ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27);
+- ``header``: ``svc-request-id`` or ``svc-api-version`` missing (register entry A28, A27), or a
+  header the document declares required for the answer (``Deprecation``, ``svc-p2p-role``…);
 - ``version``: ``svc-api-version`` is not the version of the document judging it (A27: ``for_version``);
 - ``code``: a problem ``code`` (or RFC 6749 ``error``) that is neither an ``enum`` value of the
   response schema nor in the kit's error catalogue (:data:`kit.errors.by_code`; register A21).
@@ -39,7 +40,6 @@ import dataclasses
 import json
 import operator
 import re
-import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,7 +48,7 @@ from typing import Any
 
 from kit import register
 from kit._drift import Drift, json_type, schema_rows
-from kit._shapes import Memo, deref
+from kit._shapes import Memo, deref, import_validators
 from kit.errors import by_code
 
 __all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Contract", "basis_of"]
@@ -57,8 +57,10 @@ __all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Cont
 DOCUMENT = "openapi.json"
 _HEADERS = register.value("A28")
 _VERSION_HEADER = str(register.value("A27")["header"])
-#: The response headers a check reads (lower case): request id, API version, content type.
-HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type"})
+#: The response headers a check reads (lower case): request id, API version, content type, and
+#: those the document may declare required (their entries: :data:`HEADER_BASIS`).
+_DECLARED = {"deprecation": "A03", "link": "A03", str(register.value("A18")["role_header"]): "A18"}
+HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type", *_DECLARED})
 _VERSION_REFUSALS = frozenset({"unsupported-api-version", "invalid_request"})
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
@@ -104,13 +106,16 @@ _REMOVED_PATTERNS = {
     re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(k.split(" ", 1)[1])) + "$"): (k, v)
     for k, v in REMOVED.items()
 }
-#: What the checked response headers rest on: the request id (A28), the version header (A27);
-#: the version it announces is the seed's (``version.1``).
+#: What the checked response headers rest on: the request id (A28), the version header (A27),
+#: the deprecation headers (A03), the P2P role (A18); the version announced is the seed's
+#: (``version.1``). No header name is the seed's: a missing one is a difference.
 HEADER_BASIS: Mapping[str, str] = {
     f"header {_HEADERS['request_id']}": "A28",
     f"header {_VERSION_HEADER}": "A27",
+    **{f"header {name}": entry for name, entry in _DECLARED.items()},
 }
 VERSION_STATEMENT = "version.1"
+_CHECKED = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER})  # by ``_headers``, on every answer
 
 
 def basis_of(kind: str, operation: str, status: int, field: str) -> str:
@@ -151,6 +156,7 @@ class _Answer:
     documented: bool
     media: Mapping[str, Memo | None]
     codes: frozenset[str] | None  # an enum on ``code`` / ``error``, when the document has one
+    headers: frozenset[str] = frozenset()  # the headers it declares required (lower case)
 
 
 @cache
@@ -228,7 +234,7 @@ class Contract:
 
     @cached_property
     def _spec(self) -> Any:  # openapi-core: only for a body kit._shapes.conforms cannot settle
-        _import_validators()
+        import_validators()
         from jsonschema_path import SchemaPath
 
         return SchemaPath.from_dict(self._document)
@@ -252,7 +258,9 @@ class Contract:
                 enum = props.get(name, {}).get("enum") if isinstance(props.get(name), Mapping) else None
                 if enum:
                     codes = frozenset(map(str, enum))
-        return _Answer(True, media, codes)
+        declared = responses[found].get("headers", {})
+        required = frozenset(n.lower() for n, h in declared.items() if h.get("required"))
+        return _Answer(True, media, codes, required)
 
     def _validator(self, where: tuple[str, ...]) -> Any:
         from openapi_core.validation.schemas import oas31_schema_validators_factory
@@ -318,6 +326,8 @@ class Contract:
             return rows + [Drift(*row, rid) for row in code]
         rows = [Drift(*row, rid) for row in self._headers(operation, headers)]
         answer = self._answer(operation, status)
+        missing = sorted(n for n in answer.headers & HEADERS if n not in _CHECKED and not headers.get(n))
+        rows += [Drift("header", operation, f"header {n}", "present", "missing", rid) for n in missing]
         if not answer.documented:
             return [*rows, Drift("status", operation, "status", self._statuses(operation), str(status), rid)]
         if not answer.media:
@@ -372,26 +382,6 @@ class Contract:
     def _statuses(self, operation: str) -> str:
         method, template = operation.split(" ", 1)
         return "one of " + ", ".join(self._document["paths"][template][method.lower()]["responses"])
-
-
-#: jsonschema checks the ``iri`` format with ``rfc3987_syntax`` when it is installed (Jupyter's
-#: extras install it), and importing that builds a grammar: about a second of every process's
-#: first check. The contract has no ``iri`` format, so it is kept out of jsonschema's import.
-_SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
-
-
-@cache
-def _import_validators() -> None:
-    """Import openapi-core's validators once, without the ``iri`` format grammar when this
-    process has not imported jsonschema yet (other formats are checked as usual)."""
-    skip = "jsonschema" not in sys.modules and _SKIPPED_FORMAT_MODULE not in sys.modules
-    if skip:
-        sys.modules[_SKIPPED_FORMAT_MODULE] = None  # type: ignore[assignment]  # an ImportError for jsonschema
-    try:
-        import openapi_core.validation.schemas  # noqa: F401
-    finally:
-        if skip:
-            del sys.modules[_SKIPPED_FORMAT_MODULE]  # a later ``import rfc3987_syntax`` works as usual
 
 
 @cache

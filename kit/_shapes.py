@@ -24,10 +24,22 @@ Example::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-__all__ = ["LIMIT", "STRUCTURAL", "Memo", "conforms", "deref", "resolve", "shape", "structural"]
+__all__ = [
+    "LIMIT",
+    "STRUCTURAL",
+    "Memo",
+    "conforms",
+    "deref",
+    "import_validators",
+    "resolve",
+    "shape",
+    "structural",
+]
 
 #: Keywords whose verdict depends only on a value's structure (its keys and JSON types).
 STRUCTURAL = frozenset(
@@ -285,3 +297,23 @@ class Memo:
         if key is not None and not errors and len(passed) < LIMIT:  # type: ignore[arg-type]
             passed.add(key)  # type: ignore[union-attr]
         return errors
+
+
+#: jsonschema checks the ``iri`` format with ``rfc3987_syntax`` when it is installed (Jupyter's
+#: extras install it), and importing that builds a grammar: about a second of every process's
+#: first check. The contract has no ``iri`` format, so it is kept out of jsonschema's import.
+_SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
+
+
+@cache
+def import_validators() -> None:
+    """Import openapi-core's validators once, without the ``iri`` format grammar when this
+    process has not imported jsonschema yet (other formats are checked as usual)."""
+    skip = "jsonschema" not in sys.modules and _SKIPPED_FORMAT_MODULE not in sys.modules
+    if skip:
+        sys.modules[_SKIPPED_FORMAT_MODULE] = None  # type: ignore[assignment]  # an ImportError for jsonschema
+    try:
+        import openapi_core.validation.schemas  # noqa: F401
+    finally:
+        if skip:
+            del sys.modules[_SKIPPED_FORMAT_MODULE]  # a later ``import rfc3987_syntax`` works as usual

@@ -613,7 +613,7 @@ class EventRenamed(UnknownEventType):
     """A pre-1.2.0 webhook event name; ``renamed`` maps old names to new ones."""
 
     code = "event-renamed"
-    hint = "use the 1.2.0 names (document_request.*)"
+    hint = "use the 1.2.0 names (document_request.*); refusing the old ones is the server's choice (A23)"
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -621,7 +621,7 @@ class EventRenamed(UnknownEventType):
 
     def describe(self) -> str:
         pairs = ", ".join(f"{old!r} is now {new!r}" for old, new in self.renamed.items())
-        return f"event names were renamed in 1.2.0: {pairs or self.detail}"
+        return f"event names were corrected in 1.2.0: {pairs or self.detail}"
 
 
 class TransferRejected(ApiError):

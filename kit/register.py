@@ -86,8 +86,16 @@ def seed_text() -> str:
     return (data_dir() / "seed.txt").read_text(encoding="utf-8")
 
 
+def _facts(statement: dict[str, Any]) -> dict[str, Any]:
+    """A statement's facts: its own keys and those of its ``derived`` table (facts other
+    statements word, kept apart in data/spec.toml; ``from`` names them), as one mapping."""
+    derived = {k: v for k, v in statement.get("derived", {}).items() if k != "from"}
+    return {**derived, **{k: v for k, v in statement.items() if k != "derived"}}
+
+
 def _derived(items: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     """The seed's facts as code reads them, each derived from the statements that state it."""
+    items = tuple(_facts(s) for s in items)
     by_id = {s["id"]: s for s in items}
 
     def section(prefix: str) -> list[dict[str, Any]]:
@@ -188,7 +196,8 @@ def changes() -> list[dict[str, str]]:
         did = [f"{verb} {', '.join(change[verb])}" for verb in verbs if change[verb]]
         previously = change["previously"].items()
         renamed = [f"{old} → {new}" for new, old in previously if new not in change["added"]]
-        did += [f"renamed {', '.join(renamed)}"] if renamed else []
+        verb = "corrected" if "corrected" in change["spec"] else "renamed"  # the seed's own word
+        did += [f"{verb} {', '.join(renamed)}"] if renamed else []
         did += [f"merged {old} into {new}" for new, old in change["merged"].items()]
         before = [f"{old} (now {new})" for new, old in change["previously"].items()]
         before += [f"{old} (now in {new})" for new, old in change["merged"].items()]

@@ -68,6 +68,19 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A11", "pii_names", PII_NAMES),
     ("A11", "national_id_pattern", r"(?<![0-9])[0-9]{3}([- ])[0-9]{2}\1[0-9]{4}(?![0-9])"),
     ("A11", "part_words", PII_PART_WORDS),
+    ("A11", "birth_words", ["birth", "born", "birthday", "birthdate", "birthplace", "natal"]),
+    (
+        "A11",
+        "national_id_words",
+        ["social security", "social insurance", "national id", "national insurance", "tax id", "taxpayer id"],
+    ),
+    ("A11", "nearness", 5),
+    (
+        "A11",
+        "date_pattern",
+        r"(?<![0-9])(?:[0-9]{4}([-/.])[0-9]{1,2}\1[0-9]{1,2}|[0-9]{1,2}([-/.])[0-9]{1,2}\2[0-9]{4})(?![0-9])",
+    ),
+    ("A11", "nine_digits_pattern", r"(?<![0-9])[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}(?![0-9])"),
     ("A11", "abbreviations", PII_ABBREVIATIONS),
     ("A12", "question_count", 3),
     ("A12", "choices_per_question", 4),
@@ -92,6 +105,8 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
     ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),
+    ("A27", "card_fields_hidden", ["close_reason"]),
+    ("A27", "card_type_shown", {"temporary": "virtual"}),
     ("A60", "id_format", "prefixed"),
     ("A61", "send_assumptions", True),
     ("A62", "sent", ["account.created_at", "card.last4", "card.created_at", "event.received_at",
@@ -101,6 +116,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A64", "codes", {code: code for code in register.value("A64")["codes"]}),
     ("A66", "paths", ["/accounts/{account_id}/referral_code", "/accounts/{account_id}/referrals"]),
     ("A66", "code_prefix", "raf_"),
+    ("A69", "areas", ["external card transfers", "digital wallet tokens", "payback rewards", "savings"]),
     ("A28", "request_id", "svc-request-id"),
     ("A28", "session_expires_at", "svc-session-expires-at"),
     ("A28", "assumptions", "svc-assumptions"),
@@ -156,8 +172,9 @@ NO_VALUE = {
     "A65",
 }
 #: The entries these tests know: A01-A48, A50-A59 (the bounds of the simulator's stores), A60-A64
-#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend).
-KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67))]
+#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend), A69 (the
+#: areas of service.1 not simulated; A67 and A68 are the dialect's).
+KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67), 69)]
 
 
 # --- the assumptions register ---------------------------------------------------------------

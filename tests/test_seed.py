@@ -123,44 +123,83 @@ def test_where_the_seed_leaves_something_open_the_register_chooses() -> None:
             assert chosen, f"{s['id']} leaves something open: which register entries choose?"
 
 
-def _words_of(s: dict) -> str:
-    """What a statement's facts may be drawn from: its own words, and for a change the words of
-    the statements it names in ``see`` (each endpoint row also as "METHOD path", and event.1's
-    types)."""
+#: The lead-in of the change list: the version every change item is "in".
+CHANGE_LEAD = "Changes in 1.2.0:"
+
+
+def _own_words(s: dict) -> str:
+    """A statement's own words: its text or row (and event.1's list items; a change item's list
+    lead-in, which names the version)."""
     words = s.get("text") or " | ".join(s["row"])
-    if s["id"].startswith("endpoint."):
-        words += " " + register.statement("change.1")["text"] + " 1.2.0"
-    for other_id in s.get("see", []):
-        other = register.statement(other_id)
-        words += "\n" + (other.get("text") or " | ".join(other["row"]))
-        if "row" in other and other_id.startswith("endpoint."):
-            words += f"\n{other['row'][0]} {other['row'][1]}"
-        words += "\n" + "\n".join(other.get("types", []))
-    return words
+    words += "\n" + "\n".join(s.get("types", []))
+    return words + ("\n" + CHANGE_LEAD if s["id"].startswith("change.") else "")
+
+
+def _values(value: object) -> list[str]:
+    """Every string a fact holds (a list's items, a table's keys and values)."""
+    if isinstance(value, dict):
+        return [str(part) for item in value.items() for part in item]
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return [str(value)]
+
+
+def _in(part: str, words: str) -> bool:
+    """``part`` in ``words``, or each of its words is ("POST /x" of "POST and DELETE /x")."""
+    return part in words or all(token in words for token in part.split())
 
 
 def test_the_statements_hold_no_choice() -> None:
     """No key beyond the statement's words and facts drawn from them (no ``successor`` of the
-    DELETE, no ``shown_by``, no titles): every value is words of the statement itself (or, for
-    when an endpoint was deprecated, of the change list that says so: change.1; for a change, of
-    the statements it names in ``see``)."""
-    allowed = {"id", "section", "text", "row", "chosen_by", "see"}
+    DELETE, no ``shown_by``, no titles): every value of a statement's own keys is in its own words;
+    a fact that other statements word is kept apart, under ``derived``, whose ``from`` names them
+    and whose values are in their words."""
+    allowed = {"id", "section", "text", "row", "chosen_by", "see", "derived"}
     for s in STATEMENTS:
-        words = _words_of(s)
         assert set(s.get("see", [])) <= IDS, s["id"]
+        words = _own_words(s)
         for key, value in s.items():
-            if key in allowed:
-                continue
-            values = (
-                value
-                if isinstance(value, list)
-                else list(value.items())
-                if isinstance(value, dict)
-                else [value]
-            )
-            for item in values:
-                for part in item if isinstance(item, tuple) else (item,):
-                    assert str(part) in words or (s["id"] == "event.1" and part in SEED), (s["id"], key, part)
+            if key not in allowed:
+                for part in _values(value):
+                    assert _in(part, words), (s["id"], key, part)
+        derived = dict(s.get("derived", {}))
+        if derived:
+            sources = derived.pop("from", [])
+            assert sources and set(sources) <= IDS - {s["id"]}, (s["id"], sources)
+            theirs = "\n".join(_own_words(register.statement(i)) for i in sources)
+            for key, value in derived.items():
+                for part in _values(value):
+                    assert _in(part, theirs), (s["id"], "derived", key, part)
+
+
+def test_what_other_statements_word_is_kept_apart() -> None:
+    """endpoint.2 and .3 say "Deprecated", not when: that is change.1's; change.1 does not say what
+    replaced what: that is endpoint.2's ("Replaced by POST /oauth/accesstoken"). Code reads both."""
+    for endpoint in ("endpoint.2", "endpoint.3"):
+        held = register.statement(endpoint)
+        assert "deprecated_in" not in held and held["derived"]["from"] == ["change.1"], held
+    change = register.statement("change.1")
+    assert "previously" not in change and change["derived"]["from"] == ["endpoint.2"]
+    assert [e["deprecated_in"] for e in register.fact("deprecated_endpoints")] == ["1.2.0", "1.2.0"]
+    (first,) = [c for c in register.fact("change") if c["id"] == "change.1"]
+    assert first["previously"] == {"POST /oauth/accesstoken": "POST /authorization/server_api/access_tokens"}
+
+
+def test_every_register_entry_quoting_a_statement_is_listed_on_it() -> None:
+    """Back-links complete: an entry whose ``spec`` quotes a statement is in that statement's
+    ``chosen_by`` (a fragment that several statements share, "Response: not shown", needs one)."""
+    from kit.register import _fragments
+
+    by_id = {s["id"]: s for s in STATEMENTS}
+    missing = []
+    for entry in register.assumptions():
+        parts, _, _ = _fragments(entry["spec"])
+        for part in parts:
+            holders = [s["id"] for s in STATEMENTS if part in _own_words(s).replace(CHANGE_LEAD, "")]
+            assert holders, (entry["id"], part)
+            if not any(entry["id"] in by_id[h].get("chosen_by", []) for h in holders):
+                missing.append((entry["id"], holders, part[:40]))
+    assert not missing, missing
 
 
 def test_each_change_says_what_it_touches_and_what_it_did() -> None:
@@ -287,3 +326,17 @@ def test_a_planted_elided_or_miscited_quote_fails() -> None:
     assert unmarked_quotes('The seed: P2P endpoints carry header information, "header names: not shown".')
     assert unmarked_quotes('The legacy endpoints "must not be used": the client refuses them.')
     assert not unmarked_quotes('The seed leaves field names "not shown"; the client sends `"a b"`.')
+
+
+def test_change_6_says_corrected_as_the_seed_does() -> None:
+    """The seed says the two document-request names were "corrected", not renamed; refusing the
+    old names is the simulator's choice (A23), named beside it; the problem code stays
+    ``event-renamed`` (a binding name)."""
+    (row,) = [r for r in register.changes() if r["change"] == "change.6"]
+    assert "corrected person.document_request.created → document_request.created" in row["did"], row
+    assert "renamed" not in row["did"] and "A23" in row["chosen by"].split(", ")
+    (categories,) = [r for r in register.changes() if r["change"] == "change.9"]
+    assert categories["did"].startswith("renamed ")  # change.9's own word: "renames"
+    contract = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    (line,) = [x for x in contract.splitlines() if x.startswith("| change.6 |")]
+    assert "corrected person.document_request" in line and "renamed person" not in line

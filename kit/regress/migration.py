@@ -8,8 +8,14 @@ calls recorded by :func:`record`). The two wires are normalised (ids, times, req
 version header itself are left out or replaced by placeholders) and compared call by call; each
 difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
 ``change.N``: its operations, fields, card and event types, and the values of the register
-entries that choose for it) or reported "unexplained". ``OUT/migration.md`` starts with exactly
-"N differences, M unexplained"; ``OUT/migration.json`` holds the same.
+entries that choose for it) or reported "unexplained". An explained difference is either the
+seed's (what the change says was added, removed, deprecated or renamed, present on one side and
+absent on the other) or the register's choice (:func:`basis`): what 1.1.0 did where the seed
+says nothing of it, such as refusing a field or card type 1.2.0 added (A27), its answer before
+the event types were specified (change 4, A27), the fields of its answers (A27) or the paths
+the kit chose for Refer a Friend (A66). ``OUT/migration.md`` starts with exactly
+"N differences, M unexplained", followed by how many of the explained ones the register chose;
+``OUT/migration.json`` holds the same.
 
     >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
     '/cards/{id}/close'
@@ -20,24 +26,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from kit import register
+from kit.regress.attribution import Difference, attribute, basis
 
 __all__ = [
     "WIRE_MIME",
     "Difference",
     "attribute",
+    "basis",
     "compare",
     "emit",
     "normal_path",
     "record",
     "response_hook",
     "run_versions",
+    "serves",
     "write_report",
 ]
 
@@ -140,22 +148,31 @@ def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[An
     }
 
 
+def serves(base_url: str, version: str) -> bool:
+    """Whether the server at ``base_url`` serves ``version``: a request naming a version it does
+    not serve is refused before routing, on every path, with 400 ``unsupported-api-version`` and
+    the versions it does serve (A27). A server that serves only 1.2.0-20221215 (A27's
+    ``versions`` overlaid) answers so for 1.1.0; anything else counts as served."""
+    from kit import register
+
+    header = register.value("A27")["header"]
+    with httpx.Client(base_url=base_url, timeout=10.0) as client:
+        resp = client.get("/openapi.json", headers={header: version})
+    if resp.status_code != 400:
+        return True
+    try:
+        body = resp.json()
+    except ValueError:
+        return True
+    if not isinstance(body, Mapping):
+        return True
+    listed = body.get("supported")
+    return body.get("code") != "unsupported-api-version" and not (
+        isinstance(listed, list) and version not in listed
+    )
+
+
 # --- comparing two wires -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One difference on the wire between the two versions, and the change it belongs to."""
-
-    kind: str  # path, code, header, field, event type
-    where: str  # "POST /cards/{id}/close" or "webhook"
-    before: str
-    after: str
-    change: int | None  # None: unexplained
-
-    def line(self) -> str:
-        owner = f"change {self.change}" if self.change is not None else "unexplained"
-        return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 
 def _keyed(calls: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, int], Mapping[str, Any]]:
@@ -234,54 +251,11 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
                 {"event": event},
             )
         )
-    return [Difference(kind, where, x, y, attribute(kind, where, call)) for kind, where, x, y, call in found]
-
-
-def _change_tokens() -> dict[int, set[str]]:
-    """Per change: what it touches, as words a difference can carry (operations, paths, fields,
-    card and event types, headers), from its record and the values of the entries that choose."""
-    tokens: dict[int, set[str]] = {}
-    for change in register.fact("change"):
-        words: set[str] = set()
-        for op in [*change["operations"], *change["previously"].values(), *change["previously"]]:
-            words.add(op)
-        words.update(change["fields"], change["card_types"], change["event_types"])
-        for entry in change["chosen_by"]:
-            if entry == "A27":
-                continue  # the versions entry chooses for every change
-            value = register.value(entry)
-            for key in ("paths", "role_header"):
-                item = value.get(key)
-                words.update(item if isinstance(item, list) else [item] if item else [])
-        tokens[change["number"]] = {w for w in words if isinstance(w, str)}
-    return tokens
-
-
-def _template_matches(template: str, path: str) -> bool:
-    pattern = re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template))
-    return re.fullmatch(pattern, path.replace("{id}", "x")) is not None
-
-
-def attribute(kind: str, where: str, call: Mapping[str, Any]) -> int | None:
-    """The number of the change a difference belongs to, or None when none of the change
-    records touches it."""
-    method, _, path = where.partition(" ")
-    for number, words in _change_tokens().items():
-        if kind == "event type":
-            if call.get("event") in words:
-                return number
-            continue
-        if kind == "header" and call.get("header") in words:
-            return number
-        for word in words:
-            op_method, _, op_path = word.partition(" ")
-            if op_path.startswith("/") and op_method == method and _template_matches(op_path, path):
-                return number
-            if word.startswith("/") and _template_matches(word, path):
-                return number
-        if set(call.get("sent", [])) & words or call.get("field") in words:
-            return number
-    return None
+    diffs = []
+    for kind, where, x, y, call in found:
+        change = attribute(kind, where, call)
+        diffs.append(Difference(kind, where, x, y, change, basis(change, kind, where)))
+    return diffs
 
 
 def write_report(
@@ -292,17 +266,41 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     everything = [d for diffs in by_notebook.values() for d in diffs]
     unexplained = sum(d.change is None for d in everything)
-    first = f"{len(everything)} differences, {unexplained} unexplained"
-    lines = [first, "", f"From {versions[0]} to {versions[1]}, on the wire of the same code path.", ""]
+    chosen = [d for d in everything if d.chosen]
+    entries = ", ".join(sorted({str(d.basis) for d in chosen}))
+    first = (
+        f"{len(everything)} differences, {unexplained} unexplained; "
+        f"{len(chosen)} of the explained are the register's choice" + (f" ({entries})" if entries else "")
+    )
+    lines = [
+        first,
+        "",
+        f"From {versions[0]} to {versions[1]}, on the wire of the same code path. A difference is "
+        "explained by the seed (its change list says what changed), chosen (what the version "
+        "before did is the register's, the seed does not say it) or unexplained.",
+        "",
+    ]
+    sections = (
+        ("Explained by the seed", lambda d: d.change is not None and not d.chosen),
+        ("Chosen by the register", lambda d: d.chosen),
+        ("Unexplained", lambda d: d.change is None),
+    )
     for notebook, diffs in by_notebook.items():
         lines += [f"## {notebook}", ""]
-        lines += [f"- {d.line()}" for d in diffs] or ["- no difference"]
-        lines.append("")
+        if not diffs:
+            lines += ["- no difference", ""]
+        for title, belongs in sections:
+            part = [d for d in diffs if belongs(d)]
+            if part:
+                lines += [f"### {title}", "", *(f"- {d.line()}" for d in part), ""]
     changes = sorted({d.change for d in everything if d.change is not None})
     lines += [f"Changes seen: {', '.join(map(str, changes)) or 'none'}."]
     (out / "migration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = {
         "summary": first,
+        "explained_by_seed": len(everything) - unexplained - len(chosen),
+        "chosen": len(chosen),
+        "unexplained": unexplained,
         "versions": list(versions),
         "notebooks": {nb: [asdict(d) for d in diffs] for nb, diffs in by_notebook.items()},
     }

@@ -61,7 +61,11 @@ def new_sim(settings: Settings | None) -> Sim:
     refusal = start_refusal(settings)
     if refusal is not None:
         raise StartRefused(refusal)
-    return Sim(settings)
+    sim = Sim(settings)
+    served = sim.personality.versions
+    if settings.api_version not in served:
+        raise ValueError(f"api_version must be one of {', '.join(served)} (the versions served: A27)")
+    return sim
 
 
 def lifespan_of(sim: Sim) -> Lifespan:
@@ -105,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         codes=chosen.codes,
         guard=Guard(sim.settings),
         max_concurrency=sim.settings.max_concurrency,
+        served=chosen.versions,
     )
     return app
 

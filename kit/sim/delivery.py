@@ -82,7 +82,7 @@ class DeliveryEngine:
                         "type": name,
                         "api_version": sub.api_version,
                         "created_at": format_time(state.now),
-                        "data": data,
+                        "data": versions.event_data(event_type, data, sub.api_version),
                     },
                     separators=(",", ":"),
                 ).encode()

@@ -66,6 +66,7 @@ class LazyApp:
                 codes=chosen.codes,
                 guard=Guard(sim.settings),
                 max_concurrency=sim.settings.max_concurrency,
+                served=chosen.versions,
             ),
             handler=unexpected,
         )

@@ -103,6 +103,7 @@ class ServiceHeaders:
         codes: Mapping[str, str] | None = None,
         guard: Guard | None = None,
         max_concurrency: int | None = None,
+        served: tuple[str, ...] = versions.SUPPORTED,
     ) -> None:
         self.app = app
         self.guard = guard or Guard(Settings())  # A70: the Host names (and Origin) it answers
@@ -115,7 +116,8 @@ class ServiceHeaders:
         self.send_assumptions = send_assumptions  # A61
         self.codes = dict(codes or {})  # our problem code -> the code sent (A64); empty: as ours
         #: Whether a version deprecates the legacy token endpoints (change 1), asked once.
-        self._deprecating = {v: versions.legacy_deprecated(v) for v in versions.SUPPORTED}
+        self.served = served  # the versions served (A27; one of them under an overlay)
+        self._deprecating = {v: versions.legacy_deprecated(v) for v in served}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -132,9 +134,11 @@ class ServiceHeaders:
             assumptions.add("A45")
         elif path in self.documents:
             assumptions.add(DOCUMENT_ENTRY)
-        asked = versions.requested(scope)  # 0. the version
+        asked = (  # 0. the version
+            versions.requested_document(scope) if path in self.documents else versions.requested(scope)
+        )
         version = self.version if asked is None else asked
-        supported = version in versions.SUPPORTED
+        supported = version in self.served
         if asked is not None:
             assumptions.add("A27")
         request_state["api_version"] = version if supported else self.version
@@ -192,13 +196,11 @@ class ServiceHeaders:
             await guarded.response()(scope, receive, send_with_headers)
             return
         if not supported:
-            detail = versions.refusal_detail(version)
+            detail = versions.refusal_detail(self.served)
             refusal = (
                 OAuthError(400, "invalid_request", detail).response()
                 if path in TOKEN_PATHS
-                else Problem(
-                    400, "unsupported-api-version", detail, supported=list(versions.SUPPORTED)
-                ).response()
+                else Problem(400, "unsupported-api-version", detail, supported=list(self.served)).response()
             )
             assumptions.add("A21")
             await refusal(scope, receive, send_with_headers)

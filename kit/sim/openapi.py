@@ -135,12 +135,39 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
             _finish(schema)
             if chosen.overlay:
                 follow(schema, chosen)
-            # One document per version (A27); /openapi.json is the default's.
-            app.state.openapi_documents = {v: versions.document(schema, v) for v in versions.SUPPORTED}
+            # One document per version served (A27); FastAPI's own is the seed version's.
+            app.state.openapi_documents = {v: versions.document(schema, v) for v in chosen.versions}
             app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    _serve_per_version(app, chosen.versions)
+
+
+def _serve_per_version(app: FastAPI, served: tuple[str, ...]) -> None:
+    """``/openapi.json`` answers the document of the version serving the request (A27, A48:
+    ``svc-api-version``, or the ``version`` query parameter a browser page can send; absent,
+    the server's default), and ``/docs`` offers each version's document."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def document(request: Request) -> JSONResponse:
+        app.openapi()
+        return JSONResponse(app.state.openapi_documents[versions.of(request.state)])
+
+    url = app.openapi_url
+    if url is None:
+        return
+    app.router.routes[:] = [
+        Route(url, document, include_in_schema=False) if getattr(route, "path", None) == url else route
+        for route in app.router.routes
+    ]
+    app.swagger_ui_parameters = {
+        **(app.swagger_ui_parameters or {}),
+        "urls": [{"url": f"{url}?{versions.DOCUMENT_QUERY}={v}", "name": v} for v in reversed(served)],
+        "urls.primaryName": versions.CURRENT,
+    }
 
 
 #: The problem schema's name in the document (the wire contract's, whatever the model's).
@@ -206,6 +233,65 @@ def _finish(schema: dict[str, Any]) -> None:
                         maxLength=register.value("A47")["idempotency_key_max_chars"],
                     )
                 )
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if not path.startswith("/_sim"):
+                _response_headers(path, method, operation)
+
+
+_SERVICE = register.value("A28")
+_P2P_PATHS = ("/p2p/transfers", "/p2p/transfers/{transfer_id}")
+#: The headers every answer of a partner operation may carry: name → (required, entry, what).
+_EVERY_ANSWER = {
+    _SERVICE["request_id"]: (True, "A28", "The request's id"),
+    register.value("A27")["header"]: (True, "A27", "The API version that served the request"),
+    _SERVICE["assumptions"]: (
+        False,
+        "A61",
+        "The register entries the answer relied on (unless A61 says not)",
+    ),
+}
+
+
+def response_header(required: bool, entry: str, what: str) -> dict[str, Any]:
+    """A response header's declaration: its entry names the choice (a missing one is a
+    difference from that entry: no header name is the seed's but svc-session-id)."""
+    return {
+        "description": f"{what} (register {entry})",
+        "required": required,
+        "schema": {"type": "string"},
+        "x-assumption": entry,
+    }
+
+
+def _response_headers(path: str, method: str, operation: dict[str, Any]) -> None:
+    """Declare the headers of each answer of a partner operation, each with its register entry:
+    the service headers (A27, A28, A61), the session's expiry (A28), ``Deprecation`` and ``Link``
+    on the deprecated token endpoint's path (A03), the P2P role (A18), ``WWW-Authenticate`` on a
+    401 (A02) and ``Retry-After`` on a 429 (A32)."""
+    for status, response in operation.get("responses", {}).items():
+        declared = {name: response_header(*about) for name, about in _EVERY_ANSWER.items()}
+        if status.startswith("2") and any(
+            p.get("name") == SESSION_ID for p in operation.get("parameters", [])
+        ):
+            declared[_SERVICE["session_expires_at"]] = response_header(
+                False, "A28", "When the session the answer leaves in force expires"
+            )
+        if path == _LEGACY_PATH:
+            declared["Deprecation"] = response_header(
+                True, "A03", "The endpoint is deprecated (endpoint.2, .3)"
+            )
+            if method == "post":
+                declared["Link"] = response_header(True, "A03", "The successor: POST /oauth/accesstoken")
+        if path in _P2P_PATHS and status.startswith("2"):
+            declared[register.value("A18")["role_header"]] = response_header(
+                True, "A18", "Whether the session's person is the sender or the receiver (p2p.1)"
+            )
+        if status == "401":
+            declared["WWW-Authenticate"] = response_header(False, "A02", "The scheme of the partner token")
+        if status == "429":
+            declared["Retry-After"] = response_header(False, "A32", "Seconds until the window ends")
+        response["headers"] = declared
 
 
 def follow(schema: dict[str, Any], chosen: Personality) -> None:

@@ -7,7 +7,8 @@ for this simulator and turns it into a :class:`Personality`: plain attributes re
 the middleware and the OpenAPI document, so that no request looks anything up in the overlay.
 
 What an overlay may re-choose here (:data:`APPLIED`): lifetimes (A01, A04, A06, A14), the close
-reasons (A15), the card types (A13), the starting balance (A10), the session rate (A32), the id
+reasons (A15), the card types (A13), the versions served (A27), the starting balance (A10), the
+session rate (A32), the id
 format (A60), whether ``svc-assumptions`` is sent (A61), the optional response fields (A62),
 whether card and event routes require a session (A63) and the problem codes (A64). Any other key
 of the register is refused by name: the simulator reads it where its code is loaded, so it could
@@ -81,6 +82,8 @@ class Personality:
     card_months: int
     temporary_card_days: int
     close_reasons: list[str]
+    #: The versions served, oldest first (A27): the register's, or one of them under an overlay.
+    versions: tuple[str, ...]
     rate_window: timedelta
     max_sessions_per_window: int
     uuid_ids: bool
@@ -144,6 +147,22 @@ def _problems(overlay: Overlay) -> list[Refusal]:
             items = value(entry)[key]
             if not items or len(set(items)) != len(items) or not all(_SLUG.match(i) for i in items):
                 found.append(Refusal(entry, key, "must be a non-empty list of distinct lower-case names"))
+    if "versions" in overlay.changes("A27"):
+        known = list(register.value("A27")["versions"])
+        chosen = value("A27")["versions"]
+        if (
+            register.fact("version") not in chosen
+            or not set(chosen) <= set(known)
+            or len(set(chosen)) != len(chosen)
+        ):
+            found.append(
+                Refusal(
+                    "A27",
+                    "versions",
+                    f"must list distinct versions of {', '.join(known)}, the seed's "
+                    f"{register.fact('version')} among them (version.1)",
+                )
+            )
     if "starting_balance" in overlay.changes("A10"):
         text = value("A10")["starting_balance"]
         if not re.match(register.value("A19")["pattern"], text):
@@ -196,6 +215,7 @@ def resolve(overlay: Overlay | None = None) -> Personality:
         card_months=int(value("A14")["months"]),
         temporary_card_days=int(value("A14")["temporary_days"]),
         close_reasons=list(value("A15")["reasons"]),
+        versions=tuple(v for v in register.value("A27")["versions"] if v in value("A27")["versions"]),
         rate_window=timedelta(seconds=int(rate["window_seconds"])),
         max_sessions_per_window=int(rate["max_sessions_per_device_per_minute"]),
         uuid_ids=value("A60")["id_format"] == "uuid",

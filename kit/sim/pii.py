@@ -18,7 +18,20 @@ name. A name where the concept only qualifies something else (``birthday_reminde
 
 A string **value** is personal data, under any name and inside free text (a P2P memo), when it
 holds a number shaped like a national identification number (``NNN-NN-NNNN``, the personas'
-format, or with spaces). A date alone is not: dates are everywhere.
+format, or with spaces). A date alone is not: dates are everywhere. By what is near it, a value
+is personal data when it holds
+
+- a date (``1990-01-01``, ``01/31/1990``, ``31.01.1990``: the register's ``date_pattern``) under a
+  name that holds a word meaning birth (``born_on``, ``dob_verified``: ``birth_words``, after the
+  abbreviations, a plural too), or with such a word among the ``nearness`` words before or after
+  it in the text (``"born 1990-01-01"``);
+- a run of nine digits, dashed or not (``123456789``, ``123-45-6789``: ``nine_digits_pattern``),
+  under a name meaning a national id (``tax_id_ref``), or with a word meaning one among the
+  ``nearness`` words before or after it in the text (``"ssn 123456789"``, ``"my Social Security
+  number is …"``: ``national_id_words``).
+
+What stays best effort: personal data in other shapes (a date written in words, a national id
+of another length, a name in free text) and words the register does not list.
 
 The refusal names where (a JSON Pointer, or the query or form parameter's name) and never what:
 nothing submitted is echoed. The cost is linear in the request: each name is cut once (short
@@ -30,6 +43,8 @@ names cached), and only runs of at most as many words as the longest concept are
     True
     >>> pii_path({"memo": "my number is 000-12-3456"})
     ('memo',)
+    >>> pii_path({"note": "ssn 123456789"}), pii_path({"born_on": "1990-01-01"})
+    (('note',), ('born_on',))
 """
 
 from __future__ import annotations
@@ -50,6 +65,13 @@ ABBREVIATIONS: dict[str, list[str]] = {k: v.split() for k, v in _RULE["abbreviat
 PART_WORDS = frozenset(_RULE["part_words"])
 #: A number shaped like a national identification number (A11), inside any text.
 NATIONAL_ID_SHAPE = re.compile(_RULE["national_id_pattern"])
+#: A date, and a run of nine digits (dashed or not): personal data by what is near them (A11).
+DATE = re.compile(_RULE["date_pattern"])
+NINE_DIGITS = re.compile(_RULE["nine_digits_pattern"])
+#: How many words away from a date or nine digits a word meaning birth or a national id counts.
+NEARNESS: int = int(_RULE["nearness"])
+_LETTERS = re.compile(r"[^\W\d_]+")
+_WINDOW = 64 * NEARNESS  # characters either side where those words are looked for
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _CACHED_UP_TO = 64  # longer names are judged every time rather than kept
@@ -78,6 +100,48 @@ def _joined(name: str) -> str:
 
 _CONCEPTS = frozenset(_joined(n) for n in PII_NAMES)
 _LONGEST = max(len(expanded(n)) for n in PII_NAMES)
+_BIRTH = frozenset(_joined(w) for w in _RULE["birth_words"])
+_NATIONAL_ID = frozenset(_joined(w) for w in _RULE["national_id_words"])
+_LONGEST_NEAR = max(len(expanded(w)) for w in [*_RULE["birth_words"], *_RULE["national_id_words"]])
+
+
+def _mentions(parts: list[str], concepts: frozenset[str]) -> bool:
+    """Whether a run of ``parts`` (expanded words) is one of ``concepts`` (joined)."""
+    for start in range(len(parts)):
+        joined = ""
+        for end in range(start, min(start + _LONGEST_NEAR, len(parts))):
+            joined += parts[end]
+            if joined in concepts or (joined.endswith("s") and joined[:-1] in concepts):
+                return True
+    return False
+
+
+def _near(text: str, start: int, end: int, concepts: frozenset[str]) -> bool:
+    """Whether a word of ``concepts`` is among the :data:`NEARNESS` words before, or the
+    :data:`NEARNESS` words after, ``text[start:end]``."""
+    before = _LETTERS.findall(text, max(0, start - _WINDOW), start)[-NEARNESS:]
+    after = _LETTERS.findall(text, end, end + _WINDOW)[:NEARNESS]
+    sides = (before, after)
+    return any(_mentions([w for token in side for w in expanded(token)], concepts) for side in sides)
+
+
+def is_pii_in_context(name: Any, value: Any) -> bool:
+    """Whether the string ``value`` under ``name`` holds a date meaning a birth date or nine
+    digits meaning a national id, by the name or the words near it (see the module's rule)."""
+    if not isinstance(value, str):
+        return False
+    named = expanded(name) if isinstance(name, str) else []
+    for pattern, concepts in ((DATE, _BIRTH), (NINE_DIGITS, _NATIONAL_ID)):
+        found = pattern.search(value)
+        if found is None:
+            continue
+        if named and _mentions(named, concepts):
+            return True
+        while found is not None:
+            if _near(value, found.start(), found.end(), concepts):
+                return True
+            found = pattern.search(value, found.end())
+    return False
 
 
 def _is_part(word: str) -> bool:
@@ -129,7 +193,7 @@ def _is_pii_field(name: Any, value: Any) -> bool:
     """A field named as personal data (unless its value is a flag or null), or holding one."""
     if isinstance(name, str) and is_pii_name(name) and not isinstance(value, bool) and value is not None:
         return True
-    return is_pii_value(value)
+    return is_pii_value(value) or is_pii_in_context(name, value)
 
 
 def pii_path(value: Any) -> tuple[Any, ...] | None:
@@ -152,8 +216,9 @@ def pii_path(value: Any) -> tuple[Any, ...] | None:
                 (child, (key, link)) for key, child in item.items() if isinstance(child, (dict, list))
             ]
         elif isinstance(item, list):
+            named = link[0] if link is not None else None  # the array's own name, if any
             for index, child in enumerate(item):
-                if is_pii_value(child):
+                if is_pii_value(child) or is_pii_in_context(named, child):
                     return _path((index, link))
             children = [
                 (child, (index, link)) for index, child in enumerate(item) if isinstance(child, (dict, list))

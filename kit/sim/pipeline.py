@@ -66,7 +66,6 @@ from kit.sim.headers import (
     REQUEST_ID,
     SESSION_EXPIRES_AT,
     SESSION_ID,
-    TOKEN_PATH,
     TOKEN_SCHEME,
     first,
 )
@@ -189,7 +188,7 @@ def authenticate(state: State, request: Request) -> str:
             401,
             "invalid-partner-token",
             f"A partner access token is required: send {AUTHORIZATION}: {TOKEN_SCHEME} <token> from "
-            f"POST {TOKEN_PATH}.",
+            f"{versions.token_endpoint(versions.of(request.state))}.",
             headers={"WWW-Authenticate": TOKEN_SCHEME},
         )
     record = state.partner_tokens.peek(token_digest(token))  # read only: revoking looks it up again
@@ -198,7 +197,7 @@ def authenticate(state: State, request: Request) -> str:
             401,
             "invalid-partner-token",
             "The partner access token is unknown, revoked or expired; request a new one at "
-            f"POST {TOKEN_PATH}.",
+            f"{versions.token_endpoint(versions.of(request.state))}.",
             headers={"WWW-Authenticate": f'{TOKEN_SCHEME} error="invalid_token"'},
         )
     return record.partner

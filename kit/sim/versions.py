@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import Scope
 
@@ -64,6 +65,21 @@ def requested(scope: Scope) -> str | None:
     return None if value is None else value.strip()
 
 
+#: The query parameter naming the version of the OpenAPI document and its pages (A48), for a
+#: browser page (Swagger UI's version selector), which sends no ``svc-api-version``.
+DOCUMENT_QUERY = "version"
+
+
+def requested_document(scope: Scope) -> str | None:
+    """The version a request for the OpenAPI document names: the header, else ``?version=``."""
+    asked = requested(scope)
+    if asked is None:
+        for name, value in parse_qsl(scope.get("query_string", b"").decode("latin-1")):
+            if name == DOCUMENT_QUERY:
+                return value.strip()
+    return asked
+
+
 def of(scope_state: dict[str, Any] | Any) -> str:
     """The version serving a request, from its ``request.state`` (or scope ``state`` dict)."""
     if isinstance(scope_state, dict):
@@ -71,9 +87,9 @@ def of(scope_state: dict[str, Any] | Any) -> str:
     return str(getattr(scope_state, "api_version", CURRENT))
 
 
-def refusal_detail(version: str) -> str:
-    """What an unknown version is told (never echoing what was sent)."""
-    return f"This API version is not served; {HEADER} must be one of: {', '.join(SUPPORTED)}."
+def refusal_detail(served: tuple[str, ...] = SUPPORTED) -> str:
+    """What an unknown version is told (never echoing what was sent): the versions ``served``."""
+    return f"This API version is not served; {HEADER} must be one of: {', '.join(served)}."
 
 
 # --- change 1: the OAuth token endpoint; the legacy token endpoints deprecated ------------------
@@ -82,6 +98,13 @@ def refusal_detail(version: str) -> str:
 def token_endpoint_exists(version: str) -> bool:
     """``POST /oauth/accesstoken`` was added in 1.2.0: under 1.1.0 it is a plain 404."""
     return in_force(1, version)
+
+
+def token_endpoint(version: str) -> str:
+    """The operation issuing the partner token under ``version``, as its answers name it: 1.2.0's
+    ``POST /oauth/accesstoken``, or the one it replaced (change.1's ``previously``)."""
+    added = _SPEC["deprecated_endpoints"][0]["replaced_by"]
+    return added if token_endpoint_exists(version) else str(_CHANGES[1]["previously"][added])
 
 
 def legacy_deprecated(version: str) -> bool:
@@ -101,6 +124,17 @@ def close_takes_reason(version: str) -> bool:
     return in_force(2, version)
 
 
+#: The card fields a version before change 2 does not show (A27: ``card_fields_hidden``).
+HIDDEN_CARD_FIELDS: tuple[str, ...] = tuple(_VALUE["card_fields_hidden"])
+
+
+def close_summary(version: str) -> str:
+    """What the close operation does under ``version``: a reason and card.closed are 1.2.0's."""
+    if close_takes_reason(version):
+        return "Close a card, optionally with a reason (1.2.0); emits card.closed"
+    return "Close a card (no reason; no webhook: card.closed is new in 1.2.0)"
+
+
 # --- change 3: the temporary card type ------------------------------------------------------------
 
 _ADDED_TYPES = set(_CHANGES[3]["added"])
@@ -110,6 +144,33 @@ def card_types(version: str) -> list[str]:
     """The card types ``POST /accounts/{account_id}/cards`` takes under ``version`` (A13)."""
     types = list(register.value("A13")["types"])
     return types if in_force(3, version) else [t for t in types if t not in _ADDED_TYPES]
+
+
+#: How a version before change 3 shows a card of a type it does not have (A27:
+#: ``card_type_shown``, a type 1.1.0 has for each type 1.2.0 added).
+CARD_TYPE_SHOWN: dict[str, str] = dict(_VALUE["card_type_shown"])
+
+
+def shown_card(card: dict[str, Any], version: str) -> dict[str, Any]:
+    """A card's answer (or a card event's data) as ``version`` shows it (A27): before 1.2.0
+    without the fields of change 2 (``close_reason``) and with a type 1.1.0 has (change 3);
+    the card itself (one state for both versions) is unchanged.
+
+        >>> shown_card({"type": "temporary", "close_reason": "lost"}, "1.1.0")
+        {'type': 'virtual'}
+    """
+    if in_force(2, version) and in_force(3, version):
+        return card
+    shown = {k: v for k, v in card.items() if in_force(2, version) or k not in HIDDEN_CARD_FIELDS}
+    if not in_force(3, version) and shown.get("type") in CARD_TYPE_SHOWN:
+        shown["type"] = CARD_TYPE_SHOWN[shown["type"]]
+    return shown
+
+
+def event_data(event_type: str, data: dict[str, Any], version: str) -> dict[str, Any]:
+    """A webhook's ``data`` as a subscription pinned to ``version`` receives it: a card event's
+    card as :func:`shown_card` shows it, any other event's as it is."""
+    return shown_card(data, version) if event_type.startswith("card.") else data
 
 
 # --- change 4: the allowed inbound event types ------------------------------------------------------
@@ -200,13 +261,21 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
             schemas.pop(name, None)
         return doc
     doc["info"]["version"] = version
-    doc["info"]["description"] = doc["info"]["description"].replace(CURRENT, version)
+    doc["info"]["description"] = doc["info"]["description"].replace(CURRENT, version) + (
+        f" {version} is the kit's name for the version before {CURRENT} (the seed names none), and "
+        "this document is the kit's reconstruction of it: only what the seed's change list says "
+        f"{CURRENT} changed is the seed's; everything else of {version} is the register's choice "
+        "(A27, A65, A66)."
+    )
     if not token_endpoint_exists(version):  # change 1
         paths.pop(_SPEC["deprecated_endpoints"][0]["replaced_by"].split(" ", 1)[1], None)
     if not legacy_deprecated(version):
         for operation in paths[_SPEC["deprecated_endpoints"][0]["path"]].values():
             operation.pop("deprecated", None)
             operation["responses"].pop("410", None)
+            for response in operation["responses"].values():
+                for name in ("Deprecation", "Link"):
+                    response.get("headers", {}).pop(name, None)
             operation["summary"] = (
                 "Partner access token (the token endpoint of 1.1.0)"
                 if "requestBody" in operation
@@ -214,8 +283,20 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
             )
     if not close_takes_reason(version):  # change 2
         schemas["CardClose"]["properties"] = {}
+        card = schemas["CardOut"]
+        for name in HIDDEN_CARD_FIELDS:
+            card["properties"].pop(name, None)
+            if name in card.get("required", []):
+                card["required"].remove(name)
+        paths["/cards/{card_id}/close"]["post"]["summary"] = close_summary(version)
     schemas["CardCreate"]["properties"]["type"]["enum"] = card_types(version)  # change 3
     if inbound_event_types(version) is None:  # change 4
         schemas["EventCreate"]["properties"]["event_type"].pop("enum", None)
     schemas["SubscriptionCreate"]["properties"]["events"]["items"]["enum"] = webhook_events(version)  # 6
+    if not p2p_role_header(version):  # change 7
+        role = register.value("A18")["role_header"]
+        for template, operations in paths.items():
+            for operation in operations.values() if template.startswith("/p2p/") else ():
+                for response in operation["responses"].values():
+                    response.get("headers", {}).pop(role, None)
     return doc

@@ -4,6 +4,7 @@ by its record in data/spec.toml (kit.regress.migration), and the report's first 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,13 +80,43 @@ def test_each_difference_is_attributed_to_the_change_whose_record_touches_it() -
 def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path) -> None:
     diffs = migration.compare(OLD, NEW)
     first = migration.write_report(tmp_path, ["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs})
-    assert first == f"{len(diffs)} differences, 1 unexplained"
+    chosen = sum(d.chosen for d in diffs)
+    chose = f"{chosen} of the explained are the register's choice (A27, A66)"
+    assert first == f"{len(diffs)} differences, 1 unexplained; {chose}"
     text = (tmp_path / "migration.md").read_text(encoding="utf-8")
     assert text.splitlines()[0] == first
-    assert "- change 7: header POST /p2p/transfers: svc-p2p-role: absent → svc-p2p-role: sender" in text
+    role = "header POST /p2p/transfers: svc-p2p-role: absent → svc-p2p-role: sender"
+    assert f"- change 7: {role}" in text
+    assert "- change 4, chosen (A27): code POST /accounts/{id}/events: 202 → 422 unknown-event-type" in text
     assert "- unexplained: field GET /cards/{id}: absent → nickname" in text
+    assert text.index("### Explained by the seed") < text.index("### Chosen by the register")
+    assert text.index("### Chosen by the register") < text.index("### Unexplained")
     data = json.loads((tmp_path / "migration.json").read_text(encoding="utf-8"))
     assert data["summary"] == first and len(data["notebooks"]["12_x.ipynb"]) == len(diffs)
+    counts = (data["explained_by_seed"], data["chosen"], data["unexplained"])
+    assert counts == (len(diffs) - 1 - chosen, chosen, 1)
+
+
+def test_what_the_seed_does_not_say_of_1_1_0_is_counted_as_the_registers_choice() -> None:
+    """The seed says the event types were "specified" (not what came before), that a reason and a
+    card type were added (not what 1.1.0 answered when sent them), and shows no Refer-a-Friend
+    path: those differences are chosen; an endpoint added or removed, an event renamed or added,
+    a header added are the seed's."""
+    basis = {(d.kind, d.where, d.after): d.basis for d in migration.compare(OLD, NEW)}
+    assert basis[("code", "POST /accounts/{id}/events", "422 unknown-event-type")] == "A27"  # change 4
+    assert basis[("code", "POST /cards/{id}/close", "200")] == "A27"  # change 2: 422 unknown-field before
+    assert basis[("code", "POST /accounts/{id}/cards", "201")] == "A27"  # change 3
+    assert basis[("code", "GET /accounts/{id}/referral_code", "404 endpoint-removed")] == "A66"
+    assert basis[("path", "POST /oauth/accesstoken", "called")] == "seed"  # change 1: added
+    assert basis[("code", "POST /accounts/{id}/savings/close", "404 endpoint-removed")] == "seed"
+    assert basis[("event type", "webhook", "card.closed")] == "seed"
+    assert basis[("header", "POST /p2p/transfers", "svc-p2p-role: sender")] == "seed"
+    assert basis[("field", "GET /cards/{id}", "nickname")] is None
+    close_reason = migration.compare(
+        {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id"])]},
+        {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id", "close_reason"])]},
+    )
+    assert [(d.change, d.basis) for d in close_reason] == [(2, "A27")]  # 1.1.0's card: no reason
 
 
 def test_the_same_wire_has_no_difference_and_ids_are_normalised() -> None:
@@ -124,7 +155,7 @@ def test_kit_regress_versions_writes_the_migration_report(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     first = (out / "migration.md").read_text(encoding="utf-8").splitlines()[0]
-    assert first.endswith(", 0 unexplained") and not first.startswith("0 "), first
+    assert re.match(r"^[1-9][0-9]* differences, 0 unexplained; ", first), first
     data = json.loads((out / "migration.json").read_text(encoding="utf-8"))
     seen = {d["change"] for diffs in data["notebooks"].values() for d in diffs}
     assert set(range(1, 8)) <= seen, seen

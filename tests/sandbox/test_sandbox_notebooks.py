@@ -51,7 +51,8 @@ def test_every_notebook_passes_on_the_sandbox_with_honest_skips(
     passed = {c.name for c in webhooks.checks if c.outcome == "passed"}
     assert {
         "the loopback receiver subscribes to every event",
-        "the card.closed delivery arrives signed, and verifies",
+        "closing a card sends card.closed",
+        "the card.closed delivery is signed and verifies",
         "every delivery received verified, none twice",
     } <= passed, passed
 

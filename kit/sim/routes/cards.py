@@ -54,9 +54,10 @@ def expiry_instant(expires_on_date: str) -> datetime:
 
 
 def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
-    """A card answer: its representation (A35) with its expiry (A14)."""
+    """A card answer: its representation (A35) with its expiry (A14), as the version serving
+    the call shows it (A27: 1.1.0 has no close reason and no temporary type)."""
     call.uses("A14", "A35")
-    return RouteReply(status, call.sim.show(CardOut, card))
+    return RouteReply(status, versions.shown_card(call.sim.show(CardOut, card), call.version))
 
 
 @declare(
@@ -108,7 +109,7 @@ async def get_card(request: Request, card_id: str) -> Response:
     takes=CardClose,
     body_required=False,
     errors=(403, 404),
-    summary="Close a card, optionally with a reason (1.2.0); emits card.closed",
+    summary=versions.close_summary(versions.CURRENT),
 )
 async def close_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> RouteReply:

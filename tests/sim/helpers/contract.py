@@ -16,8 +16,11 @@ SUPPORTED_VERSIONS = ("1.1.0", API_VERSION)
 
 
 def served_version(resp: httpx.Response) -> str:
-    """The version that must serve ``resp``'s request: the one it named, when served (A27)."""
+    """The version that must serve ``resp``'s request: the one it named, when served (A27); the
+    OpenAPI document may name it in its ``version`` query parameter instead (A48)."""
     asked = resp.request.headers.get("svc-api-version")
+    if asked is None and resp.request.url.path == "/openapi.json":
+        asked = resp.request.url.params.get("version")
     return asked if asked in SUPPORTED_VERSIONS else API_VERSION
 
 
