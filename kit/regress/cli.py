@@ -26,7 +26,7 @@ import argparse
 import sys
 
 from kit import _env as env
-from kit.regress import conformance
+from kit.regress import conformance, history
 from kit.regress.discovery import DEFAULT_PATTERN
 from kit.regress.matrix import load_matrix
 from kit.regress.model import EXIT_USAGE, RegressError, RegressReport
@@ -145,6 +145,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "server, `kit regress --choices FILE` expects it",
     )
     parser.add_argument(
+        "--reruns",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a failed notebook again, up to N times, in a fresh kernel: one that then passes is "
+        "reported flaky (exit 0) — on profile sim, not deterministic (a failure); a leak is never rerun",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help=f"keep the last {history.KEEP} runs' results.json in DIR and open summary.md with what "
+        "changed since the previous one (also results.json's since_last_run, JUnit properties)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="OUT",
+        help="compare with the run in OUT (its results.json) instead of the last one in --history",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        type=str.upper,
+        help="print the kit's log (the `kit` logger: token fetches, retries, drift, version "
+        "mismatches) at this level on stderr",
+    )
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -194,6 +220,8 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
+    if getattr(args, "log_level", None):
+        _log_to_stderr(args.log_level)
     try:
         if args.jobs is not None and args.jobs < 1:
             raise RegressError("--jobs must be at least 1")
@@ -235,6 +263,9 @@ def _command(args: argparse.Namespace) -> int:
             write_har=args.har,
             strict_choices=args.strict_choices,
             expect_choices=args.choices,
+            reruns=args.reruns,
+            history=args.history,
+            baseline=args.baseline,
         )
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)
@@ -255,6 +286,17 @@ def _command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return report.exit_code
+
+
+def _log_to_stderr(level: str) -> None:
+    """``--log-level``: the ``kit`` logger's records at ``level`` and above on stderr."""
+    import logging
+
+    logger = logging.getLogger("kit")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level)
 
 
 def _write_choices(report: RegressReport, path: str, notebooks: str, expected: str | None) -> None:
