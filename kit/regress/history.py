@@ -177,7 +177,7 @@ def section(since: Mapping[str, Any] | None, source: str | None) -> list[str]:
     if since is None:
         return [*lines, "No earlier run to compare with: this run is the first one kept."]
     lines += [
-        f"Compared with the run started {since['baseline_started']} (`{Path(str(source)).name}`).",
+        f"Compared with the run started {since['baseline_started']} (`{source}`).",
         "",
         "| what | how many | which |",
         "|---|---:|---|",
