@@ -23,11 +23,16 @@ Example::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 
 from kit import _env as env
+from kit._extras import require
+from kit.errors import MissingExtra
 from kit.regress import conformance, history
-from kit.regress.discovery import DEFAULT_PATTERN
+from kit.regress.discovery import DEFAULT_PATTERN, packaged
 from kit.regress.matrix import load_matrix
 from kit.regress.model import EXIT_USAGE, RegressError, RegressReport
 from kit.regress.params import parse_parameters
@@ -93,7 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})"
     )
     parser.add_argument(
-        "--notebooks", default="notebooks", metavar="DIR", help="notebooks folder (default notebooks)"
+        "--notebooks",
+        metavar="DIR",
+        help="notebooks folder (default: the notebooks shipped with the kit; `kit notebooks copy DIR` "
+        "makes editable copies)",
     )
     parser.add_argument(
         "--matrix",
@@ -220,13 +228,19 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
-    if getattr(args, "log_level", None):
-        _log_to_stderr(args.log_level)
+    with _log_to_stderr(getattr(args, "log_level", None)):
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         if args.jobs is not None and args.jobs < 1:
             raise RegressError("--jobs must be at least 1")
         if args.cell_timeout <= 0:
             raise RegressError("--cell-timeout must be positive")
+        if args.notebooks is None:  # the kit's own notebooks: they need the lab too
+            require("lab", "kit regress on the kit's notebooks")
+            args.notebooks = str(packaged())
         if args.versions:
             from kit.regress.migration import run_versions
 
@@ -270,6 +284,9 @@ def _command(args: argparse.Namespace) -> int:
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
+    except MissingExtra as exc:
+        print(f"kit regress: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(report.summary, end="")
     if args.write_choices:
         _write_choices(report, args.write_choices, args.notebooks, args.choices)
@@ -288,15 +305,24 @@ def _command(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _log_to_stderr(level: str) -> None:
-    """``--log-level``: the ``kit`` logger's records at ``level`` and above on stderr."""
-    import logging
-
+@contextlib.contextmanager
+def _log_to_stderr(level: str | None) -> Iterator[None]:
+    """``--log-level``: the ``kit`` logger's records at ``level`` and above on stderr while the
+    command runs (nothing when ``None``)."""
+    if level is None:
+        yield
+        return
     logger = logging.getLogger("kit")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    saved = logger.level
     logger.addHandler(handler)
     logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved)
 
 
 def _write_choices(report: RegressReport, path: str, notebooks: str, expected: str | None) -> None:

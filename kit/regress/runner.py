@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import logging
 import multiprocessing
 import os
 import sys
@@ -34,7 +35,7 @@ from kit import _env as env
 from kit._profiles import SimProfile
 from kit.regress import cluster, har, kernels, leaks, outputs, preflight, reports
 from kit.regress import history as past
-from kit.regress.discovery import discover
+from kit.regress.discovery import discover, packaged
 from kit.regress.matrix import Job, check_sets, longest_first
 from kit.regress.matrix import jobs as plan_jobs
 from kit.regress.model import NotebookResult, RegressError, RegressReport
@@ -46,6 +47,7 @@ from kit.regress.worker import execute, init_worker, pinned_kernelspec
 
 __all__ = ["DEFAULT_CELL_TIMEOUT", "DEFAULT_OUT", "run"]
 
+_LOG = logging.getLogger("kit.regress")
 DEFAULT_OUT = "out/regress"
 DEFAULT_CELL_TIMEOUT = 120.0
 
@@ -196,7 +198,7 @@ def _on_cluster(
 def run(
     selection: Sequence[str] = (),
     *,
-    notebooks_dir: str | os.PathLike[str] = "notebooks",
+    notebooks_dir: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] = DEFAULT_OUT,
     parameters: Mapping[str, Any] | None = None,
     jobs: int | None = None,
@@ -216,7 +218,8 @@ def run(
     """Execute notebooks in parallel, scan them for leaks, write ``junit.xml`` and ``summary.md``.
 
     Each notebook runs in a worker process (a pool of ``jobs``, default one per core) with
-    papermill and kernel ``python3`` pinned to ``sys.executable``, cwd = ``notebooks_dir``,
+    papermill and kernel ``python3`` pinned to ``sys.executable``, cwd = ``notebooks_dir`` (default:
+    the notebooks shipped with the kit, :func:`kit.regress.discovery.packaged`),
     ``KIT_REGRESS=1`` in the kernel's environment, ``parameters`` injected, and at most
     ``cell_timeout`` seconds per cell. ``progress`` (default: when stderr is a terminal) draws
     a bar on stderr. ``environ`` replaces ``os.environ`` for the sandbox credentials.
@@ -270,10 +273,12 @@ def run(
     check_parameters(params)
     sets = {name: dict(values) for name, values in (matrix or {}).items()}
     check_sets(sets)
-    folder = Path(notebooks_dir)
+    folder = packaged() if notebooks_dir is None else Path(notebooks_dir)
     notebooks = discover(folder, selection)
     out = Path(out_dir)
     pending = plan_jobs(notebooks, out, params, sets)
+    if _LOG.isEnabledFor(logging.INFO):
+        _LOG.info("%d notebook run(s) from %s into %s, reruns %d", len(pending), folder, out, reruns)
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
     if expect_choices is not None:
