@@ -6,8 +6,11 @@ Example::
     >>> result = kit.simulate.run(customers=200, seed=7, progress=False)   # doctest: +SKIP
     >>> result.money_conserved                                             # doctest: +SKIP
     True
+    >>> result.save("runs/calm")                                           # doctest: +SKIP
+    >>> kit.simulate.load("runs/calm").summary()                           # doctest: +SKIP
 """
 
+from kit.lab.populations.keep import SavedResultError, load
 from kit.lab.populations.simulate import (
     CLOSE_REASONS,
     DEFAULT_CLIENT_OPTIONS,
@@ -46,9 +49,11 @@ __all__ = [
     "STEP_COLUMNS",
     "CustomerPlan",
     "Draws",
+    "SavedResultError",
     "SimulationResult",
     "Summary",
     "compare",
+    "load",
     "plan",
     "plan_shard",
     "plans_table",

@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -163,9 +164,19 @@ class SimulationResult:
 
     @property
     def plans(self) -> list[CustomerPlan]:
-        """Every customer's plan, drawn again from the settings (pure, seeded; no network)."""
+        """Every customer's plan, drawn again from the settings (pure, seeded; no network).
+
+        Raises:
+            ValueError: a loaded result of a run that played a sandbox's published personas
+                (never saved: they are PII).
+        """
         if self._plans is None:
             s = self.settings
+            if s.get("personas_omitted"):
+                raise ValueError(
+                    f"this result was saved without the {s['personas_omitted']} published personas its "
+                    "run played (PII is never written): its plans cannot be drawn again"
+                )
             self._plans = plan(
                 s["customers"],
                 seed=s["seed"],
@@ -235,6 +246,22 @@ class SimulationResult:
     def journeys_per_second(self) -> float:
         """Customers run per wall-clock second (the benchmark's figure)."""
         return self.partial.customers / self.elapsed_s if self.elapsed_s > 0 else float("nan")
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Keep this result in ``folder``: settings, steps, ledger and aggregates (Parquet and a
+        small JSON, :mod:`kit.lab.populations.keep`); ``kit.simulate.load(folder)`` reads it back.
+
+        Example::
+
+            >>> result.save("runs/calm")                  # doctest: +SKIP
+            PosixPath('runs/calm')
+
+        Raises:
+            OSError: the folder cannot be written.
+        """
+        from kit.lab.populations.keep import save
+
+        return save(self, folder)
 
     def summary(self) -> Summary:
         """Funnel, error mix, retries, latency percentiles and the P2P/ledger figures.
