@@ -235,14 +235,11 @@ def _walk(args: argparse.Namespace) -> int:
 
 def _version() -> str:
     """The installed distribution's version (package metadata), else the package's own."""
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib import metadata
 
-    try:
-        return version("partner-api-kit")
-    except PackageNotFoundError:
-        from kit import __version__
-
-        return __version__
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        return metadata.version("partner-api-kit")
+    return "unknown (not installed)"
 
 
 def _copy_notebooks(args: argparse.Namespace) -> int:
@@ -358,8 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     walk.set_defaults(func=_walk)
 
     notebooks = commands.add_parser("notebooks", help="the notebooks shipped with the kit")
-    notebook_commands = notebooks.add_subparsers(dest="notebooks_command", required=True)
-    copy = notebook_commands.add_parser(
+    copy = notebooks.add_subparsers(dest="notebooks_command", required=True).add_parser(
         "copy", help="put editable copies of the kit's notebooks in DIR (kit regress --notebooks DIR)"
     )
     copy.add_argument("dir", metavar="DIR", help="the folder to copy them to (created; nothing replaced)")

@@ -10,7 +10,6 @@ Example::
     >>> kit.simulate.load("runs/calm").summary()                           # doctest: +SKIP
 """
 
-from kit.lab.populations.keep import SavedResultError, load
 from kit.lab.populations.simulate import (
     CLOSE_REASONS,
     DEFAULT_CLIENT_OPTIONS,
@@ -24,9 +23,11 @@ from kit.lab.populations.simulate import (
     STEPS,
     CustomerPlan,
     Draws,
+    SavedResultError,
     SimulationResult,
     Summary,
     compare,
+    load,
     plan,
     plan_shard,
     plans_table,

@@ -26,7 +26,7 @@ import shutil
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,10 +34,7 @@ import pandas as pd
 from kit.errors import KitError
 from kit.lab.populations.aggregate import Partial, steps_frame
 
-if TYPE_CHECKING:
-    from kit.lab.populations.results import SimulationResult
-
-__all__ = ["FILE", "FORMAT", "SavedResultError", "load", "save"]
+__all__ = ["FILE", "FORMAT", "SavedResultError", "read", "save"]
 
 #: The version of the saved shape; :func:`load` refuses another.
 FORMAT = 1
@@ -118,8 +115,9 @@ def _unsettings(kept: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def save(result: SimulationResult, folder: str | os.PathLike[str]) -> Path:
-    """Write ``result`` to ``folder`` (created; a result already there is replaced); the folder.
+def save(result: Any, folder: str | os.PathLike[str]) -> Path:
+    """Write ``result`` (a :class:`~kit.lab.populations.results.SimulationResult`) to ``folder``
+    (created; a result already there is replaced); the folder.
 
     Raises:
         OSError: the folder cannot be written.
@@ -145,12 +143,12 @@ def save(result: SimulationResult, folder: str | os.PathLike[str]) -> Path:
     return _head(result, target)
 
 
-def _tables(result: SimulationResult, target: Path) -> None:
+def _tables(result: Any, target: Path) -> None:
     result.shards.to_parquet(target / "shards.parquet", index=False)
     result.calls.to_parquet(target / "calls.parquet", index=False)
 
 
-def _head(result: SimulationResult, target: Path) -> Path:
+def _head(result: Any, target: Path) -> Path:
     from kit import __version__
 
     head = {
@@ -166,14 +164,13 @@ def _head(result: SimulationResult, target: Path) -> Path:
     return target
 
 
-def load(folder: str | os.PathLike[str]) -> SimulationResult:
-    """The result saved in ``folder`` by :func:`save` (``result.save(DIR)``).
+def read(folder: str | os.PathLike[str]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What :func:`save` wrote to ``folder``: the positional and keyword arguments of a
+    :class:`~kit.lab.populations.results.SimulationResult` (:func:`kit.simulate.load` builds it).
 
     Raises:
         SavedResultError: no saved result there, or one of another format version (named).
     """
-    from kit.lab.populations.results import SimulationResult
-
     source = Path(folder)
     try:
         head = json.loads((source / FILE).read_text(encoding="utf-8"))
@@ -187,12 +184,8 @@ def load(folder: str | os.PathLike[str]) -> SimulationResult:
             f"{str(source)!r} holds a population result of format {found!r}; this kit reads format {FORMAT}"
         )
     steps = steps_frame(pd.read_parquet(source / "steps")) if head["steps_in_memory"] else None
-    return SimulationResult(
-        _unpartial(head["partial"]),
-        _unsettings(head["settings"]),
-        float(head["elapsed_s"]),
-        pd.read_parquet(source / "shards.parquet"),
-        steps=steps,
-        out=source,
-        calls=pd.read_parquet(source / "calls.parquet").astype({"status": "Int64", "calls": "int64"}),
-    )
+    calls = pd.read_parquet(source / "calls.parquet").astype({"status": "Int64", "calls": "int64"})
+    shards = pd.read_parquet(source / "shards.parquet")
+    partial, settings = _unpartial(head["partial"]), _unsettings(head["settings"])
+    kwargs = {"steps": steps, "out": source, "calls": calls}
+    return (partial, settings, float(head["elapsed_s"]), shards), kwargs

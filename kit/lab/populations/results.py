@@ -51,6 +51,7 @@ __all__ = [
     "Summary",
     "calls_frame",
     "compare",
+    "load",
     "plot_compare",
     "steps_frame",
 ]
@@ -293,6 +294,23 @@ class SimulationResult:
         from kit.lab.populations.plots import errors_figure
 
         return errors_figure(self.errors, self.retries)
+
+
+def load(folder: str | os.PathLike[str]) -> SimulationResult:
+    """A result kept by ``result.save(folder)``, with its summary, tables and plots
+    (:mod:`kit.lab.populations.keep`).
+
+    Example::
+
+        >>> kit.simulate.load("runs/calm").summary()   # doctest: +SKIP
+
+    Raises:
+        SavedResultError: no saved result there, or one of another format version.
+    """
+    from kit.lab.populations.keep import read
+
+    args, kwargs = read(folder)
+    return SimulationResult(*args, **kwargs)
 
 
 def compare(results: Mapping[str, SimulationResult]) -> pd.DataFrame:
