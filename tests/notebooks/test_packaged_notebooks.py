@@ -5,6 +5,7 @@ the installed one, make slow)."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import tomllib
 from importlib.metadata import version
@@ -74,3 +75,14 @@ def test_log_level_shows_the_kit_log_on_stderr_for_the_run_only(tmp_path: Path) 
     assert " INFO kit.regress: 1 notebook run(s) from " in stderr
     quiet = run_cli("--notebooks", str(tmp_path / "nb"), "--out", str(tmp_path / "again"))
     assert quiet[0] == 0 and quiet[2] == ""  # the handler went with the run
+
+
+def test_the_kits_notebooks_ask_for_the_lab_extra_when_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, p=None: None if n == "ipywidgets" else real(n, p)
+    )
+    code, _, stderr = run_cli("00")
+    assert code == 2
+    assert "kit regress on the kit's notebooks needs the 'lab' extra" in stderr
+    assert "pip install 'partner-api-kit[lab]'" in stderr
