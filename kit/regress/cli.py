@@ -4,7 +4,8 @@ Exit status (:mod:`kit.regress.model`): 0 when every notebook passed and nothing
 a notebook failed or leaked, 2 for a usage error (a refused parameter, a missing variable, no
 notebook selected, an unusable fixtures file), 3 when an answer differed from the contract
 (``data/openapi.json``) departed from what the seed states — unless ``--allow-drift``, which
-only reports it. A difference from the simulator's choices (a register entry) is reported
+only reports it; ``--reruns N`` makes a notebook that passes on a rerun flaky (0), not a failure,
+except on ``sim``. A difference from the simulator's choices (a register entry) is reported
 apart and fails the run (1) only with ``--strict-choices``; ``--choices FILE`` makes the run's
 choice checks expect an overlay's values. On a profile other than ``sim`` the run writes
 ``OUT/conformance.md`` and ``.json`` (:mod:`kit.regress.conformance`); ``--write-choices FILE``
@@ -18,6 +19,7 @@ Example::
     $ kit regress --matrix m.toml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
     $ kit regress 00 07 --har              # also OUT/00_quickstart.har, OUT/07_p2p.har
     $ kit regress -p profile=sandbox --write-choices theirs.toml   # then: kit serve --choices theirs.toml
+    $ kit regress -p profile=sandbox --reruns 2 --history history  # a scheduled run (docs/scheduling.md)
 """
 
 from __future__ import annotations
@@ -189,7 +191,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
         f"Test personas and KYC answers for a sandbox: {env.SANDBOX_FIXTURES} names a TOML file "
         "(kit._fixtures). "
-        "Exit status: 0 all passed, 1 a notebook failed or leaked (or differed, with --strict-choices), "
+        "Exit status: 0 all passed (flaky ones too), 1 a notebook failed or leaked (or differed, with "
+        "--strict-choices), "
         "2 a usage error, 3 contract drift from the seed (unless --allow-drift)."
     )
     parser.set_defaults(func=command)
