@@ -86,6 +86,7 @@ def test_the_install_lines_name_extras_that_exist() -> None:
     lines = re.findall(r"partner-api-kit\[([a-z,]+)\]", text)
     assert lines and all(set(line.split(",")) <= extras for line in lines)
     assert all({"regress", "lab"} <= set(line.split(",")) for line in lines)
+    assert f"keeps the last {history.KEEP} runs'" in text  # the documented constant
 
 
 def morning() -> str:
