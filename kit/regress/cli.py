@@ -247,6 +247,11 @@ def _run_command(args: argparse.Namespace) -> int:
         if args.versions:
             from kit.regress.migration import run_versions
 
+            options = (("--reruns", args.reruns), ("--history", args.history), ("--baseline", args.baseline))
+            given = [option for option, value in options if value]
+            if given:
+                raise RegressError(f"--versions runs without {', '.join(given)}: drop it or run them apart")
+
             first, report = run_versions(
                 [v.strip() for v in args.versions.split(",")],
                 args.notebooks,

@@ -279,3 +279,9 @@ def test_results_json_holds_the_run_and_loads_as_dataframes(tmp_path: Path) -> N
     ) == [("01_checked.ipynb", "one and one make two", "choice", "A01", "passed")]
     assert run.notebooks["status"].tolist() == ["passed"] and run.run["settings"]["reruns"] == 0
     assert json.loads((tmp_path / "out" / "results.json").read_text())["since_last_run"] is None
+
+
+def test_versions_refuses_the_options_it_does_not_take(tmp_path: Path) -> None:
+    versions = "1.1.0,1.2.0-20221215"
+    code, _, stderr = run_cli("--versions", versions, "--reruns", "1", "--history", str(tmp_path))
+    assert code == 2 and "--versions runs without --reruns, --history" in stderr
