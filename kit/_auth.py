@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -34,7 +35,7 @@ from urllib.parse import quote_plus
 
 import httpx
 
-from kit import register
+from kit import _log, register
 from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
 
@@ -251,8 +252,9 @@ class PartnerAuth(httpx.Auth):
     def _fresh(self) -> bool:
         return self._token is not None and self._clock() < self._valid_until
 
-    def fetch(self) -> Sensitive[str]:
-        """Make the exchange now and cache its token.
+    def fetch(self, *, again: bool = False) -> Sensitive[str]:
+        """Make the exchange now and cache its token (logged at INFO on ``kit.auth``, :mod:`kit._log`;
+        ``again``: after a 401 ``invalid-partner-token``).
 
         Raises:
             OAuthError: the answer holds no token; the exchange's own errors otherwise.
@@ -261,6 +263,8 @@ class PartnerAuth(httpx.Auth):
         if grant is None:
             raise OAuthError(200, "invalid_response", "the token answer holds no access_token")
         self.accept(grant)
+        if _log.AUTH.isEnabledFor(logging.INFO):
+            _log.token_fetched(self.client_id, grant.expires_in, again)
         token = self._token
         assert token is not None
         return token
@@ -282,5 +286,5 @@ class PartnerAuth(httpx.Auth):
             if self._observer is not None:
                 self._observer(response, (time.perf_counter() - started) * 1000)
             self.invalidate()
-            request.headers["Authorization"] = f"Bearer {self.fetch().reveal()}"
+            request.headers["Authorization"] = f"Bearer {self.fetch(again=True).reveal()}"
             yield request

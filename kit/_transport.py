@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import functools
+import logging
 import ssl
 import time
 import uuid
@@ -38,6 +39,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from kit import _log
 from kit._auth import PartnerAuth
 from kit._config import Config
 from kit._contract import HEADERS as CONTRACT_HEADERS
@@ -239,6 +241,8 @@ class Transport:
             request[0], request[1], response.status_code, headers, body, has_content=bool(response.content)
         )
         if rows:
+            if _log.LOG.isEnabledFor(logging.INFO):
+                _log.drift(*request, response.status_code, response.headers.get("svc-request-id"), rows)
             self.drift.record(rows)
             for hook in self.config.hooks.drift:
                 hook(rows)
@@ -258,6 +262,8 @@ class Transport:
         self.served_version = served
         pinned = self.config.api_version
         if pinned and served != pinned and response.status_code != 400:  # a 400: the refusal itself
+            if _log.LOG.isEnabledFor(logging.WARNING):
+                _log.version_mismatch(method, path, pinned, served, response.headers.get("svc-request-id"))
             raise ApiVersionMismatch(
                 f"{method} {path}: the client pinned {VERSION_HEADER} {pinned}, "
                 f"the server answered under {served}"
@@ -361,8 +367,10 @@ class Transport:
                 response = self._client.send(request, auth=auth) if auth else self._client.send(request)
             except httpx.HTTPError as exc:
                 if attempt < self.config.max_retries:
-                    self.config.sleep(self._delay(attempt, None))
-                    attempt += 1
+                    attempt, delay = attempt + 1, self._delay(attempt, None)
+                    if _log.LOG.isEnabledFor(logging.INFO):
+                        _log.retry(method, path, attempt, delay, None, type(exc).__name__)
+                    self.config.sleep(delay)
                     continue
                 ms = (time.perf_counter() - t0) * 1000
                 self._record(started_at, (method, path), None, ms, session_type, attempt, "connection-error")
@@ -370,8 +378,10 @@ class Transport:
                     f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
                 ) from exc
             if response.status_code in retry_statuses and attempt < self.config.max_retries:
-                self.config.sleep(self._delay(attempt, _retry_after(response.headers)))
-                attempt += 1
+                attempt, delay = attempt + 1, self._delay(attempt, _retry_after(response.headers))
+                if _log.LOG.isEnabledFor(logging.INFO):
+                    _log.retry(method, path, attempt, delay, response.status_code, None)
+                self.config.sleep(delay)
                 continue
             break
 

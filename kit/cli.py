@@ -200,6 +200,28 @@ def _walk(args: argparse.Namespace) -> int:
     return walk([])
 
 
+def _version() -> str:
+    """The installed distribution's version (package metadata), else the package's own."""
+    from importlib import metadata
+
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        return metadata.version("partner-api-kit")
+    return "unknown (not installed)"
+
+
+def _copy_notebooks(args: argparse.Namespace) -> int:
+    from kit.regress.discovery import copy
+    from kit.regress.model import RegressError
+
+    try:
+        written = copy(args.dir)
+    except RegressError as exc:
+        print(f"kit notebooks copy: {exc.message}", file=sys.stderr)
+        return 2
+    print(f"copied {len(written)} notebooks to {args.dir}: kit regress --notebooks {args.dir}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kit`` parser: ``serve``, ``walk`` and ``regress``, each with its ``func``.
 
@@ -212,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         Nothing.
     """
     parser = argparse.ArgumentParser(prog="kit", description="Partner API kit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the simulator standalone (Ctrl-C stops it)")
@@ -327,6 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     walk = commands.add_parser("walk", help="walk through every flow on the embedded simulator")
     walk.set_defaults(func=_walk)
+
+    notebooks = commands.add_parser("notebooks", help="the notebooks shipped with the kit")
+    copy = notebooks.add_subparsers(dest="notebooks_command", required=True).add_parser(
+        "copy", help="put editable copies of the kit's notebooks in DIR (kit regress --notebooks DIR)"
+    )
+    copy.add_argument("dir", metavar="DIR", help="the folder to copy them to (created; nothing replaced)")
+    copy.set_defaults(func=_copy_notebooks)
 
     regress_help = "run the notebooks with papermill, in parallel, and report"
     if missing("regress"):  # kit serve works without the regress extra; kit regress names it

@@ -6,6 +6,8 @@ Example::
     >>> result = kit.simulate.run(customers=200, seed=7, progress=False)   # doctest: +SKIP
     >>> result.money_conserved                                             # doctest: +SKIP
     True
+    >>> result.save("runs/calm")                                           # doctest: +SKIP
+    >>> kit.simulate.load("runs/calm").summary()                           # doctest: +SKIP
 """
 
 from kit.lab.populations.simulate import (
@@ -21,9 +23,11 @@ from kit.lab.populations.simulate import (
     STEPS,
     CustomerPlan,
     Draws,
+    SavedResultError,
     SimulationResult,
     Summary,
     compare,
+    load,
     plan,
     plan_shard,
     plans_table,
@@ -46,9 +50,11 @@ __all__ = [
     "STEP_COLUMNS",
     "CustomerPlan",
     "Draws",
+    "SavedResultError",
     "SimulationResult",
     "Summary",
     "compare",
+    "load",
     "plan",
     "plan_shard",
     "plans_table",

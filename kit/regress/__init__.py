@@ -23,7 +23,13 @@ One module per job:
 - :mod:`~kit.regress.results` — an executed notebook analysed: failing cell, leaks, redaction;
 - :mod:`~kit.regress.har` — what a kernel left: its wire (``--har``: ``OUT/NN_name.har``) and
   its tokens' fingerprints for the leak scan;
-- :mod:`~kit.regress.reports` — ``summary.md``, ``junit.xml``, the progress bar;
+- :mod:`~kit.regress.reports` — ``summary.md``, the progress bar;
+- :mod:`~kit.regress.junit` — ``junit.xml``, valid against the JUnit schema CI servers read;
+- :mod:`~kit.regress.record` — ``results.json`` and :func:`load`, a run back as DataFrames;
+- :mod:`~kit.regress.history` — since the last run (``--history DIR``, ``--baseline OUT``);
+- :mod:`~kit.regress.reruns` — ``--reruns N``: flaky, or not deterministic on ``sim``;
+- :mod:`~kit.regress.preflight` — what is checked before any kernel starts;
+- :mod:`~kit.regress.outputs` — every report written, then scanned for leaks;
 - :mod:`~kit.regress.runner` — the pool and :func:`run`;
 - :mod:`~kit.regress.leaks` (patterns in :mod:`~kit.regress.scanner`) — the leak scanner;
 - :mod:`~kit.regress.cli` — ``kit regress`` and ``python -m kit.regress``.
@@ -37,6 +43,7 @@ Example::
     >>> from kit.regress import run
     >>> run(["00_quickstart"], jobs=1).ok  # doctest: +SKIP
     True
+    >>> load("out/regress").checks.outcome.value_counts()  # doctest: +SKIP
 
 Exit status: 0 when every notebook passed and nothing leaked, 1 otherwise, 2 for a usage
 error (a refused parameter, a missing variable, no notebook selected).
@@ -49,6 +56,7 @@ from kit.regress.cli import add_arguments, build_parser, command, main
 from kit.regress.discovery import DEFAULT_PATTERN, discover
 from kit.regress.model import NotebookResult, RegressError, RegressReport
 from kit.regress.params import check_parameters, parse_parameters, parse_value
+from kit.regress.record import load
 from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV, fetch_partner_token
 
@@ -71,6 +79,7 @@ __all__ = [
     "command",
     "discover",
     "fetch_partner_token",
+    "load",
     "main",
     "parse_parameters",
     "parse_value",

@@ -4,7 +4,8 @@ Exit status (:mod:`kit.regress.model`): 0 when every notebook passed and nothing
 a notebook failed or leaked, 2 for a usage error (a refused parameter, a missing variable, no
 notebook selected, an unusable fixtures file), 3 when an answer differed from the contract
 (``data/openapi.json``) departed from what the seed states — unless ``--allow-drift``, which
-only reports it. A difference from the simulator's choices (a register entry) is reported
+only reports it; ``--reruns N`` makes a notebook that passes on a rerun flaky (0), not a failure,
+except on ``sim``. A difference from the simulator's choices (a register entry) is reported
 apart and fails the run (1) only with ``--strict-choices``; ``--choices FILE`` makes the run's
 choice checks expect an overlay's values. On a profile other than ``sim`` the run writes
 ``OUT/conformance.md`` and ``.json`` (:mod:`kit.regress.conformance`); ``--write-choices FILE``
@@ -18,16 +19,22 @@ Example::
     $ kit regress --matrix m.toml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
     $ kit regress 00 07 --har              # also OUT/00_quickstart.har, OUT/07_p2p.har
     $ kit regress -p profile=sandbox --write-choices theirs.toml   # then: kit serve --choices theirs.toml
+    $ kit regress -p profile=sandbox --reruns 2 --history history  # a scheduled run (docs/scheduling.md)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 
 from kit import _env as env
-from kit.regress import conformance
-from kit.regress.discovery import DEFAULT_PATTERN
+from kit._extras import require
+from kit.errors import MissingExtra
+from kit.regress import conformance, history
+from kit.regress.discovery import DEFAULT_PATTERN, packaged
 from kit.regress.matrix import load_matrix
 from kit.regress.model import EXIT_USAGE, RegressError, RegressReport
 from kit.regress.params import parse_parameters
@@ -93,7 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--out", default=DEFAULT_OUT, metavar="DIR", help=f"output folder (default {DEFAULT_OUT})"
     )
     parser.add_argument(
-        "--notebooks", default="notebooks", metavar="DIR", help="notebooks folder (default notebooks)"
+        "--notebooks",
+        metavar="DIR",
+        help="notebooks folder (default: the notebooks shipped with the kit; `kit notebooks copy DIR` "
+        "makes editable copies)",
     )
     parser.add_argument(
         "--matrix",
@@ -145,6 +155,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "server, `kit regress --choices FILE` expects it",
     )
     parser.add_argument(
+        "--reruns",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a failed notebook again, up to N times, in a fresh kernel: one that then passes is "
+        "reported flaky (exit 0) — on profile sim, not deterministic (a failure); a leak is never rerun",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help=f"keep the last {history.KEEP} runs' results.json in DIR and open summary.md with what "
+        "changed since the previous one (also results.json's since_last_run, JUnit properties)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="OUT",
+        help="compare with the run in OUT (its results.json) instead of the last one in --history",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        type=str.upper,
+        help="print the kit's log (the `kit` logger: token fetches, retries, drift, version "
+        "mismatches) at this level on stderr",
+    )
+    parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -155,7 +191,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         f"{', '.join(SANDBOX_ENV)} and given to the kernels as {ACCESS_TOKEN_ENV}. "
         f"Test personas and KYC answers for a sandbox: {env.SANDBOX_FIXTURES} names a TOML file "
         "(kit._fixtures). "
-        "Exit status: 0 all passed, 1 a notebook failed or leaked (or differed, with --strict-choices), "
+        "Exit status: 0 all passed (flaky ones too), 1 a notebook failed or leaked (or differed, with "
+        "--strict-choices), "
         "2 a usage error, 3 contract drift from the seed (unless --allow-drift)."
     )
     parser.set_defaults(func=command)
@@ -194,13 +231,26 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
+    with _log_to_stderr(getattr(args, "log_level", None)):
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         if args.jobs is not None and args.jobs < 1:
             raise RegressError("--jobs must be at least 1")
         if args.cell_timeout <= 0:
             raise RegressError("--cell-timeout must be positive")
+        if args.notebooks is None:  # the kit's own notebooks: they need the lab too
+            require("lab", "kit regress on the kit's notebooks")
+            args.notebooks = str(packaged())
         if args.versions:
             from kit.regress.migration import run_versions
+
+            options = (("--reruns", args.reruns), ("--history", args.history), ("--baseline", args.baseline))
+            given = [option for option, value in options if value]
+            if given:
+                raise RegressError(f"--versions runs without {', '.join(given)}: drop it or run them apart")
 
             first, report = run_versions(
                 [v.strip() for v in args.versions.split(",")],
@@ -235,9 +285,15 @@ def _command(args: argparse.Namespace) -> int:
             write_har=args.har,
             strict_choices=args.strict_choices,
             expect_choices=args.choices,
+            reruns=args.reruns,
+            history=args.history,
+            baseline=args.baseline,
         )
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except MissingExtra as exc:
+        print(f"kit regress: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(report.summary, end="")
     if args.write_choices:
@@ -255,6 +311,26 @@ def _command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return report.exit_code
+
+
+@contextlib.contextmanager
+def _log_to_stderr(level: str | None) -> Iterator[None]:
+    """``--log-level``: the ``kit`` logger's records at ``level`` and above on stderr while the
+    command runs (nothing when ``None``)."""
+    if level is None:
+        yield
+        return
+    logger = logging.getLogger("kit")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    saved = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved)
 
 
 def _write_choices(report: RegressReport, path: str, notebooks: str, expected: str | None) -> None:

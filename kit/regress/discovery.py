@@ -1,4 +1,9 @@
-"""Which notebooks a run executes: every ``[0-9][0-9]_*.ipynb``, or those a selection names.
+"""Which notebooks a run executes: every ``[0-9][0-9]_*.ipynb``, or those a selection names;
+the notebooks shipped with the kit (:func:`packaged`) and editable copies of them (:func:`copy`).
+
+The wheel holds the repository's ``notebooks/`` as ``kit/_notebooks`` (pyproject's hatch
+``force-include``); in a checkout (an editable install) they are the repository's own
+``notebooks/``.
 
 Example::
 
@@ -9,12 +14,13 @@ Example::
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from kit.regress.model import RegressError
 
-__all__ = ["DEFAULT_PATTERN", "discover"]
+__all__ = ["DEFAULT_PATTERN", "copy", "discover", "packaged"]
 
 DEFAULT_PATTERN = "[0-9][0-9]_*.ipynb"
 _GLOB_CHARS = "*?["
@@ -66,3 +72,47 @@ def _matches(folder: Path, name: str) -> list[Path]:
         for p in folder.glob(name if is_glob else f"{name}*")
         if p.is_file() and p.suffix == ".ipynb" and (hidden_ok or not p.name.startswith(("_", ".")))
     ]
+
+
+def packaged() -> Path:
+    """The notebooks shipped with the kit: ``kit/_notebooks`` in an installed wheel, else the
+    checkout's ``notebooks/`` (an editable install).
+
+    Example::
+
+        >>> packaged().name in ("_notebooks", "notebooks")  # doctest: +SKIP
+        True
+
+    Raises:
+        RegressError: neither is there (pass ``--notebooks DIR``).
+    """
+    here = Path(__file__).resolve().parent.parent
+    for folder in (here / "_notebooks", here.parent / "notebooks"):
+        if folder.is_dir() and any(folder.glob(DEFAULT_PATTERN)):
+            return folder
+    raise RegressError("this installation ships no notebooks: pass --notebooks DIR")
+
+
+def copy(destination: str | os.PathLike[str]) -> list[Path]:
+    """Editable copies of the kit's notebooks (the template too) in ``destination`` (created
+    when missing); the files written, sorted. Nothing is replaced.
+
+    Example::
+
+        >>> [p.name for p in copy("my-notebooks")][:2]  # doctest: +SKIP
+        ['00_quickstart.ipynb', '01_partner_token.ipynb']
+
+    Raises:
+        RegressError: a notebook of that name is already there (each named), or the folder
+            cannot be written.
+    """
+    source, target = packaged(), Path(destination)
+    names = sorted(p.name for p in source.glob("*.ipynb") if not p.name.startswith("."))
+    there = [name for name in names if (target / name).exists()]
+    if there:
+        raise RegressError(f"{str(target)!r} already holds {', '.join(there)}: nothing copied")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copyfile(source / name, target / name)) for name in names]
+    except OSError as exc:
+        raise RegressError(f"cannot copy the notebooks to {str(target)!r}: {exc.strerror or exc}") from None

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.regress.model import NotebookResult, RegressError
+from kit.regress.model import RegressError
 from kit.regress.params import check_parameters
 
-__all__ = ["Job", "check_sets", "jobs", "junit_pairs", "load_matrix", "longest_first", "parse_matrix"]
+__all__ = ["Job", "check_sets", "jobs", "load_matrix", "longest_first", "parse_matrix"]
 
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -160,29 +160,6 @@ def jobs(
         for p in notebooks
         for name, params in sets.items()
     ]
-
-
-def junit_pairs(report: bytes, results: Sequence[NotebookResult], run: Sequence[Job]) -> bytes:
-    """Rename a JUnit report's testcases after their (notebook, set) pairs.
-
-    ``report`` is :func:`kit.regress.reports.junit` of ``results`` (one testcase per result, in
-    order); each testcase of a set becomes ``classname="notebooks.SET"``,
-    ``name="NOTEBOOK[SET]"``, ``file`` the source notebook.
-
-    Raises:
-        ValueError: ``report`` does not hold one testcase per job.
-    """
-    root = ET.fromstring(report)
-    cases = root.findall(".//testcase")
-    if len(cases) != len(results) or len(results) != len(run):
-        raise ValueError("one testcase per job expected")
-    for case, job in zip(cases, run, strict=True):
-        if job.set_name is not None:
-            case.set("classname", f"notebooks.{job.set_name}")
-            case.set("name", f"{job.source.stem}[{job.set_name}]")
-        case.set("file", str(job.source))
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
 def longest_first(run: Sequence[Job], last_junit: Path) -> list[Job]:

@@ -36,6 +36,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "Attempt",
     "CheckResult",
     "NotebookResult",
     "RegressError",
@@ -73,8 +74,20 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """An earlier run of a notebook that failed before a rerun (``--reruns``): its one-line
+    ``message`` (``cell 5 (In [3]): AssertionError: …``), ``details`` (the traceback, redacted)
+    and ``seconds``."""
+
+    message: str
+    details: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class NotebookResult:
-    """The outcome of one notebook: ``passed``, ``failed`` (a cell raised) or ``leaked``.
+    """The outcome of one notebook: ``passed``, ``failed`` (a cell raised), ``leaked``, or
+    ``flaky`` (it failed, then passed on a rerun: ``attempts`` holds the failed runs).
 
     ``cell`` names the failing cell as in the executed notebook (counted from 1, with its
     execution count: ``cell 5 (In [3])``); ``error`` is ``"<ErrorName>: <short message>"`` with
@@ -97,11 +110,13 @@ class NotebookResult:
     stderr: str = ""
     checks: tuple[CheckResult, ...] = ()
     drift: tuple[Drift, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when the notebook ran to the end and nothing leaked."""
-        return self.status == "passed"
+        """True when the notebook ran to the end and nothing leaked (at once, or flaky: on a
+        rerun)."""
+        return self.status in ("passed", "flaky")
 
     def count(self, outcome: str) -> int:
         """How many of its checks ended ``outcome`` (passed, failed, skipped, differs)."""
@@ -132,7 +147,10 @@ class NotebookResult:
 
     @property
     def message(self) -> str:
-        """One line for a report: ``cell 5 (In [3]): AssertionError: …`` (empty when passed)."""
+        """One line for a report: ``cell 5 (In [3]): AssertionError: …`` (empty when passed;
+        the first failure when flaky)."""
+        if self.status == "flaky":
+            return self.attempts[0].message if self.attempts else ""
         if self.ok:
             return ""
         return f"{self.cell}: {self.error}" if self.cell else str(self.error)

@@ -1,15 +1,15 @@
-"""What a run tells: ``summary.md`` (also printed), ``junit.xml`` for CI, a progress bar.
+"""What a run tells: ``summary.md`` (also printed) and a progress bar (``junit.xml``:
+:mod:`kit.regress.junit`; ``results.json``: :mod:`kit.regress.record`).
 
-The summary has a row per notebook, then (when there are any) a **Checks** section — per
-notebook how many named checks ran, passed, failed, were skipped and differ, and each one that
-did not pass with its reason (a failure says what was expected and what came) — a **Contract
-drift** section: each answer that departed from what the seed states (operation, field or
-header, expected, got, request id) — and a **Differences from the simulator's choices** section:
-one line per departure from a register entry, naming the entry and saying "differs", with the
-notebook, the check or contract field, and what. In ``junit.xml``, besides a testcase per
-notebook, :func:`add_checks` adds a testcase per check (``<skipped message=…>`` when skipped;
-a difference is a testcase with properties ``outcome=differs`` and ``basis`` and its words in
-``<system-out>``, a failure only with ``--strict-choices``) and one failure per drift.
+The summary opens with what changed **since the last run** when there is one to compare with
+(``--history``, ``--baseline``: :mod:`kit.regress.history`), then a row per notebook (a flaky
+one, which passed on a rerun, says so with its first failure), then (when there are any) a
+**Checks** section — per notebook how many named checks ran, passed, failed, were skipped and
+differ, and each one that did not pass with its reason (a failure says what was expected and
+what came) — a **Contract drift** section: each answer that departed from what the seed states
+(operation, field or header, expected, got, request id) — and a **Differences from the
+simulator's choices** section: one line per departure from a register entry, naming the entry
+and saying "differs", with the notebook, the check or contract field, and what.
 
 Example::
 
@@ -21,8 +21,6 @@ Example::
 from __future__ import annotations
 
 import sys
-import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,11 +28,9 @@ from typing import Any
 from kit.regress.model import NotebookResult
 
 __all__ = [
-    "add_checks",
     "checks_section",
     "differences_section",
     "drift_section",
-    "junit",
     "progress",
     "summary",
 ]
@@ -50,8 +46,10 @@ def summary(
     out_dir: Path,
     jobs: int,
     cell_timeout: float,
+    since: Sequence[str] = (),
 ) -> str:
-    """The Markdown summary: a title, the settings, one table row per notebook, leaks, notes.
+    """The Markdown summary: a title, the settings, ``since`` (the lines of what changed since
+    the last run, :func:`kit.regress.history.section`), one table row per notebook, leaks, notes.
 
     Raises:
         Nothing.
@@ -66,18 +64,27 @@ def summary(
     differ = sorted({d[0] for r in results for d in r.differences})
     if differ:
         title += f" — {len(differ)} register entr{'y' if len(differ) == 1 else 'ies'} differ"
+    flaky = sum(r.status == "flaky" for r in results)
+    if flaky:
+        title += f" — {flaky} flaky"
     lines = [
         f"# kit regress: {title}",
         "",
         f"Parameters: {shown} · cell time-out {cell_timeout:g} s · {jobs} job{'s' * (jobs > 1)} · "
         f"executed notebooks in `{out_dir}` (cells counted from 1 in the executed notebook)",
+        *since,
         "",
         "| notebook | status | seconds | failing cell | error |",
         "|---|---|---:|---|---|",
     ]
     for r in results:
-        status = r.status if r.ok else f"**{r.status}**"
-        lines.append(f"| {r.notebook} | {status} | {r.seconds:.2f} | {_md(r.cell)} | {_md(r.error)} |")
+        status = r.status if r.status == "passed" else f"**{r.status}**"
+        if r.status == "flaky":
+            tries = len(r.attempts) + 1
+            cell, error = "", f"passed on attempt {tries}; first failed: {r.message}"
+        else:
+            cell, error = r.cell or "", r.error or ""
+        lines.append(f"| {r.notebook} | {status} | {r.seconds:.2f} | {_md(cell)} | {_md(error)} |")
     found = [f for r in results for f in r.findings]
     if found:
         lines += ["", "## Leaks", ""] + [f"- `{f.location}`: {f.kind} — {f.hint}" for f in found]
@@ -106,11 +113,9 @@ def checks_section(results: Sequence[NotebookResult]) -> list[str]:
     ]
     for r in with_checks:
         passed, failed, skipped = r.count("passed"), r.count("failed"), r.count("skipped")
-        differ = r.count("differs")
-        shown = f"**{failed}**" if failed else "0"
-        lines.append(
-            f"| {r.notebook} | {passed + failed + differ} | {passed} | {shown} | {skipped} | {differ} |"
-        )
+        differ, flaky = r.count("differs"), r.count("flaky")  # a flaky check is listed below
+        shown, ran = (f"**{failed}**" if failed else "0"), passed + failed + differ + flaky
+        lines.append(f"| {r.notebook} | {ran} | {passed} | {shown} | {skipped} | {differ} |")
     others = [
         (r.notebook, c) for r in with_checks for c in r.checks if c.outcome not in ("passed", "differs")
     ]
@@ -183,144 +188,6 @@ def drift_section(results: Sequence[NotebookResult]) -> list[str]:
         cells = (nb, d.operation, d.field, d.expected, d.got, d.request_id or "", d.basis)
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return lines
-
-
-def _differs(case: ET.Element, basis: str, text: str, strict: bool) -> None:
-    """A difference on a testcase: properties ``outcome=differs`` and ``basis``, the words in
-    ``<system-out>`` (CI tools show both on a passed test); a failure when ``strict``."""
-    props = ET.SubElement(case, "properties")
-    ET.SubElement(props, "property", name="outcome", value="differs")
-    ET.SubElement(props, "property", name="basis", value=basis)
-    if strict:
-        ET.SubElement(case, "failure", message=f"{text} (--strict-choices)", type="ChoiceDiffers")
-    ET.SubElement(case, "system-out").text = text
-
-
-def add_checks(
-    report: bytes,
-    results: Sequence[NotebookResult],
-    *,
-    allow_drift: bool = False,
-    strict_choices: bool = False,
-) -> bytes:
-    """``report`` (a JUnit XML of one testcase per notebook) with a ``checks`` testsuite (a
-    testcase per named check: ``<skipped message=…>`` when skipped, ``<failure>`` when failed, a
-    difference as properties and ``<system-out>`` — a failure with ``strict_choices``), a
-    ``contract drift`` testsuite (a failed testcase per departure from the seed; skipped with
-    ``allow_drift``) and a ``contract differences`` testsuite (a testcase per departure from a
-    register entry, like a check's). Unchanged when there is none.
-
-    Raises:
-        xml.etree.ElementTree.ParseError: ``report`` is not XML.
-    """
-    checks = [(r, c) for r in results for c in r.checks]
-    drift = [(r, d) for r in results for d in r.seed_drift]
-    differ = [(r, d) for r in results for d in r.drift if d.differs]
-    if not checks and not drift and not differ:
-        return report
-    root = ET.fromstring(report)
-    if checks:
-        failed = sum(c.outcome == "failed" or (strict_choices and c.outcome == "differs") for _, c in checks)
-        suite = _suite(root, "checks", len(checks), failed, sum(c.outcome == "skipped" for _, c in checks))
-        for r, c in checks:
-            case = _case(suite, f"checks.{_stem(r.notebook)}", c.name)
-            if c.basis:
-                case.set("basis", f"{c.kind} {c.basis}")
-            if c.outcome == "skipped":
-                ET.SubElement(case, "skipped", message=c.reason)
-            elif c.outcome == "differs":
-                _differs(case, c.basis, c.reason, strict_choices)
-            elif c.outcome != "passed":
-                failure = ET.SubElement(case, "failure", message=c.reason or c.outcome, type="CheckFailed")
-                failure.text = c.cell
-    if drift:
-        suite = _suite(
-            root, "contract drift", len(drift), 0 if allow_drift else len(drift), allow_drift * len(drift)
-        )
-        for r, d in drift:
-            case = _case(suite, f"drift.{_stem(r.notebook)}", f"{d.operation} {d.field}")
-            message = f"expected {d.expected}, got {d.got}"
-            message += f" (request {d.request_id})" if d.request_id else ""
-            if allow_drift:
-                ET.SubElement(case, "skipped", message=f"contract drift allowed (--allow-drift): {message}")
-            else:
-                ET.SubElement(case, "failure", message=message, type="ContractDrift").text = str(d)
-    if differ:
-        suite = _suite(root, "contract differences", len(differ), strict_choices * len(differ), 0)
-        for r, d in differ:
-            case = _case(suite, f"differs.{_stem(r.notebook)}", f"{d.operation} {d.field}")
-            text = f"differs from {d.basis}: {d}"
-            _differs(case, d.basis, text, strict_choices)
-    root.set("tests", str(len(root.findall(".//testcase"))))
-    root.set("failures", str(len(root.findall(".//testcase/failure"))))
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
-
-
-def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
-    return ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
-
-
-def _stem(notebook: str) -> str:
-    return Path(notebook.split("[", 1)[0]).stem + (f"[{notebook.split('[', 1)[1]}" if "[" in notebook else "")
-
-
-def _suite(root: ET.Element, name: str, tests: int, failures: int, skipped: int) -> ET.Element:
-    return ET.SubElement(
-        root,
-        "testsuite",
-        name=name,
-        tests=str(tests),
-        failures=str(failures),
-        errors="0",
-        skipped=str(skipped),
-        time="0",
-        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
-    )
-
-
-def junit(results: Sequence[NotebookResult], params: Mapping[str, Any], notebooks_dir: Path) -> bytes:
-    """A JUnit XML report: one ``testcase`` per notebook, a ``failure`` for each that did not pass.
-
-    Raises:
-        Nothing.
-    """
-    total = round(sum(r.seconds for r in results), 3)
-    failures = sum(not r.ok for r in results)
-    suites = ET.Element(
-        "testsuites", name="kit regress", tests=str(len(results)), failures=str(failures), time=str(total)
-    )
-    suite = ET.SubElement(
-        suites,
-        "testsuite",
-        name="notebooks",
-        tests=str(len(results)),
-        failures=str(failures),
-        errors="0",
-        skipped="0",
-        time=str(total),
-        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
-    )
-    props = ET.SubElement(suite, "properties")
-    for key, value in params.items():
-        ET.SubElement(props, "property", name=key, value=repr(value))
-    for r in results:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname="notebooks",
-            name=Path(r.notebook).stem,
-            file=str(notebooks_dir / r.notebook),
-            time=str(r.seconds),
-        )
-        if not r.ok:
-            kind = "Leak" if r.status == "leaked" else (r.error or "Error").split(":")[0]
-            failure = ET.SubElement(case, "failure", message=r.message, type=kind)
-            failure.text = r.details
-        if r.notes or r.stderr:
-            ET.SubElement(case, "system-err").text = "\n".join([*r.notes, r.stderr]).strip()
-    ET.indent(suites)
-    return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
 
 
 def progress(total: int, enabled: bool) -> Callable[[NotebookResult], None]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import logging
 import multiprocessing
 import os
 import sys
@@ -26,26 +27,27 @@ import tempfile
 import threading
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kit import _choices as choices
 from kit import _env as env
-from kit import _fixtures as fixtures
-from kit._profiles import Profile, profile_class
-from kit.errors import ConfigError, FixturesError
-from kit.regress import cluster, conformance, har, kernels, leaks, reports
-from kit.regress.discovery import discover
-from kit.regress.matrix import Job, check_sets, junit_pairs, longest_first
+from kit._profiles import SimProfile
+from kit.regress import cluster, har, kernels, leaks, outputs, preflight, reports
+from kit.regress import history as past
+from kit.regress.discovery import discover, packaged
+from kit.regress.matrix import Job, check_sets, longest_first
 from kit.regress.matrix import jobs as plan_jobs
 from kit.regress.model import NotebookResult, RegressError, RegressReport
 from kit.regress.params import check_parameters
+from kit.regress.reruns import combine, rerunnable
 from kit.regress.results import analyse
 from kit.regress.sandbox import ACCESS_TOKEN_ENV, fetch_partner_token
 from kit.regress.worker import execute, init_worker, pinned_kernelspec
 
 __all__ = ["DEFAULT_CELL_TIMEOUT", "DEFAULT_OUT", "run"]
 
+_LOG = logging.getLogger("kit.regress")
 DEFAULT_OUT = "out/regress"
 DEFAULT_CELL_TIMEOUT = 120.0
 
@@ -196,7 +198,7 @@ def _on_cluster(
 def run(
     selection: Sequence[str] = (),
     *,
-    notebooks_dir: str | os.PathLike[str] = "notebooks",
+    notebooks_dir: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] = DEFAULT_OUT,
     parameters: Mapping[str, Any] | None = None,
     jobs: int | None = None,
@@ -209,11 +211,15 @@ def run(
     write_har: bool = False,
     strict_choices: bool = False,
     expect_choices: str | os.PathLike[str] | None = None,
+    reruns: int = 0,
+    history: str | os.PathLike[str] | None = None,
+    baseline: str | os.PathLike[str] | None = None,
 ) -> RegressReport:
     """Execute notebooks in parallel, scan them for leaks, write ``junit.xml`` and ``summary.md``.
 
     Each notebook runs in a worker process (a pool of ``jobs``, default one per core) with
-    papermill and kernel ``python3`` pinned to ``sys.executable``, cwd = ``notebooks_dir``,
+    papermill and kernel ``python3`` pinned to ``sys.executable``, cwd = ``notebooks_dir`` (default:
+    the notebooks shipped with the kit, :func:`kit.regress.discovery.packaged`),
     ``KIT_REGRESS=1`` in the kernel's environment, ``parameters`` injected, and at most
     ``cell_timeout`` seconds per cell. ``progress`` (default: when stderr is a terminal) draws
     a bar on stderr. ``environ`` replaces ``os.environ`` for the sandbox credentials.
@@ -237,6 +243,12 @@ def run(
     ``PARTNER_API_SANDBOX_FIXTURES`` set, the fixtures file is checked before any kernel
     starts, handed to the kernels, and each of its values is a leak wherever it appears.
 
+    ``reruns`` (``--reruns N``) runs a failed notebook again, up to N times, in a fresh kernel
+    (:mod:`kit.regress.reruns`: flaky on a sandbox, not deterministic on ``sim``; never after a
+    leak). ``history`` keeps the run's ``results.json`` in a folder and compares the run with
+    the previous one kept there, ``baseline`` (an OUT folder) with that run instead
+    (:mod:`kit.regress.history`). ``OUT/results.json``: :mod:`kit.regress.record`.
+
     Example::
 
         >>> report = run(["00_quickstart"], parameters={"seed": 7}, jobs=1)  # doctest: +SKIP
@@ -249,25 +261,32 @@ def run(
     Raises:
         RegressError: a secret-looking parameter (in ``parameters`` or a set), no notebook
             selected, a missing sandbox variable, a refused token request, a sandbox run on a
-            cluster, ``write_har`` on a cluster, an unusable fixtures file or choice overlay, or an
-            unreachable scheduler — before any kernel starts.
+            cluster, ``write_har`` on a cluster, an unusable fixtures file or choice overlay, an
+            unreadable ``baseline``, negative ``reruns``, or an unreachable scheduler — before
+            any kernel starts.
     """
+    started_at = datetime.now(UTC)
+    if reruns < 0:
+        raise RegressError("--reruns must be 0 or more")
+    before = past.previous(history, baseline)
     params = dict(parameters or {})
     check_parameters(params)
     sets = {name: dict(values) for name, values in (matrix or {}).items()}
     check_sets(sets)
-    folder = Path(notebooks_dir)
+    folder = packaged() if notebooks_dir is None else Path(notebooks_dir)
     notebooks = discover(folder, selection)
     out = Path(out_dir)
     pending = plan_jobs(notebooks, out, params, sets)
+    if _LOG.isEnabledFor(logging.INFO):
+        _LOG.info("%d notebook run(s) from %s into %s, reruns %d", len(pending), folder, out, reruns)
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
     if expect_choices is not None:
-        kernel_env[env.EXPECT_CHOICES] = _expected_choices(expect_choices)
-    secrets: list[str] = _fixture_values(environment, kernel_env)
+        kernel_env[env.EXPECT_CHOICES] = preflight.expected_choices(expect_choices)
+    secrets: list[str] = preflight.fixture_values(environment, kernel_env)
     if write_har and scheduler is not None:
         raise RegressError("--har writes the wire of kernels on this machine: drop --scheduler for --har")
-    kept = [p for p in _profiles(pending) if not p.secrets_may_leave]
+    kept = [p for p in preflight.profiles(pending) if not p.secrets_may_leave]
     if kept:
         if scheduler is not None:
             raise RegressError(
@@ -288,9 +307,11 @@ def run(
             job.output.with_suffix(".har").unlink(missing_ok=True)
         results: dict[Job, NotebookResult] = {}
         bar: list[Callable[[NotebookResult], None]] = []
+        current: list[Job] = []
 
         def started() -> None:
-            bar.append(reports.progress(len(pending), sys.stderr.isatty() if progress is None else progress))
+            shown = sys.stderr.isatty() if progress is None else progress
+            bar[:] = [reports.progress(len(current), shown)]
 
         used: list[leaks.Fingerprints] = []  # every kernel's tokens, for the reports' scan
 
@@ -305,89 +326,56 @@ def run(
             results[job] = dataclasses.replace(result, notebook=job.label)
             bar[0](results[job])
 
-        if client is not None:
-            _on_cluster(queue, client, cell_timeout=cell_timeout, started=started, done=done)
-        else:
-            _local(
-                queue,
-                folder,
-                jobs=jobs,
-                cell_timeout=cell_timeout,
-                kernel_env=kernel_env,
-                jupyter_path=environment.get("JUPYTER_PATH"),
-                started=started,
-                done=done,
-            )
+        def execute_round(queue: Sequence[Job]) -> None:
+            current[:] = queue
+            if client is not None:
+                _on_cluster(queue, client, cell_timeout=cell_timeout, started=started, done=done)
+            else:
+                _local(
+                    queue,
+                    folder,
+                    jobs=jobs,
+                    cell_timeout=cell_timeout,
+                    kernel_env=kernel_env,
+                    jupyter_path=environment.get("JUPYTER_PATH"),
+                    started=started,
+                    done=done,
+                )
+
+        execute_round(queue)
+        failed: dict[Job, list[NotebookResult]] = {}
+        for _ in range(reruns):
+            again = [job for job in queue if rerunnable(results[job])]
+            if not again:
+                break
+            for job in again:  # the executed notebook is the last attempt's
+                failed.setdefault(job, []).append(results[job])
+                job.output.unlink(missing_ok=True)
+            execute_round(again)
+        for job, earlier in failed.items():
+            deterministic = issubclass(preflight.profiles([job])[0], SimProfile)
+            results[job] = combine(earlier, results[job], deterministic=deterministic)
     finally:
         release()
-    ordered = tuple(results[job] for job in pending)
-    text = reports.summary(ordered, params, out, jobs, cell_timeout)
-    if sets:
-        text += "\n## Parameter sets\n\n" + "".join(
-            f"- `{name}`: " + (", ".join(f"`{k}={v!r}`" for k, v in values.items()) or "none") + "\n"
-            for name, values in sets.items()
-        )
-    junit_path, summary_path = out / "junit.xml", out / "summary.md"
-    per_notebook = junit_pairs(reports.junit(ordered, params, folder), ordered, pending)
-    junit_path.write_bytes(
-        reports.add_checks(per_notebook, ordered, allow_drift=allow_drift, strict_choices=strict_choices)
-    )
-    summary_path.write_text(text, encoding="utf-8")
-    known: list[Any] = [*secrets, *used]
-    other, expected = any(not p.knows_choices for p in _profiles(pending)), kernel_env.get(env.EXPECT_CHOICES)
-    conformance.report(ordered, out, folder, other=other, expected=expected)
-    written = [out / name for name in leaks.REPORTS if (out / name).is_file()]
-    leaked = tuple(f for path in written for f in leaks.scan_file(path, secrets=known))
-    return RegressReport(
-        ordered,
+    run_info = outputs.Run(
         out,
-        junit_path,
-        summary_path,
-        text,
+        folder,
         params,
-        findings=leaked,
+        sets,
+        jobs,
+        cell_timeout,
+        started_at,
         allow_drift=allow_drift,
         strict_choices=strict_choices,
+        reruns=reruns,
+        history=None if history is None else Path(history),
+        before=before,
+        compare=history is not None or baseline is not None,
     )
-
-
-def _expected_choices(path: str | os.PathLike[str]) -> str:
-    """The overlay file the kernels expect, validated now (its absolute path).
-
-    Raises:
-        RegressError: the file is not a valid overlay (entry and key named).
-    """
-    try:
-        choices.load(path)
-    except choices.ChoicesError as exc:
-        raise RegressError(f"--choices: {exc}") from None
-    return str(Path(path).resolve())
-
-
-def _profiles(jobs: Sequence[Job]) -> list[type[Profile]]:
-    """The profile classes the jobs run on (a notebook's default is ``sim``).
-
-    Raises:
-        RegressError: an unknown profile name.
-    """
-    try:
-        return [profile_class(str(job.params.get("profile", "sim"))) for job in jobs]
-    except ConfigError as exc:
-        raise RegressError(exc.message) from None
-
-
-def _fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -> list[str]:
-    """The sandbox fixtures' values (leaks wherever they appear), the file checked now and
-    named to the kernels; none when ``PARTNER_API_SANDBOX_FIXTURES`` is not set.
-
-    Raises:
-        RegressError: the file cannot be used (the entry named, never a value).
-    """
-    try:
-        found = fixtures.from_env(environment)
-    except FixturesError as exc:
-        raise RegressError(exc.message) from None
-    if found is None:
-        return []
-    kernel_env[env.SANDBOX_FIXTURES] = str(Path(environment[env.SANDBOX_FIXTURES]).resolve())
-    return found.values()
+    return outputs.finish(
+        tuple(results[job] for job in pending),
+        run_info,
+        secrets=[*secrets, *used],
+        other=any(not p.knows_choices for p in preflight.profiles(pending)),
+        expected=kernel_env.get(env.EXPECT_CHOICES),
+    )

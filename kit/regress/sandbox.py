@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -75,4 +76,8 @@ def fetch_partner_token(
     except KitError as exc:  # the service cannot be reached: name the cause, never a secret
         cause = exc.__cause__ if exc.__cause__ is not None else exc
         raise RegressError(f"cannot fetch the partner token from {url}: {type(cause).__name__}") from None
+    from kit import _log
+
+    if _log.AUTH.isEnabledFor(logging.INFO):
+        _log.token_fetched(client_id, grant.expires_in, again=False)
     return grant.access_token.reveal()

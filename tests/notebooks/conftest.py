@@ -8,6 +8,7 @@ Tests that start kernels carry the ``papermill`` mark, registered in ``tests/con
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -25,3 +26,21 @@ def judged() -> Iterator[None]:
     COMPANION.seen(*saved)
     expect_choices(None)
     require_basis(False)
+
+
+@pytest.fixture(autouse=True)
+def reports_follow_their_schemas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run a test makes in this process writes a ``junit.xml`` valid against the JUnit
+    schema and a ``results.json`` valid against its own (checked as the run ends)."""
+    from kit.regress import outputs
+    from tests.notebooks.junit_check import valid_junit, valid_results
+
+    finish = outputs.finish
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        report = finish(*args, **kwargs)
+        valid_junit(report.junit)
+        valid_results(report.out_dir)
+        return report
+
+    monkeypatch.setattr(outputs, "finish", checked)

@@ -14,6 +14,7 @@ from kit.notebook import NEEDS
 from kit.notebook.basis import statement_ids
 from kit.regress.model import EXIT_FAILED, EXIT_OK
 from tests.notebooks.helpers import run_cli
+from tests.notebooks.junit_check import case_properties
 from tests.notebooks.test_regress_drift import notebook, run_sandbox
 from tests.sandbox.conftest import sandbox_server
 from tests.support.launcher import Served
@@ -118,12 +119,13 @@ def test_a_difference_is_reported_apart_and_fails_only_when_strict(
         stdout,
     )
     assert "differs from 1 register entry (A43), reported" in stderr
-    case = _cases(tmp_path / "out" / "junit.xml")[
-        "checks.01_choices::an unknown card is refused with its code"
-    ]
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    name = "an unknown card is refused with its code"
+    (case,) = [c for c in root.iter("testcase") if c.get("name") == name]
+    assert case.get("classname") == "checks.01_choices"
     assert case.find("failure") is None and case.find("skipped") is None
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props == {"outcome": "differs", "basis": "A43"}
+    props = case_properties(root, case)
+    assert props == {"kind": "choice", "outcome": "differs", "basis": "A43"}
     assert "differs from A43" in (case.findtext("system-out") or "")
     strict = run_sandbox(served.base_url, fixtures, tmp_path / "nb", tmp_path / "strict", "--strict-choices")
     assert strict[0] == EXIT_FAILED, strict[1] + strict[2]

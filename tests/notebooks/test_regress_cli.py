@@ -116,7 +116,7 @@ def test_add_arguments_plugs_into_the_kit_command() -> None:
     defaults = regress.build_parser().parse_args([])
     assert (defaults.out, defaults.notebooks, defaults.jobs, defaults.cell_timeout, defaults.progress) == (
         "out/regress",
-        "notebooks",
+        None,  # the notebooks shipped with the kit (kit.regress.discovery.packaged)
         None,
         120.0,
         None,

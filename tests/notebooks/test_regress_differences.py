@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from kit._drift import Drift
-from kit.regress import reports
+from kit.regress import junit, reports
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK, CheckResult, NotebookResult, RegressReport
+from tests.notebooks.junit_check import case_properties, valid_junit
 
 OUT = Path("out/regress")
 REASON = (
@@ -68,22 +69,21 @@ def test_differences_do_not_fail_the_run_unless_strict() -> None:
 
 
 def test_junit_shows_a_difference_as_a_testcase_with_properties() -> None:
-    base = reports.junit([_result()], {}, Path("notebooks"))
     for strict in (False, True):
-        root = ET.fromstring(reports.add_checks(base, [_result((CREATED, VERSION))], strict_choices=strict))
+        xml = junit.report([_result((CREATED, VERSION))], {}, strict_choices=strict)
+        valid_junit(xml)
+        root = ET.fromstring(xml)
         cases = {c.get("name"): c for c in root.iter("testcase")}
         differs = cases["refused with card-already-closed"]
-        assert {p.get("name"): p.get("value") for p in differs.iter("property")} == {
-            "outcome": "differs",
-            "basis": "A16",
-        }
-        assert differs.findtext("system-out") == REASON
+        assert case_properties(root, differs) == {"kind": "choice", "outcome": "differs", "basis": "A16"}
+        assert differs.findtext("system-out") == f"basis: choice A16\noutcome: differs\n{REASON}"
         assert (differs.find("failure") is not None) is strict
         failed = cases["card id format"].find("failure")
         assert (
             failed is not None and failed.get("message") == "card id: expected 'card_ + 20 hex', got 'UUID'"
         )
         contract = cases["GET /cards/{card_id} body.created_at"]
-        assert contract.findtext("system-out", "").startswith("differs from A35: GET /cards/{card_id}")
+        assert contract.findtext("system-out", "").startswith("outcome: differs\ndiffers from A35: GET")
+        assert case_properties(root, contract) == {"basis": "A35", "outcome": "differs"}
         drift = cases["GET /cards/{card_id} header svc-api-version"].find("failure")
         assert drift is not None and drift.get("type") == "ContractDrift"

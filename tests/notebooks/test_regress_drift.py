@@ -17,6 +17,7 @@ from kit import _fixtures as fixtures
 from kit import register
 from kit.regress.model import EXIT_DRIFT, EXIT_FAILED, EXIT_OK
 from tests.notebooks.helpers import load, run_cli
+from tests.notebooks.junit_check import case_properties
 from tests.sandbox.conftest import point_at, sandbox_server
 from tests.sandbox.proxy import OTHER_VERSION, DriftingProxy, Rule
 from tests.support.launcher import Served
@@ -98,10 +99,7 @@ def test_a_drifting_sandbox_fails_the_run_with_its_own_exit_status(
     ]
     (differs,) = root.findall(".//testsuite[@name='contract differences']/testcase")
     assert differs.find("failure") is None
-    assert {p.get("name"): p.get("value") for p in differs.iter("property")} == {
-        "outcome": "differs",
-        "basis": "A35",
-    }
+    assert case_properties(root, differs) == {"outcome": "differs", "basis": "A35"}
     assert allowed[0] == EXIT_OK, allowed[1] + allowed[2]
     allowed_root = ET.parse(tmp_path / "allowed" / "junit.xml").getroot()
     assert not allowed_root.findall(".//failure")

@@ -17,6 +17,7 @@ import pytest
 from kit import _fixtures as fixtures
 from kit import regress
 from kit.notebook import NEEDS
+from tests.notebooks.junit_check import valid_junit, valid_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,9 @@ def test_every_notebook_passes_on_the_sandbox_with_honest_skips(
     )
     failed = {r.notebook: r.message for r in report.failed}
     assert not failed, failed
+    valid_junit(report.junit)  # a partner's nightly reports follow their schemas
+    statuses = [n["status"] for n in valid_results(report.out_dir)["notebooks"]]
+    assert statuses == ["passed"] * len(report.results)
     assert len(report.results) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")))
     assert not report.drift and not report.findings
 

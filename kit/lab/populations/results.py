@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -50,6 +51,7 @@ __all__ = [
     "Summary",
     "calls_frame",
     "compare",
+    "load",
     "plot_compare",
     "steps_frame",
 ]
@@ -163,9 +165,19 @@ class SimulationResult:
 
     @property
     def plans(self) -> list[CustomerPlan]:
-        """Every customer's plan, drawn again from the settings (pure, seeded; no network)."""
+        """Every customer's plan, drawn again from the settings (pure, seeded; no network).
+
+        Raises:
+            ValueError: a loaded result of a run that played a sandbox's published personas
+                (never saved: they are PII).
+        """
         if self._plans is None:
             s = self.settings
+            if s.get("personas_omitted"):
+                raise ValueError(
+                    f"this result was saved without the {s['personas_omitted']} published personas its "
+                    "run played (PII is never written): its plans cannot be drawn again"
+                )
             self._plans = plan(
                 s["customers"],
                 seed=s["seed"],
@@ -236,6 +248,22 @@ class SimulationResult:
         """Customers run per wall-clock second (the benchmark's figure)."""
         return self.partial.customers / self.elapsed_s if self.elapsed_s > 0 else float("nan")
 
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Keep this result in ``folder``: settings, steps, ledger and aggregates (Parquet and a
+        small JSON, :mod:`kit.lab.populations.keep`); ``kit.simulate.load(folder)`` reads it back.
+
+        Example::
+
+            >>> result.save("runs/calm")                  # doctest: +SKIP
+            PosixPath('runs/calm')
+
+        Raises:
+            OSError: the folder cannot be written.
+        """
+        from kit.lab.populations.keep import save
+
+        return save(self, folder)
+
     def summary(self) -> Summary:
         """Funnel, error mix, retries, latency percentiles and the P2P/ledger figures.
 
@@ -266,6 +294,23 @@ class SimulationResult:
         from kit.lab.populations.plots import errors_figure
 
         return errors_figure(self.errors, self.retries)
+
+
+def load(folder: str | os.PathLike[str]) -> SimulationResult:
+    """A result kept by ``result.save(folder)``, with its summary, tables and plots
+    (:mod:`kit.lab.populations.keep`).
+
+    Example::
+
+        >>> kit.simulate.load("runs/calm").summary()   # doctest: +SKIP
+
+    Raises:
+        SavedResultError: no saved result there, or one of another format version.
+    """
+    from kit.lab.populations.keep import read
+
+    args, kwargs = read(folder)
+    return SimulationResult(*args, **kwargs)
 
 
 def compare(results: Mapping[str, SimulationResult]) -> pd.DataFrame:

@@ -65,6 +65,7 @@ from kit.lab.display import person_watching
 from kit.lab.populations import planning
 from kit.lab.populations.aggregate import Partial
 from kit.lab.populations.engine import default_workers, run_shards, shutdown
+from kit.lab.populations.keep import SavedResultError
 from kit.lab.populations.planning import (
     CLOSE_REASONS,
     CustomerPlan,
@@ -83,6 +84,7 @@ from kit.lab.populations.results import (
     Summary,
     calls_frame,
     compare,
+    load,
     plot_compare,
     steps_frame,
 )
@@ -102,9 +104,11 @@ __all__ = [
     "STEP_COLUMNS",
     "CustomerPlan",
     "Draws",
+    "SavedResultError",
     "SimulationResult",
     "Summary",
     "compare",
+    "load",
     "plan",
     "plan_shard",
     "plans_table",

@@ -1,0 +1,60 @@
+"""What ``kit regress`` checks before any kernel starts: the expected choice overlay, the
+profiles the jobs run on, the sandbox fixtures file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kit import _choices as choices
+from kit import _env as env
+from kit import _fixtures as fixtures
+from kit._profiles import Profile, profile_class
+from kit.errors import ConfigError, FixturesError
+from kit.regress.matrix import Job
+from kit.regress.model import RegressError
+
+__all__ = ["expected_choices", "fixture_values", "profiles"]
+
+
+def expected_choices(path: str | os.PathLike[str]) -> str:
+    """The overlay file the kernels expect, validated now (its absolute path).
+
+    Raises:
+        RegressError: the file is not a valid overlay (entry and key named).
+    """
+    try:
+        choices.load(path)
+    except choices.ChoicesError as exc:
+        raise RegressError(f"--choices: {exc}") from None
+    return str(Path(path).resolve())
+
+
+def profiles(jobs: Sequence[Job]) -> list[type[Profile]]:
+    """The profile classes the jobs run on (a notebook's default is ``sim``).
+
+    Raises:
+        RegressError: an unknown profile name.
+    """
+    try:
+        return [profile_class(str(job.params.get("profile", "sim"))) for job in jobs]
+    except ConfigError as exc:
+        raise RegressError(exc.message) from None
+
+
+def fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -> list[str]:
+    """The sandbox fixtures' values (leaks wherever they appear), the file checked now and
+    named to the kernels; none when ``PARTNER_API_SANDBOX_FIXTURES`` is not set.
+
+    Raises:
+        RegressError: the file cannot be used (the entry named, never a value).
+    """
+    try:
+        found = fixtures.from_env(environment)
+    except FixturesError as exc:
+        raise RegressError(exc.message) from None
+    if found is None:
+        return []
+    kernel_env[env.SANDBOX_FIXTURES] = str(Path(environment[env.SANDBOX_FIXTURES]).resolve())
+    return found.values()
