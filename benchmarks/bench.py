@@ -302,7 +302,7 @@ FIXES = [
     },
     {
         "fix": "a plain-http client (the embedded simulator) builds a TLS context that trusts nothing "
-        "instead of loading the CA bundle (kit/_transport.py tls_context_for)",
+        "instead of loading the CA bundle (kit/_tls.py tls_context_for)",
         "profile": "cProfile: _ssl load_verify_locations 24 ms inside httpx.Client() of the first connect",
         "isolated": "httpx.create_ssl_context() 24.1 ms -> ssl.SSLContext(PROTOCOL_TLS_CLIENT) 1.4 ms; "
         "app + server + client part 72 -> 41 ms (with the two below)",

@@ -31,7 +31,8 @@ from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
 from kit._sensitive import Sensitive
-from kit._transport import RETRY_STATUSES, Reply, Transport, shared_ssl_context
+from kit._tls import shared_ssl_context
+from kit._transport import RETRY_STATUSES, Reply, Transport
 from kit.crypto import Device, ServerKeys
 from kit.errors import KitError
 from kit.models import SessionInfo, parse_time

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import functools
 import logging
-import ssl
 import time
 import uuid
 from collections.abc import Mapping
@@ -46,6 +44,7 @@ from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
 from kit._drift import DriftLog
 from kit._history import Entry, History
+from kit._tls import shared_ssl_context, tls_context_for
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 from kit.register import value as _register_value
 
@@ -87,33 +86,6 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-@functools.cache
-def shared_ssl_context() -> ssl.SSLContext:
-    """The TLS context every kit ``httpx.Client`` in this process shares (httpx's default one).
-
-    Building one loads the CA bundle (~24 ms); ``kit.simulate`` builds a client per
-    customer, and a profile showed a third of a population run's CPU spent there. An
-    ``SSLContext`` is safe to share between clients and threads.
-    """
-    return httpx.create_ssl_context()
-
-
-@functools.cache
-def _no_trust_context() -> ssl.SSLContext:
-    """The TLS context of a client whose base URL is plain ``http://`` (the embedded simulator,
-    ``kit serve`` on loopback): such a client never does TLS, so it need not load the CA bundle
-    (~23 ms of the first ``kit.connect("sim")``). The context trusts no CA and still checks
-    certificates and host names, so an ``https`` request sent through it would fail verification,
-    never succeed unverified."""
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def tls_context_for(base_url: str) -> ssl.SSLContext:
-    """The TLS context of a client of ``base_url``: one that trusts nothing for plain ``http``,
-    the shared one with the CA bundle for anything else."""
-    return _no_trust_context() if urlsplit(base_url).scheme.lower() == "http" else shared_ssl_context()
 
 
 def _parse_body(response: httpx.Response) -> Any:

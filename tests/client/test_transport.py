@@ -142,7 +142,7 @@ def test_a_plain_http_client_loads_no_ca_and_trusts_nothing(api: kit.Client) -> 
     bundle; its context still requires a verified certificate, and with no CA none verifies."""
     import ssl
 
-    from kit._transport import shared_ssl_context, tls_context_for
+    from kit._tls import shared_ssl_context, tls_context_for
 
     plain = tls_context_for(api.config.base_url or "")
     assert (api.config.base_url or "").startswith("http://")

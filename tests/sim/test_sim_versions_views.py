@@ -124,7 +124,7 @@ def test_openapi_json_is_the_document_of_the_version_asked(http: httpx.Client) -
 def test_a_server_defaulting_to_1_1_0_serves_1_1_0s_document() -> None:
     from fastapi.testclient import TestClient
 
-    with TestClient(create_app(Settings(api_version=OLD))) as client:
+    with TestClient(create_app(Settings(api_version=OLD, allowed_hosts=("testserver",)))) as client:
         resp = client.get("/openapi.json")
         assert resp.headers["svc-api-version"] == OLD and resp.json()["info"]["version"] == OLD
 
