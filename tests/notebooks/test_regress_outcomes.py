@@ -78,9 +78,11 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One run where 02 gets a wrong parameter and 03 a cell longer than the time-out."""
     out = tmp_path_factory.mktemp("regress-fail")
     code, stdout, stderr = run_cli(
-        "--notebooks", str(FIXTURES), "--out", str(out), "--jobs", "2", "--cell-timeout", "1",
-        "-p", "expected_total=7", "-p", "pause=2.0", "02_param", "03",
+        "--notebooks", str(FIXTURES), "--out", str(out), "--jobs", "2", "--cell-timeout", "4",
+        "-p", "expected_total=7", "-p", "pause=12.0", "02_param", "03",
     )  # fmt: skip
+    # 4 s: a loaded machine (a suite on two workers) can take over a second for the kernel's
+    # first imports, which must not be the cell that times out; the sleep is three times that.
     return {"code": code, "stdout": stdout, "stderr": stderr, "out": out}
 
 
