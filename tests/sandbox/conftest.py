@@ -55,6 +55,33 @@ def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, fixtures: Path) -> 
     return variables
 
 
+def regress_on(base_url: str, fixtures: Path, out_dir: Path) -> Any:
+    """Every notebook of the repository run by ``kit regress`` on the sandbox profile against
+    the server at ``base_url`` (2 jobs); its ``RegressReport``."""
+    from kit import regress
+
+    with pytest.MonkeyPatch.context() as patch:
+        point_at(patch, base_url, fixtures)
+        return regress.run(
+            notebooks_dir=Path(__file__).resolve().parents[2] / "notebooks",
+            out_dir=out_dir,
+            parameters={"profile": "sandbox"},
+            jobs=2,
+            progress=False,
+        )
+
+
+def assert_every_notebook_passed(report: Any, count: int) -> None:
+    """``count`` notebooks ran, none failed and no check failed."""
+    assert len(report.results) == count
+    failed = {r.notebook: r.message for r in report.failed}
+    assert not failed, failed
+    violated = [
+        (r.notebook, c.name, c.reason) for r in report.results for c in r.checks if c.outcome == "failed"
+    ]
+    assert not violated, violated
+
+
 @pytest.fixture
 def sandbox_env(sandbox: Served, fixtures_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return point_at(monkeypatch, sandbox.base_url, fixtures_path)

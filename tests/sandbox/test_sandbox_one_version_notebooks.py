@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kit import regress
-from tests.sandbox.conftest import point_at
+from tests.sandbox.conftest import assert_every_notebook_passed, regress_on
 from tests.support.launcher import Served, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,25 +44,11 @@ def report(
     one_version_server: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> regress.RegressReport:
     served, fixtures = one_version_server
-    with pytest.MonkeyPatch.context() as patch:
-        point_at(patch, served.base_url, fixtures)
-        return regress.run(
-            notebooks_dir=ROOT / "notebooks",
-            out_dir=tmp_path_factory.mktemp("one-version-out") / "out",
-            parameters={"profile": "sandbox"},
-            jobs=2,
-            progress=False,
-        )
+    return regress_on(served.base_url, fixtures, tmp_path_factory.mktemp("one-version-out") / "out")
 
 
 def test_every_notebook_passes_on_a_server_serving_one_version(report: regress.RegressReport) -> None:
-    assert len(report.results) == len(NOTEBOOKS)
-    failed = {r.notebook: r.message for r in report.failed}
-    assert not failed, failed
-    violated = [
-        (r.notebook, c.name, c.reason) for r in report.results for c in r.checks if c.outcome == "failed"
-    ]
-    assert not violated, violated
+    assert_every_notebook_passed(report, len(NOTEBOOKS))
 
 
 def test_the_migration_notebook_says_so_and_skips_the_1_1_0_side(report: regress.RegressReport) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from kit import _fixtures as fixtures
 from kit import regress
-from tests.sandbox.conftest import point_at
+from tests.sandbox.conftest import assert_every_notebook_passed, regress_on
 from tests.support.launcher import Served, serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,25 +50,11 @@ def report(
     other_server: tuple[Served, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> regress.RegressReport:
     served, path = other_server
-    with pytest.MonkeyPatch.context() as patch:
-        point_at(patch, served.base_url, path)
-        return regress.run(
-            notebooks_dir=ROOT / "notebooks",
-            out_dir=tmp_path_factory.mktemp("other-out") / "out",
-            parameters={"profile": "sandbox"},
-            jobs=2,
-            progress=False,
-        )
+    return regress_on(served.base_url, path, tmp_path_factory.mktemp("other-out") / "out")
 
 
 def test_every_notebook_passes_on_a_server_with_other_choices(report: regress.RegressReport) -> None:
-    assert len(report.results) == len(NOTEBOOKS)
-    failed = {r.notebook: r.message for r in report.failed}
-    assert not failed, failed
-    violated = [
-        (r.notebook, c.name, c.reason) for r in report.results for c in r.checks if c.outcome == "failed"
-    ]
-    assert not violated, violated
+    assert_every_notebook_passed(report, len(NOTEBOOKS))
     assert not report.drift, [f"{n}: {d}" for n, d in report.drift]
     unchecked = [r.notebook for r in report.results if r.count("passed") == 0]
     assert not unchecked, f"these notebooks checked nothing of the spec on this server: {unchecked}"
