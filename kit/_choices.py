@@ -187,6 +187,9 @@ def _type_fault(want: Any, got: Any) -> str | None:
     elif isinstance(want, Mapping):
         if not isinstance(got, Mapping):
             return f"expected a table (the register's type), got {_kind(got)}"
+        if not want:  # an empty table in the register (A68's renames): names of the file's choosing
+            bad = [k for k, v in got.items() if not isinstance(v, str)]
+            return f"{bad[0]}: expected a string, got {_kind(got[bad[0]])}" if bad else None
         unknown = sorted(set(got) - set(want))
         if unknown:
             return f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(want))})"
@@ -319,6 +322,10 @@ def parse(data: Mapping[str, Any], *, source: str | None = None) -> Overlay:
         problems += found
         if not found:
             values[entry_id] = {k: _frozen(v) for k, v in table.items()}
+    if values:
+        from kit import _dialect  # the paths' and names' own rules (collisions, standard names)
+
+        problems += [Problem(*found) for found in _dialect.problems(values)]
     if problems:
         raise ChoicesError(problems, source)
     return Overlay(MappingProxyType(values), source, description)

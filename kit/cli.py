@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from kit import _env as env
 from kit import register
+from kit import _choicetool as choices_tool
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
 
@@ -358,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     copy.add_argument("dir", metavar="DIR", help="the folder to copy them to (created; nothing replaced)")
     copy.set_defaults(func=_copy_notebooks)
 
+    choices_tool.add_parser(commands)
     regress_help = "run the notebooks with papermill, in parallel, and report"
     if missing("regress"):  # kit serve works without the regress extra; kit regress names it
         # Every argument, options too (no prefix characters), is taken, so any `kit regress …`

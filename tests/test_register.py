@@ -61,7 +61,48 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A06", "fixed_seconds", 1800),
     ("A06", "sliding_idle_seconds", 900),
     ("A06", "sliding_max_seconds", 43200),
-    ("A10", "path", "/accounts"),
+    ("A01", "client_auth", "either"),
+    ("A20", "replayed_header", "Idempotent-Replayed"),
+    (
+        "A67",
+        "paths",
+        {
+            "create_account": "/accounts",
+            "create_person": "/accounts/{account_id}/persons",
+            "kyc_questions": "/persons/{person_id}/kyc/questions",
+            "kyc_answers": "/persons/{person_id}/kyc/answers",
+            "create_card": "/accounts/{account_id}/cards",
+            "get_card": "/cards/{card_id}",
+            "end_session": "/sessions",
+            "create_transfer": "/p2p/transfers",
+            "get_transfer": "/p2p/transfers/{transfer_id}",
+            "subscribe_webhooks": "/webhooks/subscriptions",
+            "webhook_keys": "/webhooks/jwks",
+            "list_document_requests": "/persons/{person_id}/document_requests",
+            "submit_document": "/document_requests/{document_request_id}/submit",
+        },
+    ),
+    (
+        "A67",
+        "methods",
+        {
+            "create_account": "POST",
+            "create_person": "POST",
+            "kyc_questions": "GET",
+            "kyc_answers": "POST",
+            "create_card": "POST",
+            "get_card": "GET",
+            "end_session": "DELETE",
+            "create_transfer": "POST",
+            "get_transfer": "GET",
+            "subscribe_webhooks": "POST",
+            "webhook_keys": "GET",
+            "list_document_requests": "GET",
+            "submit_document": "POST",
+        },
+    ),
+    ("A68", "renames", {}),
+    ("A68", "field_case", "snake"),
     ("A10", "products", ["spending"]),
     ("A10", "starting_balance", "500.00"),
     ("A10", "currency", "USD"),
@@ -109,8 +150,18 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A27", "card_type_shown", {"temporary": "virtual"}),
     ("A60", "id_format", "prefixed"),
     ("A61", "send_assumptions", True),
-    ("A62", "sent", ["account.created_at", "card.last4", "card.created_at", "event.received_at",
-                     "transfer.created_at", "document_request.created_at"]),
+    (
+        "A62",
+        "sent",
+        [
+            "account.created_at",
+            "card.last4",
+            "card.created_at",
+            "event.received_at",
+            "transfer.created_at",
+            "document_request.created_at",
+        ],
+    ),
     ("A63", "cards_and_events_require_session", False),
     # the default personality renames no code: each problem code maps to itself
     ("A64", "codes", {code: code for code in register.value("A64")["codes"]}),
@@ -172,9 +223,9 @@ NO_VALUE = {
     "A65",
 }
 #: The entries these tests know: A01-A48, A50-A59 (the bounds of the simulator's stores), A60-A64
-#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend), A69 (the
-#: areas of service.1 not simulated; A67 and A68 are the dialect's).
-KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 67), 69)]
+#: (what an overlay may re-choose), A65-A66 (1.1.0's savings close and Refer a Friend), A67-A68
+#: (the dialect: paths and field names), A69 (the areas of service.1 not simulated).
+KNOWN = [f"A{n:02d}" for n in (*range(1, 49), *range(50, 70))]
 
 
 # --- the assumptions register ---------------------------------------------------------------

@@ -45,7 +45,7 @@ YEAR_TEXT, MONTH_TEXT, NATIONAL_ID_TEXT = _KYC["question_texts"]
 @declare(
     router,
     "POST",
-    _ACCOUNT["path"],
+    register.value("A67")["paths"]["create_account"],
     AccountOut,
     status=201,
     takes=AccountCreate,

@@ -1,0 +1,355 @@
+"""A dialect: how a server spells the parts of the wire the spec does not show.
+
+The register holds the simulator's spelling: the paths of the operations the spec does not
+show (A67), field names (A68), header names (A02, A18, A20, A24, A27, A28), the token
+request's client authentication (A01), session values (A05, A06) and problem codes (A64). A
+choice overlay (:mod:`kit._choices`) may re-choose any of them; :class:`Dialect` is the result,
+read by everything that speaks the wire: the client, the checks and the simulator.
+
+With no overlay the dialect is the simulator's own (:data:`DEFAULT`) and every method here is
+the identity: ``to_wire(body) is body``.
+
+Example::
+
+    >>> from kit import _choices
+    >>> camel = Dialect.of(_choices.parse({"A68": {"field_case": "camel"}}))
+    >>> camel.to_wire({"session_token": "x", "expires_in": 60, "details": {"my_key": 1}})
+    {'sessionToken': 'x', 'expires_in': 60, 'details': {'my_key': 1}}
+    >>> camel.from_wire({"accountId": "acc_1"})
+    {'account_id': 'acc_1'}
+    >>> camel.pointer_to_wire("/device/os_version")
+    '/device/osVersion'
+
+This module is in the base room: it imports only :mod:`kit.register` (:mod:`kit._choices`
+imports it to check a file's paths and names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from kit import register
+
+__all__ = ["DEFAULT", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "problems", "snake"]
+
+#: The operations the spec does not show a path for (A67's keys), in the register's order.
+OPERATIONS: tuple[str, ...] = tuple(register.value("A67")["paths"])
+#: The path parameters an operation may keep (a re-chosen path keeps the same ones).
+_PARAM = re.compile(r"\{([a-z_]+)\}")
+
+#: The other entries that spell the wire: headers, client authentication, session values, codes.
+WIRE_ENTRIES = ("A01", "A02", "A05", "A06", "A18", "A20", "A24", "A27", "A28", "A64")
+#: Member names a standard or the spec fixes: never re-cased nor renamed (A68). RFC 6749's token
+#: answer and error, RFC 9457's problem members, JWK/JWKS members and JOSE header parameters,
+#: and the spec's own `reason`.
+STANDARD_NAMES: frozenset[str] = frozenset(
+    {
+        # RFC 6749 (token answer, error answer)
+        "access_token", "token_type", "expires_in", "refresh_token", "scope", "error",
+        "error_description", "error_uri", "grant_type", "client_id", "client_secret",
+        # RFC 9457
+        "type", "title", "status", "detail", "instance",
+        # RFC 7517 (JWK, JWKS) and RFC 7515/7516 (JOSE headers)
+        "keys", "kty", "use", "key_ops", "alg", "kid", "x5u", "x5c", "x5t", "x5t#S256", "crv", "x",
+        "y", "d", "n", "e", "p", "q", "dp", "dq", "qi", "k", "enc", "zip", "jku", "jwk", "typ",
+        "cty", "crit", "epk", "apu", "apv", "iv", "tag", "p2s", "p2c", "iat", "b64",
+        # the spec's own field name (the card close)
+        "reason",
+    }
+)  # fmt: skip
+#: Members whose values are data rather than objects with field names: an inbound event's
+#: free-form `details`, `renamed`'s event names, and JWK Sets (JOSE objects).
+OPAQUE: frozenset[str] = frozenset({"details", "renamed", "jwks", "device_jwks", "keys"})
+
+
+def camel(name: str) -> str:
+    """``session_token`` → ``sessionToken``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_UPPER = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake(name: str) -> str:
+    """``sessionToken`` → ``session_token`` (the inverse of :func:`camel` on the kit's names)."""
+    return _UPPER.sub(r"_\1", name).lower()
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """A regular expression of ``template``'s concrete paths (each parameter one segment)."""
+    parts = _PARAM.split(template)  # [text, name, text, …]
+    return re.compile("".join(re.escape(s) if i % 2 == 0 else "[^/]+" for i, s in enumerate(parts)))
+
+
+def _shape(template: str) -> str:
+    """A path template with its parameter names blanked: two templates of one shape collide."""
+    return _PARAM.sub("{}", template)
+
+
+def _seed_routes() -> list[tuple[str, str, str]]:
+    """(method, template, what) of every route the spec or A66 fixes; ``*`` for any method (a
+    removed endpoint answers every method)."""
+    spec = register.spec()
+    removed = {e["path"] for e in spec["removed_endpoints"] if e["path"]}
+    routes = [
+        ("*" if e["path"] in removed else e["method"], e["path"], f"the spec's {e['method']} {e['path']}")
+        for e in spec["endpoint"]
+    ]
+    routes += [("*", p, f"A66's {p}") for p in register.value("A66")["paths"]]
+    return routes
+
+
+class Values(Protocol):
+    """What :meth:`Dialect.of` reads of an overlay (:class:`kit._choices.Overlay`)."""
+
+    source: str | None
+
+    def value(self, entry_id: str) -> dict[str, Any]: ...
+
+
+def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """What is wrong with an overlay's A67 paths and A68 names (already type-checked by
+    :func:`kit._choices.parse`): a path missing or adding a parameter, two operations or an
+    operation and a route of the spec on one method and template, a field case other than
+    snake or camel, a standard name renamed, two names renamed to one: (entry, key, why) each."""
+    found: list[tuple[str, str, str]] = []
+    base = register.value("A67")
+    paths = {**base["paths"], **values.get("A67", {}).get("paths", {})}
+    taken = {(m, _shape(t)): what for m, t, what in _seed_routes()}
+    for op in OPERATIONS:
+        path, method = paths[op], base["methods"][op]
+        want, got = set(_PARAM.findall(base["paths"][op])), set(_PARAM.findall(path))
+        if not path.startswith("/") or "?" in path or "#" in path:
+            found.append(("A67", f"paths.{op}", f"{path!r} is not a path (it must start with /)"))
+        elif want != got:
+            need = ", ".join(f"{{{p}}}" for p in sorted(want))
+            keep = f"must keep the parameters {need}" if need else "must have no parameters"
+            found.append(("A67", f"paths.{op}", f"{path!r} {keep} (the operation's)"))
+        else:
+            clash = taken.get((method, _shape(path))) or taken.get(("*", _shape(path)))
+            if clash:
+                found.append(("A67", f"paths.{op}", f"{method} {path} collides with {clash}"))
+            taken[(method, _shape(path))] = f"{method} {path} (paths.{op})"
+    found += _wire_problems(values)
+    names = values.get("A68", {})
+    case = names.get("field_case", "snake")
+    if case not in ("snake", "camel"):
+        found.append(("A68", "field_case", f'{case!r}: expected "snake" or "camel"'))
+    seen: dict[str, str] = {}
+    for kit_name, wire_name in names.get("renames", {}).items():
+        if not isinstance(wire_name, str) or not wire_name:
+            found.append(("A68", f"renames.{kit_name}", "expected a non-empty string"))
+        elif kit_name in STANDARD_NAMES:
+            found.append(("A68", f"renames.{kit_name}", "a standard or the spec fixes this name"))
+        elif wire_name in seen:
+            found.append(("A68", f"renames.{kit_name}", f"{wire_name!r} is also {seen[wire_name]}'s"))
+        seen[wire_name] = kit_name
+    return found
+
+
+#: The webhook signature algorithms a dialect may choose (A24).
+ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA")
+CLIENT_AUTH = ("either", "basic", "post")
+#: RFC 9110's token: what a header name (or an auth scheme) may be.
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+#: The headers a dialect may rename, as (entry, key).
+HEADERS = (
+    ("A02", "header"),
+    ("A18", "role_header"),
+    ("A20", "header"),
+    ("A20", "replayed_header"),
+    ("A24", "header"),
+    ("A27", "header"),
+    ("A28", "request_id"),
+    ("A28", "session_expires_at"),
+    ("A28", "assumptions"),
+)
+
+
+def _wire_problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """Header names (tokens, distinct, none the spec's svc-session-id), the client
+    authentication, the signature algorithm, and session values that keep their meaning."""
+    found: list[tuple[str, str, str]] = []
+
+    def chosen(entry: str, key: str) -> Any:
+        return values.get(entry, {}).get(key, register.value(entry)[key])
+
+    seen = {register.value("A28")["session_id"].lower(): "the spec's session header (session.4)"}
+    for entry, key in HEADERS:
+        name = chosen(entry, key)
+        if not _TOKEN.match(name):
+            found.append((entry, key, f"{name!r} is not a header name"))
+        elif name.lower() in seen and key in values.get(entry, {}):
+            found.append((entry, key, f"{name!r} is also {seen[name.lower()]}"))
+        seen.setdefault(name.lower(), f"{entry} {key}")
+    if not _TOKEN.match(chosen("A02", "scheme")):
+        found.append(("A02", "scheme", "not an authentication scheme name"))
+    if chosen("A01", "client_auth") not in CLIENT_AUTH:
+        found.append(("A01", "client_auth", f"expected one of {', '.join(CLIENT_AUTH)}"))
+    if chosen("A24", "algorithm") not in ALGORITHMS:
+        found.append(("A24", "algorithm", f"expected one of {', '.join(ALGORITHMS)}"))
+    if int(chosen("A24", "max_skew_seconds")) <= 0:
+        found.append(("A24", "max_skew_seconds", "must be a positive number"))
+    ours = register.value("A05")["session_types"]
+    if [str(v).lower() for v in chosen("A05", "session_types")] != ours:
+        found.append(("A05", "session_types", f"the spec's three in this order, any case: {ours}"))
+    strategies = chosen("A06", "strategies")
+    if len(strategies) != 2 or len(set(strategies)) != 2 or not all(strategies):
+        found.append(("A06", "strategies", "two distinct names: fixed's, then sliding's"))
+    return found
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The wire spelling under one overlay (see the module docstring). Build with :meth:`of`."""
+
+    paths: Mapping[str, str]
+    methods: Mapping[str, str]
+    field_case: str = "snake"
+    renames: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+    source: str | None = None
+
+    @classmethod
+    def of(cls, overlay: Values | None) -> Dialect:
+        """The dialect ``overlay`` speaks (the simulator's own for ``None`` or an empty one)."""
+        read = overlay.value if overlay is not None else register.value
+        a67, a68 = read("A67"), read("A68")
+        values = {e: read(e) for e in WIRE_ENTRIES}
+        return cls(
+            paths=dict(a67["paths"]),
+            methods=dict(a67["methods"]),
+            field_case=a68["field_case"],
+            renames=dict(a68["renames"]),
+            values=values,
+            source=overlay.source if overlay is not None else None,
+        )
+
+    # ---- paths (A67)
+    def template(self, operation: str) -> str:
+        """The path template of ``operation`` (an A67 key)."""
+        return self.paths[operation]
+
+    def path(self, operation: str, **params: str) -> str:
+        """``operation``'s path with its parameters filled in, each quoted as one segment."""
+        return _PARAM.sub(lambda m: quote(str(params[m.group(1)]), safe=""), self.paths[operation])
+
+    def operation(self, method: str, template: str) -> str | None:
+        """The A67 key served at ``method template`` (parameter names aside), or ``None``."""
+        shape = _shape(template)
+        for op, path in self.paths.items():
+            if self.methods[op] == method.upper() and _shape(path) == shape:
+                return op
+        return None
+
+    def match(self, method: str, path: str) -> str | None:
+        """The A67 key whose template a concrete ``method path`` matches, or ``None``."""
+        for op, pattern in self._patterns.items():
+            if self.methods[op] == method.upper() and pattern.fullmatch(path):
+                return op
+        return None
+
+    @cached_property
+    def _patterns(self) -> dict[str, re.Pattern[str]]:
+        return {op: _pattern(p) for op, p in self.paths.items()}
+
+    # ---- field names (A68)
+    @cached_property
+    def plain(self) -> bool:
+        """Whether field names are the kit's own (snake case, no renames): nothing to map."""
+        return self.field_case == "snake" and not self.renames
+
+    @cached_property
+    def _inverse(self) -> dict[str, str]:
+        return {wire: kit for kit, wire in self.renames.items()}
+
+    def name_to_wire(self, name: str) -> str:
+        """The wire's spelling of the kit's member name ``name``."""
+        if name in STANDARD_NAMES:
+            return name
+        if name in self.renames:
+            return self.renames[name]
+        return camel(name) if self.field_case == "camel" else name
+
+    def name_from_wire(self, name: str) -> str:
+        """The kit's member name for the wire's ``name``."""
+        if name in STANDARD_NAMES:
+            return name
+        if name in self._inverse:
+            return self._inverse[name]
+        return snake(name) if self.field_case == "camel" else name
+
+    def to_wire(self, body: Any) -> Any:
+        """``body`` (JSON data) with the kit's member names spelled the wire's way."""
+        return body if self.plain else _rename(body, self.name_to_wire)
+
+    def from_wire(self, body: Any) -> Any:
+        """``body`` (JSON data from the wire) with the kit's member names."""
+        return body if self.plain else _rename(body, self.name_from_wire)
+
+    def pointer_to_wire(self, pointer: str) -> str:
+        """A JSON Pointer (RFC 6901) to a kit member, spelled the wire's way."""
+        return pointer if self.plain else _repoint(pointer, self.name_to_wire)
+
+    def pointer_from_wire(self, pointer: str) -> str:
+        """A JSON Pointer from the wire, spelled the kit's way."""
+        return pointer if self.plain else _repoint(pointer, self.name_from_wire)
+
+    # ---- the rest: headers, client authentication, session values, codes
+    def chosen(self, entry: str, key: str) -> Any:
+        """One key of a wire entry's effective value (A01, A02, A05, A06, A18, A20, A24, A27, A28, A64)."""
+        return self.values[entry][key]
+
+    def code_to_wire(self, code: str) -> str:
+        """The wire's problem code for the kit's ``code`` (A64; unknown codes pass as they are)."""
+        return self.values["A64"]["codes"].get(code, code)
+
+    def codes_from_wire(self, code: str) -> tuple[str, ...]:
+        """The kit's codes the wire's ``code`` stands for (several when A64 maps many to one;
+        the code itself when A64 does not name it)."""
+        found = tuple(sorted(k for k, v in self.values["A64"]["codes"].items() if v == code))
+        return found or (code,)
+
+    def value_to_wire(self, entry: str, value: str) -> str:
+        """A session type (A05) or expiration strategy (A06) as the wire spells it."""
+        key = "session_types" if entry == "A05" else "strategies"
+        ours, theirs = register.value(entry)[key], self.values[entry][key]
+        return theirs[ours.index(value)] if value in ours else value
+
+    def value_from_wire(self, entry: str, value: str) -> str:
+        """The kit's session type (A05) or expiration strategy (A06) for the wire's ``value``."""
+        key = "session_types" if entry == "A05" else "strategies"
+        ours, theirs = register.value(entry)[key], self.values[entry][key]
+        return ours[list(theirs).index(value)] if value in theirs else value
+
+
+def _rename(body: Any, name: Any) -> Any:
+    if isinstance(body, Mapping):
+        return {name(k): v if k in OPAQUE or name(k) in OPAQUE else _rename(v, name) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_rename(v, name) for v in body]
+    return body
+
+
+def _repoint(pointer: str, name: Any) -> str:
+    if not pointer.startswith("/"):
+        return pointer
+    return "/" + "/".join(p if p.isdigit() else _escape(name(_unescape(p))) for p in pointer[1:].split("/"))
+
+
+def _unescape(token: str) -> str:  # RFC 6901 §4
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+#: The simulator's own dialect (no overlay).
+DEFAULT = Dialect.of(None)
