@@ -140,20 +140,28 @@ SEED_FIXED: Mapping[tuple[str, str], Fixed] = MappingProxyType(
 #: writes only these (an overlay ``kit serve --choices`` can load).
 SERVED: Mapping[str, frozenset[str] | None] = MappingProxyType(
     {
-        "A01": frozenset({"token_lifetime_seconds"}),
+        "A01": frozenset({"token_lifetime_seconds", "client_auth"}),
+        "A02": None,
         "A04": frozenset({"nonce_lifetime_seconds"}),
-        "A06": frozenset({"fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds"}),
+        "A05": frozenset({"session_types"}),
+        "A06": frozenset({"strategies", "fixed_seconds", "sliding_idle_seconds", "sliding_max_seconds"}),
         "A10": frozenset({"starting_balance"}),
         "A13": frozenset({"types"}),
         "A14": None,
         "A15": None,
-        "A27": frozenset({"versions"}),
+        "A18": None,
+        "A20": frozenset({"header", "replayed_header"}),
+        "A24": None,
+        "A27": frozenset({"header", "versions"}),
+        "A28": frozenset({"request_id", "session_expires_at", "assumptions"}),
         "A32": None,
         "A60": None,
         "A61": None,
         "A62": None,
         "A63": None,
         "A64": None,
+        "A67": frozenset({"paths"}),
+        "A68": None,
     }
 )
 
@@ -323,9 +331,9 @@ def parse(data: Mapping[str, Any], *, source: str | None = None) -> Overlay:
         if not found:
             values[entry_id] = {k: _frozen(v) for k, v in table.items()}
     if values:
-        from kit import _dialect  # the paths' and names' own rules (collisions, standard names)
+        from kit import _dialect_rules  # the wire's own rules (collisions, standard names, headers)
 
-        problems += [Problem(*found) for found in _dialect.problems(values)]
+        problems += [Problem(*found) for found in _dialect_rules.problems(values)]
     if problems:
         raise ChoicesError(problems, source)
     return Overlay(MappingProxyType(values), source, description)

@@ -20,8 +20,8 @@ Example::
     >>> camel.pointer_to_wire("/device/os_version")
     '/device/osVersion'
 
-This module is in the base room: it imports only :mod:`kit.register` (:mod:`kit._choices`
-imports it to check a file's paths and names).
+The rules a dialect file must keep are :mod:`kit._dialect_rules`'. This module is in the base
+room: it imports only :mod:`kit.register`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from kit import register
 
-__all__ = ["DEFAULT", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "problems", "snake"]
+__all__ = ["DEFAULT", "HEADERS", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "snake"]
 
 #: The operations the spec does not show a path for (A67's keys), in the register's order.
 OPERATIONS: tuple[str, ...] = tuple(register.value("A67")["paths"])
@@ -92,72 +92,15 @@ def _shape(template: str) -> str:
     return _PARAM.sub("{}", template)
 
 
-def _seed_routes() -> list[tuple[str, str, str]]:
-    """(method, template, what) of every route the spec or A66 fixes; ``*`` for any method (a
-    removed endpoint answers every method)."""
-    spec = register.spec()
-    removed = {e["path"] for e in spec["removed_endpoints"] if e["path"]}
-    routes = [
-        ("*" if e["path"] in removed else e["method"], e["path"], f"the spec's {e['method']} {e['path']}")
-        for e in spec["endpoint"]
-    ]
-    routes += [("*", p, f"A66's {p}") for p in register.value("A66")["paths"]]
-    return routes
-
-
 class Values(Protocol):
     """What :meth:`Dialect.of` reads of an overlay (:class:`kit._choices.Overlay`)."""
 
-    source: str | None
+    @property
+    def source(self) -> str | None: ...
 
     def value(self, entry_id: str) -> dict[str, Any]: ...
 
 
-def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
-    """What is wrong with an overlay's A67 paths and A68 names (already type-checked by
-    :func:`kit._choices.parse`): a path missing or adding a parameter, two operations or an
-    operation and a route of the spec on one method and template, a field case other than
-    snake or camel, a standard name renamed, two names renamed to one: (entry, key, why) each."""
-    found: list[tuple[str, str, str]] = []
-    base = register.value("A67")
-    paths = {**base["paths"], **values.get("A67", {}).get("paths", {})}
-    taken = {(m, _shape(t)): what for m, t, what in _seed_routes()}
-    for op in OPERATIONS:
-        path, method = paths[op], base["methods"][op]
-        want, got = set(_PARAM.findall(base["paths"][op])), set(_PARAM.findall(path))
-        if not path.startswith("/") or "?" in path or "#" in path:
-            found.append(("A67", f"paths.{op}", f"{path!r} is not a path (it must start with /)"))
-        elif want != got:
-            need = ", ".join(f"{{{p}}}" for p in sorted(want))
-            keep = f"must keep the parameters {need}" if need else "must have no parameters"
-            found.append(("A67", f"paths.{op}", f"{path!r} {keep} (the operation's)"))
-        else:
-            clash = taken.get((method, _shape(path))) or taken.get(("*", _shape(path)))
-            if clash:
-                found.append(("A67", f"paths.{op}", f"{method} {path} collides with {clash}"))
-            taken[(method, _shape(path))] = f"{method} {path} (paths.{op})"
-    found += _wire_problems(values)
-    names = values.get("A68", {})
-    case = names.get("field_case", "snake")
-    if case not in ("snake", "camel"):
-        found.append(("A68", "field_case", f'{case!r}: expected "snake" or "camel"'))
-    seen: dict[str, str] = {}
-    for kit_name, wire_name in names.get("renames", {}).items():
-        if not isinstance(wire_name, str) or not wire_name:
-            found.append(("A68", f"renames.{kit_name}", "expected a non-empty string"))
-        elif kit_name in STANDARD_NAMES:
-            found.append(("A68", f"renames.{kit_name}", "a standard or the spec fixes this name"))
-        elif wire_name in seen:
-            found.append(("A68", f"renames.{kit_name}", f"{wire_name!r} is also {seen[wire_name]}'s"))
-        seen[wire_name] = kit_name
-    return found
-
-
-#: The webhook signature algorithms a dialect may choose (A24).
-ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA")
-CLIENT_AUTH = ("either", "basic", "post")
-#: RFC 9110's token: what a header name (or an auth scheme) may be.
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 #: The headers a dialect may rename, as (entry, key).
 HEADERS = (
     ("A02", "header"),
@@ -170,39 +113,6 @@ HEADERS = (
     ("A28", "session_expires_at"),
     ("A28", "assumptions"),
 )
-
-
-def _wire_problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
-    """Header names (tokens, distinct, none the spec's svc-session-id), the client
-    authentication, the signature algorithm, and session values that keep their meaning."""
-    found: list[tuple[str, str, str]] = []
-
-    def chosen(entry: str, key: str) -> Any:
-        return values.get(entry, {}).get(key, register.value(entry)[key])
-
-    seen = {register.value("A28")["session_id"].lower(): "the spec's session header (session.4)"}
-    for entry, key in HEADERS:
-        name = chosen(entry, key)
-        if not _TOKEN.match(name):
-            found.append((entry, key, f"{name!r} is not a header name"))
-        elif name.lower() in seen and key in values.get(entry, {}):
-            found.append((entry, key, f"{name!r} is also {seen[name.lower()]}"))
-        seen.setdefault(name.lower(), f"{entry} {key}")
-    if not _TOKEN.match(chosen("A02", "scheme")):
-        found.append(("A02", "scheme", "not an authentication scheme name"))
-    if chosen("A01", "client_auth") not in CLIENT_AUTH:
-        found.append(("A01", "client_auth", f"expected one of {', '.join(CLIENT_AUTH)}"))
-    if chosen("A24", "algorithm") not in ALGORITHMS:
-        found.append(("A24", "algorithm", f"expected one of {', '.join(ALGORITHMS)}"))
-    if int(chosen("A24", "max_skew_seconds")) <= 0:
-        found.append(("A24", "max_skew_seconds", "must be a positive number"))
-    ours = register.value("A05")["session_types"]
-    if [str(v).lower() for v in chosen("A05", "session_types")] != ours:
-        found.append(("A05", "session_types", f"the spec's three in this order, any case: {ours}"))
-    strategies = chosen("A06", "strategies")
-    if len(strategies) != 2 or len(set(strategies)) != 2 or not all(strategies):
-        found.append(("A06", "strategies", "two distinct names: fixed's, then sliding's"))
-    return found
 
 
 @dataclass(frozen=True)
@@ -230,6 +140,32 @@ class Dialect:
             values=values,
             source=overlay.source if overlay is not None else None,
         )
+
+    @cached_property
+    def default(self) -> bool:
+        """Whether this is the simulator's own spelling in every part (nothing to translate)."""
+        ours = Dialect.of(None)
+        mine = (self.paths, self.field_case, self.renames, {e: self.values[e] for e in WIRE_ENTRIES})
+        return mine == (ours.paths, ours.field_case, ours.renames, {e: ours.values[e] for e in WIRE_ENTRIES})
+
+    @cached_property
+    def headers(self) -> dict[str, str]:
+        """The simulator's header name (lower case) → this dialect's, for every header in :data:`HEADERS`."""
+        return {register.value(e)[k].lower(): self.values[e][k] for e, k in HEADERS}
+
+    def document(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """An OpenAPI document of the simulator's spelling, spelled this dialect's way: the
+        operations moved to their paths (A67), member names (A68), header names and the session
+        values (A05, A06)."""
+        if self.default:
+            return doc
+        ours = Dialect.of(None)
+        paths: dict[str, dict[str, Any]] = {}
+        for template, item in doc.get("paths", {}).items():
+            for method, operation in item.items():
+                key = ours.operation(method, template) if isinstance(operation, dict) else None
+                paths.setdefault(self.paths[key] if key else template, {})[method] = operation
+        return {**_respell(doc, self), "paths": _respell(paths, self)}
 
     # ---- paths (A67)
     def template(self, operation: str) -> str:
@@ -327,6 +263,37 @@ class Dialect:
         key = "session_types" if entry == "A05" else "strategies"
         ours, theirs = register.value(entry)[key], self.values[entry][key]
         return ours[list(theirs).index(value)] if value in theirs else value
+
+
+def _respell(node: Any, dialect: Dialect) -> Any:
+    """An OpenAPI document's node with its property names, required lists, header names and
+    session values spelled ``dialect``'s way."""
+    if isinstance(node, list):
+        return [_respell(v, dialect) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {
+                dialect.name_to_wire(k): _respell(_enum(k, v, dialect), dialect) for k, v in value.items()
+            }
+        elif key == "required" and isinstance(value, list):
+            out[key] = [dialect.name_to_wire(v) if isinstance(v, str) else v for v in value]
+        elif key == "headers" and isinstance(value, dict):
+            out[key] = {dialect.headers.get(k.lower(), k): _respell(v, dialect) for k, v in value.items()}
+        elif key == "name" and node.get("in") == "header" and isinstance(value, str):
+            out[key] = dialect.headers.get(value.lower(), value)
+        else:
+            out[key] = _respell(value, dialect)
+    return out
+
+
+def _enum(name: str, schema: Any, dialect: Dialect) -> Any:
+    entry = {"session_type": "A05", "expiration_strategy": "A06"}.get(name)
+    if entry and isinstance(schema, dict) and isinstance(schema.get("enum"), list):
+        return {**schema, "enum": [dialect.value_to_wire(entry, v) for v in schema["enum"]]}
+    return schema
 
 
 def _rename(body: Any, name: Any) -> Any:

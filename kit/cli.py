@@ -40,9 +40,9 @@ import sys
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
+from kit import _choicetool as choices_tool
 from kit import _env as env
 from kit import register
-from kit import _choicetool as choices_tool
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
 
@@ -151,11 +151,12 @@ def _serve(args: argparse.Namespace) -> int:
     except (StateFileError, StartRefused) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
+    from kit.sim.dialect import speaking
     from kit.sim.lazyapp import Served  # the app's own layers, past FastAPI's pass-throughs
     from kit.sim.protocol import with_header_timeout
 
     config = uvicorn.Config(
-        Served(app),
+        speaking(Served(app), app.state.sim.personality.dialect),  # a dialect's spelling, at the edge
         host=args.host,
         port=args.port,
         access_log=args.access_log,

@@ -72,7 +72,10 @@ def test_renames_win_over_the_case_both_ways() -> None:
         _choices.parse({"A68": {"field_case": "camel", "renames": {"session_token": "token"}}})
     )
     assert dialect.to_wire({"session_token": "s", "session_type": "t"}) == {"token": "s", "sessionType": "t"}
-    assert dialect.from_wire({"token": "s", "sessionType": "t"}) == {"session_token": "s", "session_type": "t"}
+    assert dialect.from_wire({"token": "s", "sessionType": "t"}) == {
+        "session_token": "s",
+        "session_type": "t",
+    }
 
 
 def test_a_re_chosen_path_is_filled_quoted_and_found_again() -> None:
@@ -100,7 +103,12 @@ def test_the_second_dialect_differs_from_the_simulator_in_every_item() -> None:
     assert overlay.chosen("A68", "field_case") == "camel" and overlay.chosen("A68", "renames")
     for entry, key in _dialect.HEADERS:
         assert overlay.chosen(entry, key) != register.value(entry)[key], (entry, key)
-    for entry, key in (("A01", "client_auth"), ("A02", "scheme"), ("A24", "algorithm"), ("A24", "max_skew_seconds")):
+    for entry, key in (
+        ("A01", "client_auth"),
+        ("A02", "scheme"),
+        ("A24", "algorithm"),
+        ("A24", "max_skew_seconds"),
+    ):
         assert overlay.chosen(entry, key) != register.value(entry)[key], (entry, key)
     assert overlay.chosen("A01", "client_auth") == "post"
     assert overlay.chosen("A05", "session_types") != register.value("A05")["session_types"]
@@ -116,10 +124,25 @@ def test_the_second_dialect_differs_from_the_simulator_in_every_item() -> None:
     ("data", "entry", "key", "why"),
     [
         ({"A67": {"paths": {"get_card": "/cards"}}}, "A67", "paths.get_card", "card_id"),
-        ({"A67": {"paths": {"create_account": "/accounts/{account_id}"}}}, "A67", "paths.create_account", "no param"),
+        (
+            {"A67": {"paths": {"create_account": "/accounts/{account_id}"}}},
+            "A67",
+            "paths.create_account",
+            "no param",
+        ),
         ({"A67": {"paths": {"create_account": "accounts"}}}, "A67", "paths.create_account", "not a path"),
-        ({"A67": {"paths": {"create_card": "/cards/{account_id}/close"}}}, "A67", "paths.create_card", "the spec's"),
-        ({"A67": {"paths": {"get_card": "/accounts/{card_id}/savings/close"}}}, "A67", "paths.get_card", "spec's"),
+        (
+            {"A67": {"paths": {"create_card": "/cards/{account_id}/close"}}},
+            "A67",
+            "paths.create_card",
+            "the spec's",
+        ),
+        (
+            {"A67": {"paths": {"get_card": "/accounts/{card_id}/savings/close"}}},
+            "A67",
+            "paths.get_card",
+            "spec's",
+        ),
         ({"A67": {"paths": {"get_card": "/accounts/{card_id}/referrals"}}}, "A67", "paths.get_card", "A66's"),
         ({"A67": {"paths": {"create_account": "/p2p/transfers"}}}, "A67", "paths.", "collides"),
         ({"A68": {"field_case": "kebab"}}, "A68", "field_case", "snake"),

@@ -174,18 +174,25 @@ class ServerKeys:
             }
         )
 
-    def signing_jwks(self) -> dict[str, Any]:
+    def signer(self, algorithm: str = SIGNING_ALG) -> tuple[Any, str]:
+        """The webhook signing key for ``algorithm`` (A24; a dialect may choose another) and its
+        kid. ES256's is :attr:`signing`; the others are derived from it, the same run after run."""
+        if algorithm == SIGNING_ALG:
+            return self.signing, self.signing_kid
+        found = self._signers.get(algorithm)
+        if found is None:
+            key = _derived_signing_key(self.signing, algorithm)
+            found = self._signers[algorithm] = (key, f"sig-{algorithm.lower()}-" + key.thumbprint()[:16])
+        return found
+
+    @cached_property
+    def _signers(self) -> dict[str, tuple[Any, str]]:
+        return {}
+
+    def signing_jwks(self, algorithm: str = SIGNING_ALG) -> dict[str, Any]:
         """Public JWK set for webhook signatures (``GET /webhooks/jwks``)."""
-        return {
-            "keys": [
-                {
-                    **self.signing.as_dict(private=False),
-                    "kid": self.signing_kid,
-                    "use": "sig",
-                    "alg": SIGNING_ALG,
-                }
-            ]
-        }
+        key, kid = self.signer(algorithm)
+        return {"keys": [{**key.as_dict(private=False), "kid": kid, "use": "sig", "alg": algorithm}]}
 
     def decrypt(self, token: object) -> bytes:
         """Decrypt a client JWE sent to one of our keys, or raise :class:`CryptoError`."""
@@ -221,13 +228,35 @@ class ServerKeys:
         except Exception as exc:  # joserfc raises JoseError, ValueError and others
             raise CryptoError(type(exc).__name__) from exc
 
-    def sign_detached(self, payload: bytes, *, iat: int, event_id: str) -> str:
+    def sign_detached(self, payload: bytes, *, iat: int, event_id: str, algorithm: str = SIGNING_ALG) -> str:
         """An RFC 7515 Appendix F detached JWS (``header..signature``) over ``payload``."""
-        protected = {"alg": SIGNING_ALG, "kid": self.signing_kid, "iat": iat, "svc_event_id": event_id}
-        registry = jws.JWSRegistry(algorithms=[SIGNING_ALG], strict_check_header=False)
-        compact = jws.serialize_compact(protected, payload, self.signing, registry=registry)
+        key, kid = self.signer(algorithm)
+        protected = {"alg": algorithm, "kid": kid, "iat": iat, "svc_event_id": event_id}
+        registry = jws.JWSRegistry(algorithms=[algorithm], strict_check_header=False)
+        compact = jws.serialize_compact(protected, payload, key, registry=registry)
         header, _, signature = compact.split(".")
         return f"{header}..{signature}"
+
+
+def _derived_signing_key(signing: ECKey, algorithm: str) -> Any:
+    """A signing key for ``algorithm`` derived from the seed's ES256 key (deterministic)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from joserfc.jwk import OKPKey
+
+    private = signing.private_key
+    assert isinstance(private, ec.EllipticCurvePrivateKey)
+    digest = hashlib.sha256(
+        f"kit-sim:sig:{algorithm}:{private.private_numbers().private_value}".encode()
+    ).digest()
+    if algorithm == "EdDSA":
+        return OKPKey.import_key(Ed25519PrivateKey.from_private_bytes(digest))
+    if algorithm == "ES384":
+        order = (
+            0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF581A0DB248B0A77AECEC196ACCC52973
+        )
+        scalar = int.from_bytes(digest + hashlib.sha256(digest).digest(), "big") % (order - 1) + 1
+        return ECKey.import_key(ec.derive_private_key(scalar, ec.SECP384R1()))
+    return RSAKey.import_key(load_private(seeded_rsa_pem(int.from_bytes(digest[:6], "big"), RSA_BITS)))
 
 
 def device_key(jwks: object) -> tuple[ECKey, str]:

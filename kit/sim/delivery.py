@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kit import register
+from kit._dialect import Dialect
 from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.guard import webhook_target_refusal
@@ -51,6 +52,8 @@ class DeliveryEngine:
         self.state = state
         self.version = version
         self.settings = settings or Settings()  # whose targets are allowed (A39)
+        #: How deliveries are spelled and signed (A24's header and algorithm, A68's names).
+        self.dialect = Dialect.of(self.settings.choices)
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._resuming: set[asyncio.Task[None]] = set()  # run_due after a load (it awaits _tasks)
@@ -77,13 +80,15 @@ class DeliveryEngine:
             body = bodies.get(sub.api_version)
             if body is None:
                 body = bodies[sub.api_version] = json.dumps(
-                    {
-                        "id": event_id,
-                        "type": name,
-                        "api_version": sub.api_version,
-                        "created_at": format_time(state.now),
-                        "data": versions.event_data(event_type, data, sub.api_version),
-                    },
+                    self.dialect.to_wire(
+                        {
+                            "id": event_id,
+                            "type": name,
+                            "api_version": sub.api_version,
+                            "created_at": format_time(state.now),
+                            "data": versions.event_data(event_type, data, sub.api_version),
+                        }
+                    ),
                     separators=(",", ":"),
                 ).encode()
             delivery = Delivery(
@@ -115,8 +120,11 @@ class DeliveryEngine:
         keys = self.state.keys
         headers = {
             "content-type": "application/json",
-            SIGNATURE_HEADER: keys.sign_detached(
-                delivery.body, iat=int(at.timestamp()), event_id=delivery.event_id
+            self.dialect.chosen("A24", "header"): keys.sign_detached(
+                delivery.body,
+                iat=int(at.timestamp()),
+                event_id=delivery.event_id,
+                algorithm=self.dialect.chosen("A24", "algorithm"),
             ),
         }
         if delivery.deprecated:

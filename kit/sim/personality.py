@@ -10,17 +10,20 @@ What an overlay may re-choose here (:data:`APPLIED`): lifetimes (A01, A04, A06, 
 reasons (A15), the card types (A13), the versions served (A27), the starting balance (A10), the
 session rate (A32), the id
 format (A60), whether ``svc-assumptions`` is sent (A61), the optional response fields (A62),
-whether card and event routes require a session (A63) and the problem codes (A64). Any other key
+whether card and event routes require a session (A63), the problem codes (A64, several of ours
+may be one of theirs) and the wire's spelling (:mod:`kit._dialect`: A67 paths, A68 field names, the
+header names of A02, A18, A20, A24, A27 and A28, A01's client authentication, A05 and A06's values
+on the wire, A24's signature algorithm). Any other key
 of the register is refused by name: the simulator reads it where its code is loaded, so it could
 not serve it.
 
     >>> from kit._choices import parse
     >>> resolve(parse({"A60": {"id_format": "uuid"}})).uuid_ids
     True
-    >>> resolve(parse({"A02": {"header": "X-Token"}}))
+    >>> resolve(parse({"A04": {"rsa_bits": 3072}}))
     Traceback (most recent call last):
     ...
-    kit._choices.ChoicesError: [A02] header: this simulator cannot serve another value of it (...)
+    kit._choices.ChoicesError: [A04] rsa_bits: this simulator cannot serve another value of it (...)
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 from kit import register
 from kit._choices import EMPTY, SERVED, ChoicesError, Overlay
 from kit._choices import Problem as Refusal
+from kit._dialect import DEFAULT as DEFAULT_DIALECT
+from kit._dialect import Dialect
 
 if TYPE_CHECKING:
     from kit.sim.models import Representation
@@ -93,6 +98,9 @@ class Personality:
     codes: Mapping[str, str]
     #: ``resource.field`` of A62 not sent.
     omitted: frozenset[str]
+    #: How the wire is spelled (A67 paths, A68 names, headers, A01's client authentication,
+    #: A05/A06 values, A24's signature): the register's own unless the overlay re-spells it.
+    dialect: Dialect = field(default=DEFAULT_DIALECT)
     #: Each representation's writer, worked out on its first answer (:meth:`writer`).
     _writers: dict[type[Representation], Callable[[Any], dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -179,10 +187,6 @@ def _problems(overlay: Overlay) -> list[Refusal]:
         found.append(
             Refusal("A64", "codes", f"not a code (lower-case letters, digits, -_.): {', '.join(bad)}")
         )
-    sent = list(codes.values())
-    clashes = sorted({c for c in sent if sent.count(c) > 1})
-    if clashes:
-        found.append(Refusal("A64", "codes", f"two codes would be sent as one: {', '.join(clashes)}"))
     return found
 
 
@@ -223,6 +227,7 @@ def resolve(overlay: Overlay | None = None) -> Personality:
         require_session=bool(value("A63")["cards_and_events_require_session"]),
         codes=MappingProxyType(codes),
         omitted=omitted,
+        dialect=Dialect.of(overlay) if overlay else DEFAULT_DIALECT,
     )
 
 

@@ -652,7 +652,7 @@ class Call:
             raise validation_problem(
                 [{"field": pointer([name]), "message": "the decrypted content must be a JSON object"}]
             )
-        return data
+        return self.sim.personality.dialect.from_wire(data)  # its names are the dialect's (A68)
 
     # 12. the plaintext's schema
     def parse_plaintext(

@@ -167,6 +167,11 @@ def start_embedded(
         from kit.sim.app import create_app
 
         app = create_app(settings)
+    if settings.choices:  # a dialect's spelling, at the edge (kit.sim.dialect)
+        from kit.sim.dialect import speaking
+        from kit.sim.personality import resolve
+
+        app = speaking(app, resolve(settings.choices).dialect)
     config = uvicorn.Config(
         app,
         host=host,

@@ -83,6 +83,10 @@ async def _issue(request: Request) -> JSONResponse:
     in_form = "client_id" in form or "client_secret" in form
     if basic and in_form:
         raise _invalid_request("Send client credentials either by HTTP Basic or in the form, not both.")
+    accepted = sim.personality.dialect.chosen("A01", "client_auth")  # "either" unless re-chosen
+    if (basic and accepted == "post") or (in_form and accepted == "basic"):
+        how = "in the form (client_id, client_secret)" if accepted == "post" else "by HTTP Basic"
+        raise OAuthError(401, "invalid_client", f"This server takes client credentials {how} only (A01).")
     grant_type = form.get("grant_type")
     if not grant_type:
         raise _invalid_request(f"The grant_type parameter is required ({', '.join(GRANT_TYPES)}).")

@@ -188,7 +188,7 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
         session, person = _kyc_person(call, person_id)
         if person.status == "locked":
             raise _locked()
-        payload = {"questions": person.questions}
+        payload = call.sim.personality.dialect.to_wire({"questions": person.questions})  # A68 inside
         call.uses("A12")
         return RouteReply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
 

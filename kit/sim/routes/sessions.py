@@ -266,7 +266,8 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         "device_id": device[0],
     }
     if owner.direct:
-        answer["encrypted_session_token"] = encrypt_to_device(key, {"session_token": token})
+        sealed = call.sim.personality.dialect.to_wire({"session_token": token})  # A68's names inside too
+        answer["encrypted_session_token"] = encrypt_to_device(key, sealed)
     else:
         answer["session_token"] = token
     return RouteReply(201, answer, sealed=not owner.direct)

@@ -103,6 +103,8 @@ async def _subscribe(call: Call) -> RouteReply:
 async def jwks(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A24")
-        return RouteReply(200, call.state.keys.signing_jwks())
+        return RouteReply(
+            200, call.state.keys.signing_jwks(call.sim.personality.dialect.chosen("A24", "algorithm"))
+        )
 
     return await run(request, handle)

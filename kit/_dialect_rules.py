@@ -1,0 +1,112 @@
+"""The rules a dialect file keeps (:mod:`kit._choices` applies them to every overlay).
+
+A re-chosen path (A67) keeps its operation's parameters and collides with no route of the spec,
+of A66 or of another operation; field names (A68) are snake or camel case and never rename a
+name a standard or the spec fixes; header names are RFC 9110 tokens, distinct, none the spec's
+``svc-session-id``; the client authentication (A01) and the signature algorithm (A24) are ones
+the kit speaks; session values (A05, A06) keep their meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kit import register
+from kit._dialect import _PARAM, HEADERS, OPERATIONS, STANDARD_NAMES, _shape
+
+__all__ = ["ALGORITHMS", "CLIENT_AUTH", "problems"]
+
+
+def _seed_routes() -> list[tuple[str, str, str]]:
+    """(method, template, what) of every route the spec or A66 fixes; ``*`` for any method (a
+    removed endpoint answers every method)."""
+    spec = register.spec()
+    removed = {e["path"] for e in spec["removed_endpoints"] if e["path"]}
+    routes = [
+        ("*" if e["path"] in removed else e["method"], e["path"], f"the spec's {e['method']} {e['path']}")
+        for e in spec["endpoint"]
+    ]
+    routes += [("*", p, f"A66's {p}") for p in register.value("A66")["paths"]]
+    return routes
+
+
+def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """What is wrong with an overlay's A67 paths and A68 names (already type-checked by
+    :func:`kit._choices.parse`): a path missing or adding a parameter, two operations or an
+    operation and a route of the spec on one method and template, a field case other than
+    snake or camel, a standard name renamed, two names renamed to one: (entry, key, why) each."""
+    found: list[tuple[str, str, str]] = []
+    base = register.value("A67")
+    paths = {**base["paths"], **values.get("A67", {}).get("paths", {})}
+    taken = {(m, _shape(t)): what for m, t, what in _seed_routes()}
+    for op in OPERATIONS:
+        path, method = paths[op], base["methods"][op]
+        want, got = set(_PARAM.findall(base["paths"][op])), set(_PARAM.findall(path))
+        if not path.startswith("/") or "?" in path or "#" in path:
+            found.append(("A67", f"paths.{op}", f"{path!r} is not a path (it must start with /)"))
+        elif want != got:
+            need = ", ".join(f"{{{p}}}" for p in sorted(want))
+            keep = f"must keep the parameters {need}" if need else "must have no parameters"
+            found.append(("A67", f"paths.{op}", f"{path!r} {keep} (the operation's)"))
+        else:
+            clash = taken.get((method, _shape(path))) or taken.get(("*", _shape(path)))
+            if clash:
+                found.append(("A67", f"paths.{op}", f"{method} {path} collides with {clash}"))
+            taken[(method, _shape(path))] = f"{method} {path} (paths.{op})"
+    found += _wire_problems(values)
+    names = values.get("A68", {})
+    case = names.get("field_case", "snake")
+    if case not in ("snake", "camel"):
+        found.append(("A68", "field_case", f'{case!r}: expected "snake" or "camel"'))
+    seen: dict[str, str] = {}
+    for kit_name, wire_name in names.get("renames", {}).items():
+        if not isinstance(wire_name, str) or not wire_name:
+            found.append(("A68", f"renames.{kit_name}", "expected a non-empty string"))
+        elif kit_name in STANDARD_NAMES:
+            found.append(("A68", f"renames.{kit_name}", "a standard or the spec fixes this name"))
+        elif wire_name in seen:
+            found.append(("A68", f"renames.{kit_name}", f"{wire_name!r} is also {seen[wire_name]}'s"))
+        seen[wire_name] = kit_name
+    return found
+
+
+#: The webhook signature algorithms a dialect may choose (A24).
+ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA")
+CLIENT_AUTH = ("either", "basic", "post")
+#: RFC 9110's token: what a header name (or an auth scheme) may be.
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def _wire_problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """Header names (tokens, distinct, none the spec's svc-session-id), the client
+    authentication, the signature algorithm, and session values that keep their meaning."""
+    found: list[tuple[str, str, str]] = []
+
+    def chosen(entry: str, key: str) -> Any:
+        return values.get(entry, {}).get(key, register.value(entry)[key])
+
+    seen = {register.value("A28")["session_id"].lower(): "the spec's session header (session.4)"}
+    for entry, key in HEADERS:
+        name = chosen(entry, key)
+        if not _TOKEN.match(name):
+            found.append((entry, key, f"{name!r} is not a header name"))
+        elif name.lower() in seen and key in values.get(entry, {}):
+            found.append((entry, key, f"{name!r} is also {seen[name.lower()]}"))
+        seen.setdefault(name.lower(), f"{entry} {key}")
+    if not _TOKEN.match(chosen("A02", "scheme")):
+        found.append(("A02", "scheme", "not an authentication scheme name"))
+    if chosen("A01", "client_auth") not in CLIENT_AUTH:
+        found.append(("A01", "client_auth", f"expected one of {', '.join(CLIENT_AUTH)}"))
+    if chosen("A24", "algorithm") not in ALGORITHMS:
+        found.append(("A24", "algorithm", f"expected one of {', '.join(ALGORITHMS)}"))
+    if int(chosen("A24", "max_skew_seconds")) <= 0:
+        found.append(("A24", "max_skew_seconds", "must be a positive number"))
+    ours = register.value("A05")["session_types"]
+    if [str(v).lower() for v in chosen("A05", "session_types")] != ours:
+        found.append(("A05", "session_types", f"the spec's three in this order, any case: {ours}"))
+    strategies = chosen("A06", "strategies")
+    if len(strategies) != 2 or len(set(strategies)) != 2 or not all(strategies):
+        found.append(("A06", "strategies", "two distinct names: fixed's, then sliding's"))
+    return found

@@ -1,0 +1,254 @@
+"""The simulator speaking a dialect: the outermost layer when an overlay re-spells the wire.
+
+The routes, the order of checks and every test of the simulator speak the register's spelling
+(:data:`kit._dialect.DEFAULT`). When a personality's dialect differs, :func:`speaking` wraps the
+app in :class:`Spoken`, which translates at the edge, once each way:
+
+- the request: a re-chosen path (A67) to the route's own, the dialect's header names (A02, A18,
+  A20, A27) to the simulator's, and a JSON body's member names (A68) and session values (A05,
+  A06) to the kit's;
+- the answer: header names (A18, A20, A24, A27, A28) and the partner token's scheme in
+  ``WWW-Authenticate`` (A02) to the dialect's, and a JSON body's member names, the JSON Pointers
+  of ``errors[].field`` and session values to the dialect's.
+
+A route's own path is not served under a dialect that moved it (404, as any unknown path).
+The control plane (``/_sim``) keeps its names; the OpenAPI document is re-spelled whole by
+:func:`kit._dialect.Dialect.document`. With the register's own dialect nothing is wrapped: the
+answers are byte for byte those of an app without this layer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kit import register
+from kit._dialect import Dialect
+
+__all__ = ["Spoken", "speaking"]
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+ASGI = Callable[..., Any]
+
+#: A request body past this is not translated (the app refuses it: A22).
+_LIMIT = int(register.value("A22")["max_body_bytes"])
+#: What a moved route's own path is sent to: no route has it, so the app answers 404 not-found.
+_NOWHERE = "/_dialect/moved"
+_JSON = re.compile(rb"^application/(problem\+)?json\b")
+#: The spec's token endpoints: HTTP Basic may come in Authorization there whatever A02 says.
+_TOKEN_PATHS = frozenset(e["path"] for e in register.spec()["endpoint"] if "access" in e["path"])
+#: Member names whose values a dialect re-spells (A05, A06).
+_VALUES = {"session_type": "A05", "expiration_strategy": "A06"}
+
+
+def speaking(app: ASGI, dialect: Dialect) -> ASGI:
+    """``app`` as a server speaking ``dialect`` (``app`` itself for the register's own)."""
+    return app if dialect.default else Spoken(app, dialect)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{([a-z_]+)\}", template)  # [text, name, text, …]
+    return re.compile("".join(re.escape(s) if i % 2 == 0 else f"(?P<{s}>[^/]+)" for i, s in enumerate(parts)))
+
+
+class Spoken:
+    """``app`` behind the translation of one dialect (see the module docstring)."""
+
+    def __init__(self, app: ASGI, dialect: Dialect) -> None:
+        self.app = app
+        self.dialect = dialect
+        ours = Dialect.of(None)
+        moved = [op for op in dialect.paths if dialect.paths[op] != ours.paths[op]]
+        #: (their pattern, our template) of each moved operation, and our own paths now unserved.
+        self._theirs = [(_pattern(dialect.paths[op]), ours.paths[op]) for op in moved]
+        self._unserved = [(ours.methods[op], _pattern(ours.paths[op])) for op in moved]
+        renamed = [
+            (ours.chosen(entry, key), dialect.chosen(entry, key))
+            for entry, key in (
+                ("A02", "header"), ("A18", "role_header"), ("A20", "header"), ("A20", "replayed_header"),
+                ("A24", "header"), ("A27", "header"), ("A28", "request_id"), ("A28", "session_expires_at"),
+                ("A28", "assumptions"),
+            )
+        ]  # fmt: skip
+        self._in = {t.lower().encode(): o.lower().encode() for o, t in renamed if o.lower() != t.lower()}
+        # our names of the request headers the dialect renamed: not honoured under it
+        self._unheard = {o.lower().encode() for o, t in renamed[:4] if o.lower() != t.lower()} - {
+            b"authorization"
+        }
+        self._out = {o.lower().encode(): t.encode() for o, t in renamed if o.lower() != t.lower()}
+        self._auth = ours.chosen("A02", "header").lower().encode()
+        self._token_header = dialect.chosen("A02", "header").lower().encode()
+        self._scheme = (ours.chosen("A02", "scheme"), dialect.chosen("A02", "scheme"))
+        self._names = not dialect.plain or any(
+            dialect.chosen(e, k) != ours.chosen(e, k)
+            for e, k in (("A05", "session_types"), ("A06", "strategies"))
+        )
+
+    # ---- the request
+    def _path(self, method: str, path: str) -> str:
+        for pattern, template in self._theirs:
+            found = pattern.fullmatch(path)
+            if found:
+                return template.format_map(found.groupdict())
+        for verb, pattern in self._unserved:
+            if verb == method and pattern.fullmatch(path):
+                return _NOWHERE
+        return path
+
+    def _headers_in(self, headers: list[tuple[bytes, bytes]], path: str) -> list[tuple[bytes, bytes]]:
+        out = []
+        ours, theirs = self._scheme
+        for name, value in headers:
+            name = name.lower()
+            if name == self._auth and self._token_header != self._auth and path not in _TOKEN_PATHS:
+                continue  # the partner token travels in the dialect's header only (A02)
+            if name in self._unheard and name not in self._in:
+                continue
+            if name == self._token_header:
+                scheme, _, token = value.decode("latin-1").partition(" ")
+                if scheme.lower() == theirs.lower():
+                    value = f"{ours} {token}".encode("latin-1")
+                elif theirs.lower() != ours.lower() and scheme.lower() == ours.lower():
+                    value = b"Unknown " + token.encode("latin-1")  # our scheme is not theirs
+            out.append((self._in.get(name, name), value))
+        return out
+
+    def _body_in(self, body: bytes) -> bytes:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return body  # the app answers malformed-json itself
+        return _dump(self._translate(data, inbound=True))
+
+    # ---- the answer
+    def _headers_out(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        ours, theirs = self._scheme
+        out = []
+        for name, value in headers:
+            low = name.lower()
+            if low == b"www-authenticate" and value.startswith(ours.encode()):
+                value = theirs.encode() + value[len(ours) :]
+            out.append((self._out.get(low, name), value))
+        return out
+
+    def _translate(self, data: Any, *, inbound: bool) -> Any:
+        d = self.dialect
+        if not inbound:
+            data = _values(data, lambda e, v: d.value_to_wire(e, v))
+            data = _pointers(data, d.pointer_to_wire)
+            return d.to_wire(data)
+        data = d.from_wire(data)
+        data = _pointers(data, d.pointer_from_wire)
+        return _values(data, lambda e, v: d.value_from_wire(e, v))
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = self._path(scope["method"], scope["path"])
+        names = self._names and not path.startswith("/_sim") and path != "/openapi.json"
+        scope = {
+            **scope,
+            "path": path,
+            "raw_path": path.encode(),
+            "headers": self._headers_in(list(scope["headers"]), path),
+        }
+        if names and scope["method"] in ("POST", "PUT", "PATCH"):
+            receive = await self._translated_request(scope, receive)
+        await self.app(scope, receive, self._answer(send, names, path == "/openapi.json"))
+
+    async def _translated_request(self, scope: Scope, receive: Any) -> Any:
+        headers = dict(scope["headers"])
+        if not _JSON.match(headers.get(b"content-type", b"")):
+            return receive
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > _LIMIT:
+            return receive
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return _replay([message])
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = self._body_in(b"".join(chunks))
+        scope["headers"] = [
+            (k, str(len(body)).encode() if k == b"content-length" else v) for k, v in scope["headers"]
+        ]
+        return _replay([{"type": "http.request", "body": body, "more_body": False}])
+
+    def _answer(self, send: Any, names: bool, document: bool) -> Any:
+        held: dict[str, Any] = {}
+
+        async def answer(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = self._headers_out(list(message.get("headers", [])))
+                kind = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"")
+                if (names or document) and _JSON.match(kind):
+                    held.update(start={**message, "headers": headers}, chunks=[])
+                    return
+                await send({**message, "headers": headers})
+                return
+            if message["type"] != "http.response.body" or "start" not in held:
+                await send(message)
+                return
+            held["chunks"].append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            body = b"".join(held["chunks"])
+            try:
+                data = json.loads(body)
+            except ValueError:
+                data = None
+            if data is not None:
+                body = _dump(
+                    self.dialect.document(data) if document else self._translate(data, inbound=False)
+                )
+            start = held["start"]
+            start["headers"] = [
+                (k, str(len(body)).encode() if k.lower() == b"content-length" else v)
+                for k, v in start["headers"]
+            ]
+            await send(start)
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+
+        return answer
+
+
+def _dump(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _replay(messages: list[Message]) -> Any:
+    async def receive() -> Message:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    return receive
+
+
+def _values(data: Any, spell: Callable[[str, str], str]) -> Any:
+    """``data`` with the values of ``session_type`` and ``expiration_strategy`` re-spelled."""
+    if isinstance(data, dict):
+        return {
+            k: spell(_VALUES[k], v) if k in _VALUES and isinstance(v, str) else _values(v, spell)
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [_values(v, spell) for v in data]
+    return data
+
+
+def _pointers(data: Any, spell: Callable[[str], str]) -> Any:
+    """``data`` with the JSON Pointers of a problem's ``errors[].field`` re-spelled."""
+    if isinstance(data, dict) and isinstance(data.get("errors"), list):
+        errors = [
+            {**e, "field": spell(e["field"])}
+            if isinstance(e, dict) and isinstance(e.get("field"), str)
+            else e
+            for e in data["errors"]
+        ]
+        return {**data, "errors": errors}
+    return data
