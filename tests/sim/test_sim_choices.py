@@ -287,11 +287,11 @@ def test_the_served_document_follows_the_overlay(other: httpx.Client, http: http
         ({"A27": {"version": "9.9.9"}}, "A27", "version"),
         ({"A60": {"id_format": "ulid"}}, "A60", "id_format"),
         ({"A62": {"sent": ["card.card_id"]}}, "A62", "sent"),
-        ({"A64": {"codes": {"card-not-found": "no-card", "person-not-found": "no-card"}}}, "A64", "codes"),
         ({"A64": {"codes": {"card-not-found": "No Card!"}}}, "A64", "codes"),
         ({"A15": {"reasons": []}}, "A15", "reasons"),
         ({"A06": {"fixed_seconds": 0}}, "A06", "fixed_seconds"),
-        ({"A02": {"header": "X-Token"}}, "A02", "header"),
+        ({"A04": {"rsa_bits": 3072}}, "A04", "rsa_bits"),
+        ({"A02": {"header": "X Token"}}, "A02", "header"),
     ],
 )
 def test_a_bad_overlay_is_refused_naming_entry_and_key(data: dict[str, Any], entry: str, key: str) -> None:

@@ -25,7 +25,7 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
     [
         ("[A99]\nx = 1\n", "[A99]"),
         ('[A14]\nmonths = "two"\n', "[A14] months"),
-        ('[A02]\nheader = "X-Token"\n', "[A02] header"),
+        ('[A04]\nrsa_bits = 3072\n', "[A04] rsa_bits"),
     ],
 )
 def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text: str, named: str) -> None:
