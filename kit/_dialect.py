@@ -27,7 +27,7 @@ room: it imports only :mod:`kit.register`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -237,6 +237,21 @@ class Dialect:
         """A JSON Pointer from the wire, spelled the kit's way."""
         return pointer if self.plain else _repoint(pointer, self.name_from_wire)
 
+    def body_to_wire(self, body: Any) -> Any:
+        """A JSON body of the kit's spelling as the wire spells it: member names (A68), the
+        JSON Pointers of a problem's ``errors[].field``, session values (A05, A06)."""
+        if self.default:
+            return body
+        body = _values(body, self.value_to_wire)
+        return self.to_wire(_pointers(body, self.pointer_to_wire))
+
+    def body_from_wire(self, body: Any) -> Any:
+        """A JSON body from the wire in the kit's spelling (the inverse of :meth:`body_to_wire`)."""
+        if self.default:
+            return body
+        body = _pointers(self.from_wire(body), self.pointer_from_wire)
+        return _values(body, self.value_from_wire)
+
     # ---- the rest: headers, client authentication, session values, codes
     def chosen(self, entry: str, key: str) -> Any:
         """One key of a wire entry's effective value (A01, A02, A05, A06, A18, A20, A24, A27, A28, A64)."""
@@ -294,6 +309,35 @@ def _enum(name: str, schema: Any, dialect: Dialect) -> Any:
     if entry and isinstance(schema, dict) and isinstance(schema.get("enum"), list):
         return {**schema, "enum": [dialect.value_to_wire(entry, v) for v in schema["enum"]]}
     return schema
+
+
+#: Member names whose values a dialect re-spells (A05, A06).
+_VALUES = {"session_type": "A05", "expiration_strategy": "A06"}
+
+
+def _values(data: Any, spell: Callable[[str, str], str]) -> Any:
+    """``data`` with the values of ``session_type`` and ``expiration_strategy`` re-spelled."""
+    if isinstance(data, dict):
+        return {
+            k: spell(_VALUES[k], v) if k in _VALUES and isinstance(v, str) else _values(v, spell)
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [_values(v, spell) for v in data]
+    return data
+
+
+def _pointers(data: Any, spell: Callable[[str], str]) -> Any:
+    """``data`` with the JSON Pointers of a problem's ``errors[].field`` re-spelled."""
+    if isinstance(data, dict) and isinstance(data.get("errors"), list):
+        errors = [
+            {**e, "field": spell(e["field"])}
+            if isinstance(e, dict) and isinstance(e.get("field"), str)
+            else e
+            for e in data["errors"]
+        ]
+        return {**data, "errors": errors}
+    return data
 
 
 def _rename(body: Any, name: Any) -> Any:

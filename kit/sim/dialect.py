@@ -40,8 +40,6 @@ _NOWHERE = "/_dialect/moved"
 _JSON = re.compile(rb"^application/(problem\+)?json\b")
 #: The spec's token endpoints: HTTP Basic may come in Authorization there whatever A02 says.
 _TOKEN_PATHS = frozenset(e["path"] for e in register.spec()["endpoint"] if "access" in e["path"])
-#: Member names whose values a dialect re-spells (A05, A06).
-_VALUES = {"session_type": "A05", "expiration_strategy": "A06"}
 
 
 def speaking(app: ASGI, dialect: Dialect) -> ASGI:
@@ -121,7 +119,7 @@ class Spoken:
             data = json.loads(body)
         except ValueError:
             return body  # the app answers malformed-json itself
-        return _dump(self._translate(data, inbound=True))
+        return _dump(self.dialect.body_from_wire(data))
 
     # ---- the answer
     def _headers_out(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -133,16 +131,6 @@ class Spoken:
                 value = theirs.encode() + value[len(ours) :]
             out.append((self._out.get(low, name), value))
         return out
-
-    def _translate(self, data: Any, *, inbound: bool) -> Any:
-        d = self.dialect
-        if not inbound:
-            data = _values(data, lambda e, v: d.value_to_wire(e, v))
-            data = _pointers(data, d.pointer_to_wire)
-            return d.to_wire(data)
-        data = d.from_wire(data)
-        data = _pointers(data, d.pointer_from_wire)
-        return _values(data, lambda e, v: d.value_from_wire(e, v))
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -204,9 +192,7 @@ class Spoken:
             except ValueError:
                 data = None
             if data is not None:
-                body = _dump(
-                    self.dialect.document(data) if document else self._translate(data, inbound=False)
-                )
+                body = _dump(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
             start = held["start"]
             start["headers"] = [
                 (k, str(len(body)).encode() if k.lower() == b"content-length" else v)
@@ -227,28 +213,3 @@ def _replay(messages: list[Message]) -> Any:
         return messages.pop(0) if messages else {"type": "http.disconnect"}
 
     return receive
-
-
-def _values(data: Any, spell: Callable[[str, str], str]) -> Any:
-    """``data`` with the values of ``session_type`` and ``expiration_strategy`` re-spelled."""
-    if isinstance(data, dict):
-        return {
-            k: spell(_VALUES[k], v) if k in _VALUES and isinstance(v, str) else _values(v, spell)
-            for k, v in data.items()
-        }
-    if isinstance(data, list):
-        return [_values(v, spell) for v in data]
-    return data
-
-
-def _pointers(data: Any, spell: Callable[[str], str]) -> Any:
-    """``data`` with the JSON Pointers of a problem's ``errors[].field`` re-spelled."""
-    if isinstance(data, dict) and isinstance(data.get("errors"), list):
-        errors = [
-            {**e, "field": spell(e["field"])}
-            if isinstance(e, dict) and isinstance(e.get("field"), str)
-            else e
-            for e in data["errors"]
-        ]
-        return {**data, "errors": errors}
-    return data
