@@ -17,6 +17,7 @@ __all__ = [
     "CLIENT_ID",
     "CLIENT_SECRET",
     "EXPECT_CHOICES",
+    "PARTNER_CHOICES",
     "REGRESS",
     "REGRESS_PYTHON_M",
     "SANDBOX_FIXTURES",
@@ -41,6 +42,10 @@ CLIENT_SECRET = "PARTNER_API_CLIENT_SECRET"
 ACCESS_TOKEN = "PARTNER_API_ACCESS_TOKEN"
 #: A TOML file of the sandbox's published test personas and their KYC answers.
 SANDBOX_FIXTURES = "PARTNER_API_SANDBOX_FIXTURES"
+#: A dialect file (a choice overlay, :mod:`kit._dialect`): how the server spells what the spec
+#: does not show. The client speaks it on every profile; on ``sim`` the embedded simulator
+#: serves it too (before ``KIT_SIM_CHOICES``, which keeps its meaning for ``kit serve``).
+PARTNER_CHOICES = "PARTNER_API_CHOICES"
 
 # -- the simulator (``kit serve``) -------------------------------------------------------------
 #: ``id:secret,id2:secret2`` — the partner clients ``kit serve`` accepts.

@@ -123,6 +123,53 @@ def _served(entry: str, key: str) -> bool:
     return keys is None or key in keys
 
 
+#: The parts of the wire's spelling a run cannot observe (a path never reached, a name never
+#: seen, a header never sent): written commented, with the simulator's value, to be filled in.
+_SPELLING = (
+    ("A67", "paths"),
+    ("A68", "field_case"),
+    ("A68", "renames"),
+    ("A01", "client_auth"),
+    ("A02", "header"),
+    ("A02", "scheme"),
+    ("A05", "session_types"),
+    ("A06", "strategies"),
+    ("A18", "role_header"),
+    ("A20", "header"),
+    ("A20", "replayed_header"),
+    ("A24", "header"),
+    ("A24", "algorithm"),
+    ("A27", "header"),
+    ("A28", "request_id"),
+    ("A28", "session_expires_at"),
+    ("A28", "assumptions"),
+)
+
+
+def _unobserved(data: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Commented lines of the spelling ``data`` does not re-choose (the simulator's values)."""
+    lines = [
+        "",
+        "# Not observable by a run: how your server spells what the spec does not show. Each line is",
+        "# the simulator's choice; uncomment and change what your server does differently",
+        "# (kit choices check FILE validates the file).",
+    ]
+    entry_seen = ""
+    for entry, key in _SPELLING:
+        if key in data.get(entry, {}):
+            continue
+        value = choices.EMPTY.chosen(entry, key)
+        if isinstance(value, Mapping) and value:
+            lines += [f"# [{entry}.{_key(key)}]"] + [f"# {_key(k)} = {_toml(v)}" for k, v in value.items()]
+            entry_seen = ""
+            continue
+        if entry != entry_seen:
+            lines.append(f"# [{entry}]")
+            entry_seen = entry
+        lines.append(f"# {_key(key)} = {_toml(value)}")
+    return lines
+
+
 def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | None = None) -> str:
     """The differing entries of ``table`` as a choice overlay (see the module docstring); with
     ``expected`` (the run's ``--choices``), that overlay's values too, the run's observations
@@ -177,6 +224,7 @@ def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | 
         lines += tables
     if unwritten:
         lines += ["", "# Also differed, not written:"] + [f"#   {text}" for text in unwritten]
+    lines += _unobserved(data)
     text = "\n".join(lines) + "\n"
     choices.parse(data)  # a ChoicesError (a ValueError) names entry and key
     return text

@@ -282,7 +282,9 @@ def run(
     environment = os.environ if environ is None else environ
     kernel_env = {env.REGRESS: "1"}
     if expect_choices is not None:
-        kernel_env[env.EXPECT_CHOICES] = preflight.expected_choices(expect_choices)
+        # the checks expect the file, and the kernels' clients speak it (a dialect: kit._dialect)
+        expected = preflight.expected_choices(expect_choices)
+        kernel_env[env.EXPECT_CHOICES] = kernel_env[env.PARTNER_CHOICES] = expected
     secrets: list[str] = preflight.fixture_values(environment, kernel_env)
     if write_har and scheduler is not None:
         raise RegressError("--har writes the wire of kernels on this machine: drop --scheduler for --har")

@@ -13,6 +13,7 @@ import pytest
 
 from kit import _choices as choices
 from kit import notebook, register
+from kit._choicetool import check as check_file
 from kit._drift import Drift
 from kit.notebook import COMPANION, check, chosen, id_format
 from kit.notebook.conformity import Seen, build, of_drift
@@ -21,6 +22,7 @@ from kit.regress import conformance, leaks
 from kit.regress.cli import build_parser
 from kit.regress.model import CheckResult, NotebookResult
 from kit.regress.results import _observed
+from kit.sim.personality import resolve
 
 OUT = Path("out")
 REASONS = list(register.value("A15")["reasons"])
@@ -28,8 +30,6 @@ CODES = dict(register.value("A64")["codes"])
 FIRST_LINE = re.compile(
     r"^\d+ entries: \d+ confirmed, \d+ differ, \d+ not observed; \d+ seed statements checked, \d+ violated$"
 )
-
-
 
 
 # -- what a difference observed ----------------------------------------------------------------
@@ -189,6 +189,26 @@ def test_the_overlay_holds_only_what_differed_and_loads(tmp_path: Path) -> None:
     assert choices.load(path).chosen("A64", "codes")["card-not-found"] == CODES["card-not-found"]
     again = conformance.overlay_text(conformance.from_results(_results(())), expected=choices.load(path))
     assert tomllib.loads(again)["A15"] == {"reasons": ["lost", "stolen"]}  # kept, not contradicted
+
+
+def test_a_file_written_against_generic_codes_is_one_the_simulator_serves(tmp_path: Path) -> None:
+    generic = {**CODES, "endpoint-removed": "not-found", "card-not-found": "not-found"}
+    observed = ({"entry": "A64", "key": "codes", "chosen": CODES, "answered": generic},)
+    path = tmp_path / "theirs.toml"
+    conformance.write_choices(conformance.from_results(_results(observed)), path, source="profile sandbox")
+    overlay = choices.load(path)
+    assert resolve(overlay).codes["card-not-found"] == "not-found"  # what kit serve --choices does
+    assert check_file(str(path)) == []  # and kit choices check
+    text = path.read_text(encoding="utf-8")
+    # what a run cannot observe is there to fill in, commented, with the simulator's values
+    assert '# create_account = "/accounts"' in text and '# field_case = "snake"' in text
+    tail = text.split("# Not observable by a run", 1)[1]
+    uncommented = "\n".join(
+        line[2:] for line in tail.splitlines() if re.match(r"# (\[A\d\d[.\w]*\]|\w+ = )", line)
+    )
+    spelled = tomllib.loads(uncommented)
+    assert spelled["A67"]["paths"] == register.value("A67")["paths"] and "A64" not in spelled
+    assert resolve(choices.parse(spelled)).dialect.default  # the simulator's own spelling
 
 
 def test_the_files_are_written_off_the_simulator_only_and_scanned(tmp_path: Path) -> None:
