@@ -210,3 +210,12 @@ def test_the_commands_print_and_exit_as_documented(tmp_path: Path) -> None:
     bad_file.write_text('[A24]\nalgorithm = "HS256"\n')
     bad = subprocess.run([*run, "check", str(bad_file)], capture_output=True, text=True)
     assert bad.returncode == 1 and f"{bad_file}:2: [A24] algorithm" in bad.stderr
+
+
+def test_the_contract_marks_each_path_the_spec_does_not_show_with_its_a67_key() -> None:
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    a67 = register.value("A67")
+    for op, path in a67["paths"].items():
+        section = text.split(f"#### `{a67['methods'][op]} {path}`", 1)[1].split("####", 1)[0]
+        assert f"**choice A67** `paths.{op}`" in section, op
+    assert "Field names are snake_case: choice A68" in text

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import register
+from kit._dialect import DEFAULT as DEFAULT_DIALECT
 
 METHODS = ("get", "post", "put", "patch", "delete")
 NAMING_RULE = (
@@ -154,7 +155,15 @@ def _route_section(method: str, path: str, op: dict[str, Any]) -> list[str]:
         "",
     ]
     seed = _seed_row(method, path)
-    if seed is None:
+    key = DEFAULT_DIALECT.operation(method, path)
+    if seed is None and key is not None:
+        lines += [
+            f"The endpoint is not in the seed's table: its path is **choice A67** `paths.{key}` (a "
+            "dialect file may give another), its body and answers are the simulator's.",
+            "",
+        ]
+        lines += _quote("All other endpoints of the service: not shown.")
+    elif seed is None:
         lines += ["The endpoint is not in the seed's table: path, body and answers are the simulator's.", ""]
         lines += _quote("All other endpoints of the service: not shown.")
     else:
@@ -308,7 +317,10 @@ def contract_markdown(document: dict[str, Any], documents: dict[str, dict[str, A
         "- Every answer carries `svc-request-id`, `svc-api-version` and `svc-assumptions`, and "
         "`svc-session-expires-at` when a valid session was presented (choices A27, A28).",
         "- Errors, and which check answers first (the order of checks): choice A21. Conventions (ids, "
-        "times, field names): choice A41. Money: choice A19.",
+        "times): choice A41. Field names are snake_case: choice A68. Money: choice A19.",
+        "- The simulator's paths, field names, header names and codes are its default dialect: a "
+        "dialect file (`kit choices template`) says how another server spells them (A67, A68, A02, "
+        "A18, A20, A24, A27, A28, A64).",
         f"- {NAMING_RULE}",
         "",
     ]
