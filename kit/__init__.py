@@ -21,8 +21,9 @@ crypto workers) loads none of the client.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kit import _lazy
 
 if TYPE_CHECKING:
     from kit import errors, webhooks
@@ -67,17 +68,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """One of :data:`__all__`, loaded on first use; nothing else (no fallback to submodules)."""
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kit' has no attribute {name!r}")
-    module = importlib.import_module(where)
-    value = module if where == f"kit.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names and the module's dunders (not its imports)."""
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+__getattr__, __dir__ = _lazy.resolved_from(_WHERE, _WHERE, globals(), listed=__all__)

@@ -18,19 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
-if "httpx" not in sys.modules:
-    # httpx's package imports its command-line client when click, rich and pygments are there (as
-    # in a Jupyter install): about 50 ms of the first connect, for a CLI the kit never runs. The
-    # `httpx` command runs in its own process and is not affected; httpx.main here is its stub.
-    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # an ImportError for httpx
-    try:
-        import httpx  # noqa: F401
-    finally:
-        del sys.modules["httpx._main"]  # a later ``import httpx._main`` works as usual
+from kit._lazy import imported_past
+
+with imported_past("httpx._main"):  # its CLI (benchmarks/bench.py FIXES: httpx._main)
+    import httpx  # noqa: F401
 
 from kit._auth import TOKEN_PATH, token_path
 from kit._config import Config, resolve
