@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import warnings
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kit._lazy import imported_past
 
 with imported_past("httpx._main"):  # its CLI (benchmarks/bench.py FIXES: httpx._main)
-    import httpx  # noqa: F401
+    import httpx
 
 from kit._auth import TOKEN_PATH, token_path
-from kit._config import Config, resolve
+from kit._config import Config, DriftMode, JweAlg, resolve
 from kit._history import History
+from kit._hooks import Hooks
 from kit._profiles import Personas, Profile
 from kit._requestor import Requestor
 from kit._resources._base import Lazy
@@ -39,8 +42,6 @@ from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportE
 from kit.models import SessionInfo, TokenInfo
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import pandas as pd
 
     from kit._resources.accounts import Accounts
@@ -340,7 +341,32 @@ class Client:
         )
 
 
-def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) -> Client:
+def connect(
+    profile: str | Profile | type[Profile] = "sim",
+    *,
+    base_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | Sensitive[str] | None = None,
+    allow_deprecated: bool = False,
+    jwe_alg: JweAlg | None = None,
+    device: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_cap: float | None = None,
+    max_retry_after: float | None = None,
+    seed: int | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] | None = None,
+    control_token: str | Sensitive[str] | None = None,
+    token_refresh_margin: float | None = None,
+    drift: DriftMode | None = None,
+    hooks: Hooks | Mapping[str, Iterable[Callable[..., None]]] | None = None,
+    choices: str | os.PathLike[str] | None = None,
+    api_version: str | None = None,
+    record: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> Client:
     """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"`` — or any
     :class:`kit._profiles.Profile` (class or object: a partner's staging is one class).
 
@@ -348,13 +374,20 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
     ``base_url=`` to use a ``kit serve`` instead); credentials ``sim-partner`` /
     ``sim-secret`` unless overridden. ``sandbox`` reads ``PARTNER_API_BASE_URL``,
     ``PARTNER_API_CLIENT_ID`` and ``PARTNER_API_CLIENT_SECRET`` (or ``base_url=``,
-    ``client_id=``, ``client_secret=``). Other options: ``allow_deprecated``, ``jwe_alg``
-    (``"RSA-OAEP-256"`` or ``"ECDH-ES+A256KW"``), ``device`` (``{"device_id", "platform",
-    "model", "os_version"}``), ``max_retries``, ``backoff_base``, ``backoff_cap``, ``seed`` /
-    ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
-    (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``),
-    ``record`` (keep the wire, redacted: ``api.wire()``, ``api.export_har(path)``; off by
-    default, bounded — :mod:`kit._wire`).
+    ``client_id=``, ``client_secret=``).
+
+    Every option is keyword-only; one left out (``None``) takes :class:`kit._config.Config`'s
+    default. ``allow_deprecated``: the legacy token endpoint; ``jwe_alg``: ``"RSA-OAEP-256"``
+    or ``"ECDH-ES+A256KW"``; ``device``: ``{"device_id", "platform", "model", "os_version"}``;
+    ``timeout``, ``max_retries``, ``backoff_base``, ``backoff_cap``, ``max_retry_after``: the
+    retries; ``seed`` / ``rng`` and ``sleep``: their jitter and waiting; ``control_token``: the
+    simulator's control plane; ``token_refresh_margin``: seconds before a partner token expires
+    that a new one is fetched; ``drift``: ``"report"`` contract drift in ``api.drift`` (the
+    default), ``"raise"`` or ``"off"``; ``choices``: the choice overlay the ``sim`` profile's
+    simulator starts with; ``api_version``: the version to pin; ``record``: keep the wire,
+    redacted (``api.wire()``, ``api.export_har(path)``; bounded, :mod:`kit._wire`);
+    ``transport``: any ``httpx.BaseTransport`` every connection of the client sends through
+    (an ``httpx.MockTransport`` in a test, a transport with a proxy or client certificates).
 
     ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
     :class:`kit._hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
@@ -372,9 +405,34 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
         >>> c = kit.connect("sim", hooks={"call": [seen.append]})   # doctest: +SKIP
 
     Raises:
-        ConfigError: an unknown profile or option; sandbox settings missing (named).
+        TypeError: an unknown option.
+        ConfigError: an unknown profile or a value not allowed; sandbox settings missing (named).
         TransportError: the embedded simulator could not start.
     """
+    given = {
+        "base_url": base_url,
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "jwe_alg": jwe_alg,
+        "device": device,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "backoff_base": backoff_base,
+        "backoff_cap": backoff_cap,
+        "max_retry_after": max_retry_after,
+        "seed": seed,
+        "rng": rng,
+        "sleep": sleep,
+        "control_token": control_token,
+        "token_refresh_margin": token_refresh_margin,
+        "drift": drift,
+        "hooks": hooks,
+        "choices": choices,
+        "api_version": api_version,
+        "transport": transport,
+    }
+    overrides: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
+    overrides.update(allow_deprecated=allow_deprecated, record=record)
     config = resolve(profile, overrides, environ=os.environ)
     if not config.base_url:
         try:

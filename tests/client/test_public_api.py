@@ -238,11 +238,11 @@ def test_sandbox_takes_keyword_arguments_and_has_no_sim(monkeypatch: pytest.Monk
         api.close()
 
 
-def test_unknown_profile_and_option_are_config_errors() -> None:
+def test_an_unknown_profile_is_a_config_error_and_an_unknown_option_a_type_error() -> None:
     with pytest.raises(errors.ConfigError, match="allowed: sim, sandbox"):
         kit.connect("production")
-    with pytest.raises(errors.ConfigError, match="colour"):
-        kit.connect("sim", colour="blue")
+    with pytest.raises(TypeError, match="colour"):
+        kit.connect("sim", colour="blue")  # type: ignore[call-arg]
 
 
 def test_removed_savings_close_is_not_offered(api: kit.Client) -> None:
