@@ -31,10 +31,9 @@ if TYPE_CHECKING:
     from kit._hooks import Hooks
     from kit._profiles import Profile, SandboxProfile, SimProfile
     from kit._sensitive import Sensitive
+    from kit._version import __version__ as __version__
     from kit.errors import ApiError, KitError
     from kit.models import Money
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ApiError",
@@ -65,7 +64,8 @@ _WHERE = {
     "connect": "kit._client",
     "errors": "kit.errors",
     "webhooks": "kit.webhooks",
+    "__version__": "kit._version",
 }
 
 
-__getattr__, __dir__ = _lazy.resolved_from(_WHERE, _WHERE, globals(), listed=__all__)
+__getattr__, __dir__ = _lazy.resolved_from(_WHERE, _WHERE, globals(), listed=[*__all__, "__version__"])

@@ -29,6 +29,7 @@ with imported_past("httpx._main"):  # its CLI (benchmarks/bench.py FIXES: httpx.
     import httpx
 
 from kit._auth import TOKEN_PATH, token_path
+from kit._client_wire import RecordedWire
 from kit._config import Config, DriftMode, JweAlg, resolve
 from kit._history import History
 from kit._hooks import Hooks
@@ -53,15 +54,13 @@ if TYPE_CHECKING:
     from kit._resources.persons import Persons
     from kit._resources.sim import SimControl
     from kit._resources.webhooks import Webhooks
-    from kit._wire import Exchange, Recorder
-    from kit._wire_view import WireView
 
 __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
 LEGACY_TOKEN_PATH = "/authorization/server_api/access_tokens"
 
 
-class Client:
+class Client(RecordedWire):
     """A client for one device. Build it with :func:`kit.connect`.
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
@@ -148,73 +147,6 @@ class Client:
             (3, 201)
         """
         return self._requestor.history
-
-    # -- the wire (record=True) ----------------------------------------------------------------
-
-    @property
-    def wire_log(self) -> Recorder | None:
-        """The redacted wire log of a client made with ``record=True`` (:mod:`kit._wire`), else ``None``."""
-        return self._requestor.wire
-
-    def _recorded(self) -> Recorder:
-        recorder = self._requestor.wire
-        if recorder is None:
-            raise ConfigError(
-                "this client does not record the wire: connect with kit.connect(..., record=True) "
-                "(kit.notebook.connect records)"
-            )
-        return recorder
-
-    def wire(
-        self,
-        which: int = -1,
-        *,
-        kind: str | None = "call",
-        path: str | None = None,
-        method: str | None = None,
-        status: int | None = None,
-        where: Callable[[Exchange], bool] | None = None,
-    ) -> WireView:
-        """A call as it went over the wire, redacted: each attempt's request line, headers and
-        body, the response's status, headers and body (HTML in Jupyter, text elsewhere).
-
-        ``which``: the last (``-1``), one before (``-3``)… among the calls passing the filters:
-        ``path`` (a part of it), ``method``, ``status`` (of any attempt: ``503`` finds the call
-        that was retried), ``kind="delivery"`` (a webhook delivery received), ``where``.
-
-        Example::
-
-            >>> api.wire()                                   # doctest: +SKIP
-            >>> api.wire(path="/p2p/transfers", status=503)  # doctest: +SKIP
-
-        Raises:
-            ConfigError: the client does not record (``record=True``).
-            LookupError: no such call.
-        """
-        from kit._wire_view import WireView, choose
-
-        exchanges = self._recorded().exchanges()
-        chosen = choose(exchanges, which, kind=kind, path=path, method=method, status=status, where=where)
-        return WireView(chosen)
-
-    def export_har(self, path: str | os.PathLike[str]) -> int:
-        """Write every recorded call and delivery as a HAR 1.2 file (open it in a browser's
-        network panel); return the number of entries. Redacted as recorded.
-
-        Example::
-
-            >>> api = kit.connect("sim", record=True)       # doctest: +SKIP
-            >>> api.accounts.create()                       # doctest: +SKIP
-            >>> api.export_har("accounts.har")              # doctest: +SKIP
-            3
-
-        Raises:
-            ConfigError: the client does not record (``record=True``).
-            OSError: the file cannot be written.
-        """
-        from kit._wire_view import write_har
-
-        return write_har(path, self._recorded().exchanges())
 
     @property
     def webhooks(self) -> Webhooks:
@@ -409,30 +341,8 @@ def connect(
         ConfigError: an unknown profile or a value not allowed; sandbox settings missing (named).
         TransportError: the embedded simulator could not start.
     """
-    given = {
-        "base_url": base_url,
-        "client_id": client_id,
-        "client_secret": client_secret,
-        "jwe_alg": jwe_alg,
-        "device": device,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "backoff_base": backoff_base,
-        "backoff_cap": backoff_cap,
-        "max_retry_after": max_retry_after,
-        "seed": seed,
-        "rng": rng,
-        "sleep": sleep,
-        "control_token": control_token,
-        "token_refresh_margin": token_refresh_margin,
-        "drift": drift,
-        "hooks": hooks,
-        "choices": choices,
-        "api_version": api_version,
-        "transport": transport,
-    }
+    given = {name: value for name, value in locals().items() if name != "profile"}
     overrides: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
-    overrides.update(allow_deprecated=allow_deprecated, record=record)
     config = resolve(profile, overrides, environ=os.environ)
     if not config.base_url:
         try:

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kit import __version__, _log
+from kit import _log
 from kit._auth import PartnerAuth
 from kit._config import Config
 from kit._contract import HEADERS as CONTRACT_HEADERS
@@ -51,6 +51,7 @@ from kit._drift import DriftLog
 from kit._history import Entry, History
 from kit._http import http_client
 from kit._outgoing import HEADERS, RETRY_STATUSES, Operation, Outgoing
+from kit._version import __version__
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 
 if TYPE_CHECKING:

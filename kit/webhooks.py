@@ -64,7 +64,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_DELIVERY_BYTES", "SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
 
-SIGNATURE_HEADER = "svc-webhook-signature"
+#: The header a delivery's signature comes in (A24).
+SIGNATURE_HEADER = str(value("A24")["header"])
 #: How often a receiver's server looks whether it was asked to close (``close`` waits for it:
 #: socketserver's default of 0.5 s held every notebook that closed a client with a receiver).
 _POLL_S = 0.02

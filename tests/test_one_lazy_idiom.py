@@ -22,8 +22,10 @@ CHANGES = {"pop", "update", "setdefault", "clear", "popitem"}
 
 
 def _is_sys_modules(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "modules" and (
-        getattr(node.value, "id", "") == "sys"
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "modules"
+        and (getattr(node.value, "id", "") == "sys")
     )
 
 
