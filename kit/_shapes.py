@@ -308,6 +308,6 @@ _SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
 @cache
 def import_validators() -> None:
     """Import openapi-core's validators once, without jsonschema's ``iri`` format checks (other
-    formats are checked as usual; benchmarks/bench.py FIXES: rfc3987_syntax)."""
+    formats are checked as usual; benchmarks/bench.py FIXES: "openapi-core's validators")."""
     with imported_past(_SKIPPED_FORMAT_MODULE):
         import openapi_core.validation.schemas  # noqa: F401

@@ -67,7 +67,7 @@ def import_papermill() -> None:
 def without_iri_checks() -> contextlib.AbstractContextManager[None]:
     """For a block, jsonschema imported without its ``iri`` format checks: jsonschema imports
     ``rfc3987_syntax`` eagerly when it is installed, and that module builds its Lark parsers as
-    it is imported (python-jsonschema/jsonschema#1428; benchmarks/bench.py FIXES: rfc3987_syntax).
+    it is imported (python-jsonschema/jsonschema#1428; benchmarks/bench.py FIXES: "eager iri checker").
     Nothing ``kit regress`` validates is an ``iri``: nbformat's notebook schemas use no such
     format. The module is importable again after the block."""
     return imported_past("rfc3987_syntax")
