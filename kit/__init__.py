@@ -21,8 +21,9 @@ crypto workers) loads none of the client.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kit import _lazy
 
 if TYPE_CHECKING:
     from kit import errors, webhooks
@@ -30,10 +31,9 @@ if TYPE_CHECKING:
     from kit._hooks import Hooks
     from kit._profiles import Profile, SandboxProfile, SimProfile
     from kit._sensitive import Sensitive
+    from kit._version import __version__ as __version__
     from kit.errors import ApiError, KitError
     from kit.models import Money
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ApiError",
@@ -64,20 +64,8 @@ _WHERE = {
     "connect": "kit._client",
     "errors": "kit.errors",
     "webhooks": "kit.webhooks",
+    "__version__": "kit._version",
 }
 
 
-def __getattr__(name: str) -> Any:
-    """One of :data:`__all__`, loaded on first use; nothing else (no fallback to submodules)."""
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kit' has no attribute {name!r}")
-    module = importlib.import_module(where)
-    value = module if where == f"kit.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names and the module's dunders (not its imports)."""
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+__getattr__, __dir__ = _lazy.resolved_from(_WHERE, _WHERE, globals(), listed=[*__all__, "__version__"])

@@ -36,6 +36,8 @@ from urllib.parse import quote_plus
 import httpx
 
 from kit import _log, register
+from kit._http import http_client
+from kit._outgoing import HEADERS
 from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
 
@@ -130,6 +132,10 @@ def token_headers(client_id: str, client_secret: Sensitive[str]) -> dict[str, st
     return {"Authorization": f"Basic {basic}", "Accept": "application/json"}
 
 
+#: The partner token's header and scheme on partner calls (A02).
+BEARER = (HEADERS.authorization, str(register.value("A02")["scheme"]))
+
+
 def token_request(url: str, client_id: str, client_secret: Sensitive[str]) -> httpx.Request:
     """The client-credentials request to ``url`` (the token endpoint's full URL)."""
     headers = token_headers(client_id, client_secret)
@@ -143,10 +149,12 @@ def fetch_token(
     *,
     timeout: float = 10.0,
     http: httpx.Client | None = None,
+    transport: httpx.BaseTransport | None = None,
 ) -> TokenGrant:
     """Fetch one partner token (``POST {base_url}/oauth/accesstoken``), once, no retries.
 
-    ``http``: an ``httpx.Client`` to send it with (a fresh one otherwise).
+    ``http``: an ``httpx.Client`` to send it with (otherwise a fresh one, of
+    :func:`kit._http.http_client`, sending through ``transport`` when given).
 
     Example::
 
@@ -163,7 +171,7 @@ def fetch_token(
     request.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
     try:
         if http is None:
-            with httpx.Client() as own:
+            with http_client(transport=transport) as own:
                 response = own.send(request)
         else:
             response = http.send(request)
@@ -171,7 +179,7 @@ def fetch_token(
         raise TransportError(f"POST {TOKEN_PATH} failed: {type(exc).__name__}") from exc
     body = _json(response)
     if response.status_code >= 400:
-        request_id = response.headers.get("svc-request-id")
+        request_id = response.headers.get(HEADERS.request_id)
         raise error_from_response(response.status_code, body, request_id=request_id)
     grant = TokenGrant.from_body(body)
     if grant is None:
@@ -279,12 +287,13 @@ class PartnerAuth(httpx.Auth):
     # -- the httpx flow -----------------------------------------------------------------------
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = f"Bearer {self.current().reveal()}"
+        header, scheme = BEARER
+        request.headers[header] = f"{scheme} {self.current().reveal()}"
         started = time.perf_counter()
         response = yield request
         if response.status_code == 401 and problem_code(response) == "invalid-partner-token":
             if self._observer is not None:
                 self._observer(response, (time.perf_counter() - started) * 1000)
             self.invalidate()
-            request.headers["Authorization"] = f"Bearer {self.fetch(again=True).reveal()}"
+            request.headers[header] = f"{scheme} {self.fetch(again=True).reveal()}"
             yield request

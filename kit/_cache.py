@@ -181,9 +181,10 @@ def write_whole(path: Path, data: bytes, root: Path | None = None) -> None:
 def parsed_toml(path: Path) -> dict[str, Any]:
     """``tomllib.load`` of ``path``, kept as JSON under a digest of the file's bytes.
 
-    The register and the spec facts are read by every process that connects; Python's TOML
-    parser takes ~10 ms for them, JSON well under one. Only TOML that JSON holds exactly (no
-    dates or times, as in ``data/``) is kept; anything else is parsed every time."""
+    The register and the spec facts are read by every process that connects, and JSON parses
+    faster than TOML (benchmarks/bench.py FIXES: "per-user JSON copy"). Only TOML that JSON
+    holds exactly (no dates or times, as in ``data/``) is kept; anything else is parsed every
+    time."""
     raw = path.read_bytes()
     root = user_cache_dir()
     kept = root / "data" / f"{path.stem}-{hashlib.sha256(raw).hexdigest()[:32]}.json"

@@ -18,23 +18,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
+import random
 import warnings
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-if "httpx" not in sys.modules:
-    # httpx's package imports its command-line client when click, rich and pygments are there (as
-    # in a Jupyter install): about 50 ms of the first connect, for a CLI the kit never runs. The
-    # `httpx` command runs in its own process and is not affected; httpx.main here is its stub.
-    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # an ImportError for httpx
-    try:
-        import httpx  # noqa: F401
-    finally:
-        del sys.modules["httpx._main"]  # a later ``import httpx._main`` works as usual
+from kit._lazy import imported_past
+
+with imported_past("httpx._main"):  # its CLI (benchmarks/bench.py FIXES: httpx._main)
+    import httpx
 
 from kit._auth import TOKEN_PATH, token_path
-from kit._config import Config, resolve
+from kit._client_wire import RecordedWire
+from kit._config import Config, DriftMode, JweAlg, resolve
 from kit._history import History
+from kit._hooks import Hooks
 from kit._profiles import Personas, Profile
 from kit._requestor import Requestor
 from kit._resources._base import Lazy
@@ -45,8 +43,6 @@ from kit.errors import ConfigError, DeprecatedEndpoint, NotAvailable, TransportE
 from kit.models import SessionInfo, TokenInfo
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import pandas as pd
 
     from kit._resources.accounts import Accounts
@@ -58,15 +54,13 @@ if TYPE_CHECKING:
     from kit._resources.persons import Persons
     from kit._resources.sim import SimControl
     from kit._resources.webhooks import Webhooks
-    from kit._wire import Exchange, Recorder
-    from kit._wire_view import WireView
 
 __all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
 
 LEGACY_TOKEN_PATH = "/authorization/server_api/access_tokens"
 
 
-class Client:
+class Client(RecordedWire):
     """A client for one device. Build it with :func:`kit.connect`.
 
     Attributes: ``sessions``, ``accounts``, ``persons``, ``kyc``, ``cards``, ``events``,
@@ -153,73 +147,6 @@ class Client:
             (3, 201)
         """
         return self._requestor.history
-
-    # -- the wire (record=True) ----------------------------------------------------------------
-
-    @property
-    def wire_log(self) -> Recorder | None:
-        """The redacted wire log of a client made with ``record=True`` (:mod:`kit._wire`), else ``None``."""
-        return self._requestor.wire
-
-    def _recorded(self) -> Recorder:
-        recorder = self._requestor.wire
-        if recorder is None:
-            raise ConfigError(
-                "this client does not record the wire: connect with kit.connect(..., record=True) "
-                "(kit.notebook.connect records)"
-            )
-        return recorder
-
-    def wire(
-        self,
-        which: int = -1,
-        *,
-        kind: str | None = "call",
-        path: str | None = None,
-        method: str | None = None,
-        status: int | None = None,
-        where: Callable[[Exchange], bool] | None = None,
-    ) -> WireView:
-        """A call as it went over the wire, redacted: each attempt's request line, headers and
-        body, the response's status, headers and body (HTML in Jupyter, text elsewhere).
-
-        ``which``: the last (``-1``), one before (``-3``)… among the calls passing the filters:
-        ``path`` (a part of it), ``method``, ``status`` (of any attempt: ``503`` finds the call
-        that was retried), ``kind="delivery"`` (a webhook delivery received), ``where``.
-
-        Example::
-
-            >>> api.wire()                                   # doctest: +SKIP
-            >>> api.wire(path="/p2p/transfers", status=503)  # doctest: +SKIP
-
-        Raises:
-            ConfigError: the client does not record (``record=True``).
-            LookupError: no such call.
-        """
-        from kit._wire_view import WireView, choose
-
-        exchanges = self._recorded().exchanges()
-        chosen = choose(exchanges, which, kind=kind, path=path, method=method, status=status, where=where)
-        return WireView(chosen)
-
-    def export_har(self, path: str | os.PathLike[str]) -> int:
-        """Write every recorded call and delivery as a HAR 1.2 file (open it in a browser's
-        network panel); return the number of entries. Redacted as recorded.
-
-        Example::
-
-            >>> api = kit.connect("sim", record=True)       # doctest: +SKIP
-            >>> api.accounts.create()                       # doctest: +SKIP
-            >>> api.export_har("accounts.har")              # doctest: +SKIP
-            3
-
-        Raises:
-            ConfigError: the client does not record (``record=True``).
-            OSError: the file cannot be written.
-        """
-        from kit._wire_view import write_har
-
-        return write_har(path, self._recorded().exchanges())
 
     @property
     def webhooks(self) -> Webhooks:
@@ -346,7 +273,32 @@ class Client:
         )
 
 
-def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) -> Client:
+def connect(
+    profile: str | Profile | type[Profile] = "sim",
+    *,
+    base_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | Sensitive[str] | None = None,
+    allow_deprecated: bool = False,
+    jwe_alg: JweAlg | None = None,
+    device: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_cap: float | None = None,
+    max_retry_after: float | None = None,
+    seed: int | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], None] | None = None,
+    control_token: str | Sensitive[str] | None = None,
+    token_refresh_margin: float | None = None,
+    drift: DriftMode | None = None,
+    hooks: Hooks | Mapping[str, Iterable[Callable[..., None]]] | None = None,
+    choices: str | os.PathLike[str] | None = None,
+    api_version: str | None = None,
+    record: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> Client:
     """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"`` — or any
     :class:`kit._profiles.Profile` (class or object: a partner's staging is one class).
 
@@ -354,13 +306,20 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
     ``base_url=`` to use a ``kit serve`` instead); credentials ``sim-partner`` /
     ``sim-secret`` unless overridden. ``sandbox`` reads ``PARTNER_API_BASE_URL``,
     ``PARTNER_API_CLIENT_ID`` and ``PARTNER_API_CLIENT_SECRET`` (or ``base_url=``,
-    ``client_id=``, ``client_secret=``). Other options: ``allow_deprecated``, ``jwe_alg``
-    (``"RSA-OAEP-256"`` or ``"ECDH-ES+A256KW"``), ``device`` (``{"device_id", "platform",
-    "model", "os_version"}``), ``max_retries``, ``backoff_base``, ``backoff_cap``, ``seed`` /
-    ``rng`` and ``sleep`` (retry jitter and waiting), ``timeout``, ``control_token``, ``drift``
-    (``"report"`` contract drift in ``api.drift``, the default; ``"raise"``; ``"off"``),
-    ``record`` (keep the wire, redacted: ``api.wire()``, ``api.export_har(path)``; off by
-    default, bounded — :mod:`kit._wire`).
+    ``client_id=``, ``client_secret=``).
+
+    Every option is keyword-only; one left out (``None``) takes :class:`kit._config.Config`'s
+    default. ``allow_deprecated``: the legacy token endpoint; ``jwe_alg``: ``"RSA-OAEP-256"``
+    or ``"ECDH-ES+A256KW"``; ``device``: ``{"device_id", "platform", "model", "os_version"}``;
+    ``timeout``, ``max_retries``, ``backoff_base``, ``backoff_cap``, ``max_retry_after``: the
+    retries; ``seed`` / ``rng`` and ``sleep``: their jitter and waiting; ``control_token``: the
+    simulator's control plane; ``token_refresh_margin``: seconds before a partner token expires
+    that a new one is fetched; ``drift``: ``"report"`` contract drift in ``api.drift`` (the
+    default), ``"raise"`` or ``"off"``; ``choices``: the choice overlay the ``sim`` profile's
+    simulator starts with; ``api_version``: the version to pin; ``record``: keep the wire,
+    redacted (``api.wire()``, ``api.export_har(path)``; bounded, :mod:`kit._wire`);
+    ``transport``: any ``httpx.BaseTransport`` every connection of the client sends through
+    (an ``httpx.MockTransport`` in a test, a transport with a proxy or client certificates).
 
     ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
     :class:`kit._hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
@@ -378,9 +337,12 @@ def connect(profile: str | Profile | type[Profile] = "sim", **overrides: Any) ->
         >>> c = kit.connect("sim", hooks={"call": [seen.append]})   # doctest: +SKIP
 
     Raises:
-        ConfigError: an unknown profile or option; sandbox settings missing (named).
+        TypeError: an unknown option.
+        ConfigError: an unknown profile or a value not allowed; sandbox settings missing (named).
         TransportError: the embedded simulator could not start.
     """
+    given = {name: value for name, value in locals().items() if name != "profile"}
+    overrides: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
     config = resolve(profile, overrides, environ=os.environ)
     if not config.base_url:
         try:

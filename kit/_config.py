@@ -25,14 +25,17 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from kit._hooks import Hooks
 from kit._profiles import ENV_VARS, Profile, lookup
 from kit._sensitive import Sensitive
 from kit.errors import ConfigError
 
-__all__ = ["DRIFT_MODES", "ENV_VARS", "Config", "resolve"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DRIFT_MODES", "ENV_VARS", "JWE_ALGS", "Config", "DriftMode", "JweAlg", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Config:
     client_id: str
     client_secret: Sensitive[str] = field(repr=False)
     allow_deprecated: bool = False
-    jwe_alg: str = "RSA-OAEP-256"
+    jwe_alg: JweAlg = "RSA-OAEP-256"
     timeout: float = 10.0
     max_retries: int = 4
     backoff_base: float = 0.2
@@ -56,43 +59,27 @@ class Config:
     control_token: Sensitive[str] | None = field(default=None, repr=False)
     token_refresh_margin: float = 60.0
     access_token: Sensitive[str] | None = field(default=None, repr=False)
-    drift: str = "report"
+    drift: DriftMode = "report"
     hooks: Hooks = field(default_factory=Hooks, repr=False)
     api_version: str | None = None
     record: bool = False
+    #: What every ``httpx.Client`` of the client sends through (:mod:`kit._http`); None: httpx's.
+    transport: httpx.BaseTransport | None = field(default=None, repr=False)
 
 
-_OPTIONS = {
-    "base_url",
-    "client_id",
-    "client_secret",
-    "allow_deprecated",
-    "jwe_alg",
-    "timeout",
-    "max_retries",
-    "backoff_base",
-    "backoff_cap",
-    "max_retry_after",
-    "rng",
-    "seed",
-    "sleep",
-    "device",
-    "control_token",
-    "token_refresh_margin",
-    "drift",
-    "hooks",
-    "choices",
-    "api_version",
-    "record",
-}
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
-DRIFT_MODES = ("report", "raise", "off")
+DriftMode = Literal["report", "raise", "off"]
+DRIFT_MODES: tuple[DriftMode, ...] = get_args(DriftMode)
+#: ``jwe_alg=``: the key management algorithms the client encrypts to the server with.
+JweAlg = Literal["RSA-OAEP-256", "ECDH-ES+A256KW"]
+JWE_ALGS: tuple[JweAlg, ...] = get_args(JweAlg)
 
 
 def resolve(
     profile: str | Profile | type[Profile], overrides: Mapping[str, Any], *, environ: Mapping[str, str]
 ) -> Config:
-    """Build the configuration for ``profile`` from keyword overrides and the environment.
+    """Build the configuration for ``profile`` from the options :func:`kit.connect` was given
+(only those given: a missing one takes :class:`Config`'s default) and the environment.
 
     ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
     ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
@@ -104,12 +91,9 @@ def resolve(
     ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
 
     Raises:
-        ConfigError: an unknown profile or option, or (sandbox) missing settings, named.
+        ConfigError: an unknown profile, a value not allowed, or (sandbox) missing settings, named.
     """
     chosen = lookup(profile)
-    unknown = sorted(set(overrides) - _OPTIONS)
-    if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; accepted: {', '.join(sorted(_OPTIONS))}")
     opts = dict(overrides)
     # A choice overlay for the simulator the profile starts (kit._choices; sim only).
     chosen = chosen.with_choices(opts.pop("choices", None), environ, base_url=bool(opts.get("base_url")))
@@ -131,10 +115,8 @@ def resolve(
     opts.update(extra)
     if opts.get("drift", "report") not in DRIFT_MODES:
         raise ConfigError(f"drift {opts['drift']!r} is not allowed; allowed: {', '.join(DRIFT_MODES)}")
-    if opts.get("jwe_alg", "RSA-OAEP-256") not in ("RSA-OAEP-256", "ECDH-ES+A256KW"):
-        raise ConfigError(
-            f"jwe_alg {opts['jwe_alg']!r} is not allowed; allowed: RSA-OAEP-256, ECDH-ES+A256KW"
-        )
+    if opts.get("jwe_alg", JWE_ALGS[0]) not in JWE_ALGS:
+        raise ConfigError(f"jwe_alg {opts['jwe_alg']!r} is not allowed; allowed: {', '.join(JWE_ALGS)}")
     return Config(
         profile=chosen,
         base_url=base_url.rstrip("/") if base_url else None,

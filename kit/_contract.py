@@ -48,6 +48,7 @@ from typing import Any
 
 from kit import register
 from kit._drift import Drift, json_type, schema_rows
+from kit._outgoing import HEADERS as NAMES
 from kit._shapes import Memo, deref, import_validators
 from kit.errors import by_code
 
@@ -55,12 +56,11 @@ __all__ = ["DOCUMENT", "HEADERS", "HEADER_BASIS", "OPERATIONS", "REMOVED", "Cont
 
 #: The contract's file name in ``data/`` (:func:`kit.register.data_dir`).
 DOCUMENT = "openapi.json"
-_HEADERS = register.value("A28")
-_VERSION_HEADER = str(register.value("A27")["header"])
+_VERSION_HEADER = NAMES.api_version
 #: The response headers a check reads (lower case): request id, API version, content type, and
 #: those the document may declare required (their entries: :data:`HEADER_BASIS`).
-_DECLARED = {"deprecation": "A03", "link": "A03", str(register.value("A18")["role_header"]): "A18"}
-HEADERS = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER, "content-type", *_DECLARED})
+_DECLARED = {"deprecation": "A03", "link": "A03", NAMES.p2p_role: "A18"}
+HEADERS = frozenset({NAMES.request_id, _VERSION_HEADER, "content-type", *_DECLARED})
 _VERSION_REFUSALS = frozenset({"unsupported-api-version", "invalid_request"})
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]+\+)?json$")
 _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
@@ -110,12 +110,12 @@ _REMOVED_PATTERNS = {
 #: the deprecation headers (A03), the P2P role (A18); the version announced is the seed's
 #: (``version.1``). No header name is the seed's: a missing one is a difference.
 HEADER_BASIS: Mapping[str, str] = {
-    f"header {_HEADERS['request_id']}": "A28",
+    f"header {NAMES.request_id}": "A28",
     f"header {_VERSION_HEADER}": "A27",
     **{f"header {name}": entry for name, entry in _DECLARED.items()},
 }
 VERSION_STATEMENT = "version.1"
-_CHECKED = frozenset({str(_HEADERS["request_id"]), _VERSION_HEADER})  # by ``_headers``, on every answer
+_CHECKED = frozenset({NAMES.request_id, _VERSION_HEADER})  # by ``_headers``, on every answer
 
 
 def basis_of(kind: str, operation: str, status: int, field: str) -> str:
@@ -307,7 +307,7 @@ class Contract:
         content_type: str | None,
         has_content: bool | None,
     ) -> list[Drift]:
-        rid = headers.get(_HEADERS["request_id"])
+        rid = headers.get(NAMES.request_id)
         refusal = isinstance(body, Mapping) and _VERSION_REFUSALS & {body.get("code"), body.get("error")}
         if status == 400 and refusal and "version" in str(body.get("detail") or body.get("error_description")):  # noqa: E501
             return []  # step 0, before routing, on any path: an unserved version refused (A27)
@@ -353,7 +353,7 @@ class Contract:
 
     def _headers(self, operation: str, headers: Mapping[str, str]) -> list[tuple[str, str, str, str, str]]:
         rows = []
-        for name in (_HEADERS["request_id"], _VERSION_HEADER):
+        for name in (NAMES.request_id, _VERSION_HEADER):
             if not headers.get(name):
                 rows.append(("header", operation, f"header {name}", "present", "missing"))
         got = headers.get(_VERSION_HEADER)

@@ -55,7 +55,11 @@ from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 from kit import register
 from kit._env import SNAPSHOT_MEDIA_TYPE
+from kit._outgoing import HEADERS
 from kit.crypto import protected_header
+
+#: A20's header: each key shown as its number of first appearance.
+_IDEMPOTENCY_HEADER = HEADERS.idempotency_key.lower()
 
 __all__ = [
     "JWK_PRIVATE_MEMBERS",
@@ -307,7 +311,7 @@ class Redactor:
         if kind is not None:
             self.learn(kind, value)
             return f"<{kind}>"
-        if lowered == "idempotency-key":
+        if lowered == _IDEMPOTENCY_HEADER:
             return self.idempotency_key(value)
         if lowered == "date":
             return "<date>"

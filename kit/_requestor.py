@@ -11,8 +11,11 @@ client made with ``record=True`` — the wire log (:class:`~kit._wire.Recorder`,
 Example::
 
     >>> requestor = Requestor(config)                                      # doctest: +SKIP
-    >>> requestor.call("GET", "/webhooks/jwks", session=None).status       # doctest: +SKIP
+    >>> requestor.send("webhook_keys", session=None).status                # doctest: +SKIP
     200
+
+Each call is one :class:`~kit._outgoing.Outgoing` (its operation, path template and parameters,
+body before encoding), built here and sent by the transport.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from kit._auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers
 from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
+from kit._http import http_client
+from kit._outgoing import HEADERS, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
 from kit._sensitive import Sensitive
-from kit._tls import shared_ssl_context
-from kit._transport import RETRY_STATUSES, Reply, Transport
+from kit._transport import Reply, Transport
 from kit.crypto import Device, ServerKeys
 from kit.errors import KitError
 from kit.models import SessionInfo, parse_time
@@ -42,8 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
 
-INIT_DATA_PATH = "/sessions/user_session_initialization_data"
-EXPIRES_HEADER = "svc-session-expires-at"
+INIT_DATA_PATH = OPERATIONS["init_data"].template
 CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
 
 
@@ -131,7 +134,7 @@ class Requestor:
         self._current = session
 
     def _observe_expiry(self, sent: CurrentSession, expires_at: datetime | None) -> None:
-        """Track ``svc-session-expires-at`` for the session that was sent (sliding expiry)."""
+        """Track the new expiry (A28 ``session_expires_at``) of the session that was sent (sliding)."""
         if expires_at is not None and self._current is sent:
             self._current = replace(sent, info=replace(sent.info, expires_at=expires_at))
 
@@ -142,10 +145,10 @@ class Requestor:
         token = self.config.control_token
         return {CONTROL_TOKEN_HEADER: token.reveal()} if token is not None else {}
 
-    def call(
+    def send(
         self,
-        method: str,
-        path: str,
+        operation: str | Operation,
+        params: Mapping[str, str] | None = None,
         *,
         json: Any = None,
         session: SessionArg = "current",
@@ -154,16 +157,18 @@ class Requestor:
         submitted: Mapping[str, str] | None = None,
         retry_statuses: frozenset[int] = RETRY_STATUSES,
     ) -> Reply:
-        """Send one call presenting ``session``; ``partner=False`` for the control plane;
-        ``retry_statuses``: the answers sent again after a wait (:class:`~kit._transport.Transport`).
+        """Send ``operation`` (a key of :data:`~kit._outgoing.OPERATIONS`, or an
+        :class:`~kit._outgoing.Operation`) with its path ``params``, presenting ``session``;
+        ``partner=False`` for the control plane; ``retry_statuses``: the answers sent again
+        after a wait (:class:`~kit._transport.Transport`).
 
         Raises:
             ApiError: (a subclass) for an error answer. TransportError: unreachable.
         """
         sent = self._current if session == "current" else session
-        reply = self.transport.request(
-            method,
-            path,
+        outgoing = Outgoing(
+            OPERATIONS[operation] if isinstance(operation, str) else operation,
+            params=params or {},
             json=json,
             headers={} if partner else self.control_headers(),
             partner=partner,
@@ -173,9 +178,15 @@ class Requestor:
             submitted=submitted,
             retry_statuses=retry_statuses,
         )
+        reply = self.transport.send(outgoing)
         if sent is not None:
-            self._observe_expiry(sent, parse_time(reply.headers.get(EXPIRES_HEADER)))
+            self._observe_expiry(sent, parse_time(reply.headers.get(HEADERS.session_expires_at)))
         return reply
+
+    def call(self, method: str, path: str, **options: Any) -> Reply:
+        """:meth:`send` of a call named by its method and path alone (the control plane, a
+        request of one's own); ``options`` as for :meth:`send`."""
+        return self.send(Operation.raw(method, path), **options)
 
     def control_call(
         self, method: str, path: str, *, content: bytes | None, content_type: str, timeout: float
@@ -186,14 +197,14 @@ class Requestor:
         Raises:
             ApiError: (a subclass) for an error answer. TransportError: unreachable.
         """
-        return self.transport.request(
-            method,
-            path,
+        outgoing = Outgoing(
+            Operation.raw(method, path, "control"),
             headers={**self.control_headers(), "content-type": content_type},
             partner=False,
             content=content,
             timeout=timeout,
         )
+        return self.transport.send(outgoing)
 
     # -- the partner token ---------------------------------------------------------------------
 
@@ -208,7 +219,9 @@ class Requestor:
                 TransportError as for any call.
         """
         headers = token_headers(self.config.client_id, self.config.client_secret)
-        return self.transport.request("POST", path, data=CLIENT_CREDENTIALS, headers=headers, partner=False)
+        operation = Operation("token", "POST", path)
+        outgoing = Outgoing(operation, data=CLIENT_CREDENTIALS, headers=headers, partner=False)
+        return self.transport.send(outgoing)
 
     def revoke_token(self, path: str, token: Sensitive[str]) -> Reply:
         """``DELETE`` ``token`` at ``path`` (the deprecated legacy endpoint), recorded.
@@ -216,8 +229,9 @@ class Requestor:
         Raises:
             ApiError: the server refused (e.g. EndpointDeprecated in strict mode).
         """
-        headers = {"Authorization": f"Bearer {token.reveal()}"}
-        return self.transport.request("DELETE", path, headers=headers, partner=False)
+        headers = {HEADERS.authorization: f"Bearer {token.reveal()}"}
+        operation = Operation("revoke_token", "DELETE", path)
+        return self.transport.send(Outgoing(operation, headers=headers, partner=False))
 
     def _fetch_grant(self) -> TokenGrant | None:
         # The token endpoint of the pinned version (under 1.1.0 the legacy one, its own: A27).
@@ -231,7 +245,7 @@ class Requestor:
         Raises:
             ApiError: e.g. InvalidPartnerToken when credentials are wrong.
         """
-        body = self.call("GET", INIT_DATA_PATH, session=None).body or {}
+        body = self.send("init_data", session=None).body or {}
         self._server_keys.update(body.get("jwks") or {})
         return dict(body)
 
@@ -270,9 +284,8 @@ class Requestor:
         with self._clock_lock:  # deliveries may arrive on several receiver threads at once
             if self._clock_http is None:
                 assert self.config.base_url is not None
-                self._clock_http = httpx.Client(
-                    base_url=self.config.base_url, timeout=5.0, verify=shared_ssl_context()
-                )
+                base_url, transport = self.config.base_url, self.config.transport
+                self._clock_http = http_client(base_url, transport=transport, timeout=5.0)
         answer = self._clock_http.get("/_sim/clock", headers=self.control_headers())
         now = parse_time(answer.json()["now"])
         assert now is not None

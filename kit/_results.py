@@ -1,8 +1,8 @@
 """The results of the resources' calls (accounts, persons, KYC, cards, events, transfers, document
 requests, subscriptions, webhook deliveries): :mod:`kit.models`' classes, defined when one is
 first used (``kit.models`` resolves their names, PEP 562), so that ``kit.connect`` and a first
-session build only the models they return. Each class is ``kit.models``' own (its
-``__module__``): that is where it is documented, imported and pickled from.
+session build only the models they return. Import them from ``kit.models``, where they are
+documented; a pickled one names this module, which unpickling imports.
 """
 
 from __future__ import annotations
@@ -115,6 +115,3 @@ class WebhookEvent(Model):
     kid: str | None = None
     iat: int | None = None
 
-
-for _name in __all__:
-    globals()[_name].__module__ = "kit.models"

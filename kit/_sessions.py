@@ -20,15 +20,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kit._outgoing import HEADERS, OPERATIONS, RETRY_STATUSES
 from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
 from kit._sensitive import Sensitive
-from kit._transport import RETRY_STATUSES
 from kit.errors import CryptoError, SessionRequired
 from kit.models import InitData, SessionInfo, parse_time
 
 __all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
 
-SESSIONS_PATH = "/sessions"
+SESSIONS_PATH = OPERATIONS["create_session"].template
 SESSION_TYPES = ("anonymous", "account", "person")
 
 
@@ -97,9 +97,8 @@ class Sessions:
         if person_id is not None:
             plaintext["person_id"] = person_id
         encrypted = self._requestor.encrypt(plaintext, kids=list(init.kids))
-        reply = self._requestor.call(
-            "POST",
-            SESSIONS_PATH,
+        reply = self._requestor.send(
+            "create_session",
             json={
                 "session_type": session_type,
                 "expiration_strategy": expiration,
@@ -126,7 +125,7 @@ class Sessions:
         info = SessionInfo(
             session_type=str(body.get("session_type", session_type)),
             expiration_strategy=str(body.get("expiration_strategy", expiration)),
-            expires_at=parse_time(reply.headers.get("svc-session-expires-at"))
+            expires_at=parse_time(reply.headers.get(HEADERS.session_expires_at))
             or parse_time(body.get("expires_at")),
             device_id=str(body.get("device_id", device.device_id)),
             account_id=account_id or (promote_from.info.account_id if promote_from else None),
@@ -244,7 +243,7 @@ class Sessions:
         if current is None:
             return
         try:
-            self._requestor.call("DELETE", SESSIONS_PATH, session=current)
+            self._requestor.send("end_session", session=current)
         finally:
             self._requestor.use_session(None)
 

@@ -24,10 +24,11 @@ Example::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
+
+from kit._lazy import imported_past
 
 __all__ = [
     "LIMIT",
@@ -299,21 +300,14 @@ class Memo:
         return errors
 
 
-#: jsonschema checks the ``iri`` format with ``rfc3987_syntax`` when it is installed (Jupyter's
-#: extras install it), and importing that builds a grammar: about a second of every process's
-#: first check. The contract has no ``iri`` format, so it is kept out of jsonschema's import.
+#: jsonschema imports ``rfc3987_syntax`` for its ``iri`` format when it is installed, and that
+#: module builds its Lark grammars as it is imported; the contract has no ``iri`` format.
 _SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
 
 
 @cache
 def import_validators() -> None:
-    """Import openapi-core's validators once, without the ``iri`` format grammar when this
-    process has not imported jsonschema yet (other formats are checked as usual)."""
-    skip = "jsonschema" not in sys.modules and _SKIPPED_FORMAT_MODULE not in sys.modules
-    if skip:
-        sys.modules[_SKIPPED_FORMAT_MODULE] = None  # type: ignore[assignment]  # an ImportError for jsonschema
-    try:
+    """Import openapi-core's validators once, without jsonschema's ``iri`` format checks (other
+    formats are checked as usual; benchmarks/bench.py FIXES: "openapi-core's validators")."""
+    with imported_past(_SKIPPED_FORMAT_MODULE):
         import openapi_core.validation.schemas  # noqa: F401
-    finally:
-        if skip:
-            del sys.modules[_SKIPPED_FORMAT_MODULE]  # a later ``import rfc3987_syntax`` works as usual

@@ -1,7 +1,8 @@
-"""TLS contexts of the kit's ``httpx`` clients: built once per process, shared.
+"""TLS contexts of the kit's ``httpx`` clients (:mod:`kit._http`): built once per process, shared.
 
-Building one loads the CA bundle (~24 ms): the transport, the requestor's side clients and
-``kit.simulate``'s many clients all take theirs from here.
+Building one loads the CA bundle: the transport, the requestor's side clients and
+``kit.simulate``'s many clients all take theirs from here (benchmarks/bench.py FIXES: "one
+shared TLS context").
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ __all__ = ["shared_ssl_context", "tls_context_for"]
 def shared_ssl_context() -> ssl.SSLContext:
     """The TLS context every kit ``httpx.Client`` in this process shares (httpx's default one).
 
-    Building one loads the CA bundle (~24 ms); ``kit.simulate`` builds a client per
-    customer, and a profile showed a third of a population run's CPU spent there. An
+    Building one loads the CA bundle, and ``kit.simulate`` builds a client per customer. An
     ``SSLContext`` is safe to share between clients and threads.
     """
     return httpx.create_ssl_context()
@@ -30,7 +30,7 @@ def shared_ssl_context() -> ssl.SSLContext:
 def _no_trust_context() -> ssl.SSLContext:
     """The TLS context of a client whose base URL is plain ``http://`` (the embedded simulator,
     ``kit serve`` on loopback): such a client never does TLS, so it need not load the CA bundle
-    (~23 ms of the first ``kit.connect("sim")``). The context trusts no CA and still checks
+    (benchmarks/bench.py FIXES: "trusts nothing"). The context trusts no CA and still checks
     certificates and host names, so an ``https`` request sent through it would fail verification,
     never succeed unverified."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

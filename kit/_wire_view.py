@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import importlib.metadata
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +29,6 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import harfile
 
-from kit._transport import USER_AGENT
 from kit._wire import Attempt, Exchange, Message
 
 __all__ = ["VIEW_LIMIT", "WireView", "choose", "har_entries", "write_har"]
@@ -204,11 +202,10 @@ def _har_url(url: str) -> str:
 
 
 def _version() -> str:
-    """The kit's version: the installed distribution's, else the one its user agent names."""
-    try:
-        return importlib.metadata.version(_CREATOR)
-    except importlib.metadata.PackageNotFoundError:
-        return USER_AGENT.partition("/")[2]
+    """The kit's version (``kit.__version__``, which the package metadata is built from)."""
+    from kit._version import __version__
+
+    return __version__
 
 
 def har_entries(exchanges: Iterable[Exchange]) -> list[tuple[Exchange, int, Attempt]]:

@@ -203,12 +203,10 @@ def _walk(args: argparse.Namespace) -> int:
 
 
 def _version() -> str:
-    """The installed distribution's version (package metadata), else the package's own."""
-    from importlib import metadata
+    """The kit's version (``kit.__version__``, which the package metadata is built from)."""
+    from kit._version import __version__
 
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        return metadata.version("partner-api-kit")
-    return "unknown (not installed)"
+    return __version__
 
 
 def _copy_notebooks(args: argparse.Namespace) -> int:

@@ -52,7 +52,6 @@ __all__ = [
     "WebhookEvent",
     "parse_time",
 ]
-Money.__module__ = __name__  # documented, imported and pickled from here (kit.Money too)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -3,19 +3,16 @@ builds a client's resource on its first use."""
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any, Generic, TypeVar, overload
-from urllib.parse import quote
 
+from kit._lazy import attribute
+from kit._outgoing import seg
 from kit._requestor import Requestor
 
+__all__ = ["Lazy", "Resource", "seg"]
+
 R = TypeVar("R")
-
-
-def seg(value: str) -> str:
-    """An id as one path segment (quoted: an id can never change the path's shape)."""
-    return quote(str(value), safe="")
 
 
 class Resource:
@@ -55,7 +52,6 @@ class Lazy(Generic[R]):
         with self._lock:  # one resource per client, whichever thread asks first
             found = vars(client).get(self._attr)
             if found is None:
-                module, name = self._where
-                found = getattr(importlib.import_module(module), name)(client._requestor)
+                found = attribute(*self._where)(client._requestor)
                 vars(client)[self._attr] = found
         return found

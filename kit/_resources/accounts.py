@@ -23,9 +23,8 @@ class Accounts(Resource):
             SessionRequired, SessionTypeNotAllowed: needs the current anonymous session.
             UnknownProduct: a product other than ``spending``.
         """
-        reply = self._requestor.call(
-            "POST",
-            "/accounts",
+        reply = self._requestor.send(
+            "create_account",
             json={"product": product},
             idempotency_key=idempotency_key,
             submitted={"unknown-product": product},

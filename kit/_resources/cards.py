@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from kit import register
-from kit._resources._base import Resource, seg
+from kit._resources._base import Resource
 from kit.models import Card
 
 __all__ = ["CARD_TYPES", "CLOSE_REASONS", "Cards"]
@@ -28,9 +28,9 @@ class Cards(Resource):
         Raises:
             UnknownCardType, AccountNotFound, SessionNotBound.
         """
-        reply = self._requestor.call(
-            "POST",
-            f"/accounts/{seg(account_id)}/cards",
+        reply = self._requestor.send(
+            "create_card",
+            {"account_id": account_id},
             json={"type": type},
             idempotency_key=idempotency_key,
             submitted={"unknown-card-type": type},
@@ -43,7 +43,7 @@ class Cards(Resource):
         Raises:
             CardNotFound, SessionNotBound.
         """
-        reply = self._requestor.call("GET", f"/cards/{seg(card_id)}")
+        reply = self._requestor.send("get_card", {"card_id": card_id})
         return Card.from_wire(reply.body or {})
 
     def close(self, card_id: str, *, reason: str | None = None, idempotency_key: str | None = None) -> Card:
@@ -59,9 +59,9 @@ class Cards(Resource):
             CardAlreadyClosed, CardNotActive, CardNotFound.
         """
         body = {} if reason is None else {"reason": reason}
-        reply = self._requestor.call(
-            "POST",
-            f"/cards/{seg(card_id)}/close",
+        reply = self._requestor.send(
+            "close_card",
+            {"card_id": card_id},
             json=body,
             idempotency_key=idempotency_key,
             submitted={"unknown-close-reason": str(reason)},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kit._resources._base import Resource, seg
+from kit._resources._base import Resource
 from kit._sensitive import reveal
 from kit.models import DocumentRequest
 
@@ -21,7 +21,7 @@ class DocumentRequests(Resource):
         Raises:
             SessionRequired, SessionNotBound, PersonNotFound.
         """
-        reply = self._requestor.call("GET", f"/persons/{seg(person_id)}/document_requests")
+        reply = self._requestor.send("list_document_requests", {"person_id": person_id})
         items = (reply.body or {}).get("document_requests") or []
         return [DocumentRequest.from_wire(item) for item in items]
 
@@ -42,9 +42,9 @@ class DocumentRequests(Resource):
             DocumentRequestNotOpen: it was completed already.
         """
         encrypted = self._requestor.encrypt(dict(reveal(document)))
-        reply = self._requestor.call(
-            "POST",
-            f"/document_requests/{seg(document_request_id)}/submit",
+        reply = self._requestor.send(
+            "submit_document",
+            {"document_request_id": document_request_id},
             json={"encrypted_document": encrypted},
             idempotency_key=idempotency_key,
         )

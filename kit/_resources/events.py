@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kit import register
-from kit._resources._base import Resource, seg
+from kit._resources._base import Resource
 from kit.models import InboundEvent
 
 __all__ = ["EVENT_TYPES", "Events"]
@@ -51,9 +51,9 @@ class Events(Resource):
             body["occurred_at"] = _rfc3339(occurred_at)
         if details is not None:
             body["details"] = dict(details)
-        reply = self._requestor.call(
-            "POST",
-            f"/accounts/{seg(account_id)}/events",
+        reply = self._requestor.send(
+            "send_event",
+            {"account_id": account_id},
             json=body,
             idempotency_key=idempotency_key,
             submitted={"unknown-event-type": event_type},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kit._resources._base import Resource, seg
+from kit._resources._base import Resource
 from kit._sensitive import Sensitive, reveal
 from kit.errors import CryptoError
 from kit.models import KycResult
@@ -42,7 +42,7 @@ class Kyc(Resource):
         Raises:
             SessionNotBound, KycLocked, PersonNotFound; CryptoError for a bad JWE.
         """
-        reply = self._requestor.call("GET", f"/persons/{seg(person_id)}/kyc/questions")
+        reply = self._requestor.send("kyc_questions", {"person_id": person_id})
         token = (reply.body or {}).get("encrypted_questions")
         if not isinstance(token, str):
             raise CryptoError("the answer holds no encrypted_questions")
@@ -64,9 +64,9 @@ class Kyc(Resource):
         """
         payload = {"answers": _normalize(answers)}
         encrypted = self._requestor.encrypt(payload)
-        reply = self._requestor.call(
-            "POST",
-            f"/persons/{seg(person_id)}/kyc/answers",
+        reply = self._requestor.send(
+            "kyc_answers",
+            {"person_id": person_id},
             json={"encrypted_answers": encrypted},
             idempotency_key=idempotency_key,
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from kit._resources._base import Resource, seg
+from kit._outgoing import HEADERS
+from kit._resources._base import Resource
 from kit.models import Money, Transfer
 
 __all__ = ["P2P"]
@@ -44,8 +45,8 @@ class P2P(Resource):
         }
         if memo is not None:
             body["memo"] = memo
-        reply = self._requestor.call("POST", "/p2p/transfers", json=body, idempotency_key=idempotency_key)
-        return Transfer.from_wire(reply.body or {}, viewer_role=reply.headers.get("svc-p2p-role"))
+        reply = self._requestor.send("create_transfer", json=body, idempotency_key=idempotency_key)
+        return Transfer.from_wire(reply.body or {}, viewer_role=reply.headers.get(HEADERS.p2p_role))
 
     def get(self, transfer_id: str) -> Transfer:
         """A transfer as the current person sees it (``viewer_role`` sender or receiver).
@@ -53,7 +54,7 @@ class P2P(Resource):
         Raises:
             TransferNotFound: neither sender nor receiver. SessionTypeNotAllowed: not a person.
         """
-        reply = self._requestor.call("GET", f"/p2p/transfers/{seg(transfer_id)}")
+        reply = self._requestor.send("get_transfer", {"transfer_id": transfer_id})
         body = dict(reply.body or {})
-        role = body.pop("viewer_role", None) or reply.headers.get("svc-p2p-role")
+        role = body.pop("viewer_role", None) or reply.headers.get(HEADERS.p2p_role)
         return Transfer.from_wire(body, viewer_role=role)

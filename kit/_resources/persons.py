@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from kit._resources._base import Resource, seg
+from kit._resources._base import Resource
 from kit._sensitive import Sensitive, reveal
 from kit.models import Person
 
@@ -52,9 +52,9 @@ class Persons(Resource):
         }
         encrypted = self._requestor.encrypt(pii)
         del pii
-        reply = self._requestor.call(
-            "POST",
-            f"/accounts/{seg(account_id)}/persons",
+        reply = self._requestor.send(
+            "create_person",
+            {"account_id": account_id},
             json={"encrypted_pii": encrypted},
             idempotency_key=idempotency_key,
         )

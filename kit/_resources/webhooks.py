@@ -92,9 +92,8 @@ class Webhooks(Resource):
             WebhookUrlNotAllowed.
         """
         names = list(events)
-        reply = self._requestor.call(
-            "POST",
-            "/webhooks/subscriptions",
+        reply = self._requestor.send(
+            "subscribe_webhooks",
             json={"url": url, "events": names},
             session=None,
             idempotency_key=idempotency_key,
@@ -104,7 +103,7 @@ class Webhooks(Resource):
 
     def jwks(self) -> dict[str, Any]:
         """The server's public webhook signing keys (``GET /webhooks/jwks``)."""
-        reply = self._requestor.call("GET", "/webhooks/jwks", session=None)
+        reply = self._requestor.send("webhook_keys", session=None)
         body = dict(reply.body or {})
         self._keys.update(body)
         return body

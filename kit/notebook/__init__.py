@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from kit.notebook.basis import Basis, chosen, expect_choices, expectation, require_basis
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
-from kit.notebook.companion import COMPANION, Companion, connect
+from kit.notebook.companion import COMPANION, Companion
 from kit.notebook.conformity import conformance
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
@@ -62,10 +62,15 @@ from kit.notebook.refusal import refused
 from kit.notebook.register_view import RegisterTable, register_table
 
 if TYPE_CHECKING:
-    from kit._client import Client
+    from kit._client import (
+        Client,
+        connect,  # the companion's takes kit.connect's options: typed as those
+    )
     from kit._drift import Drift
     from kit._fixtures import AnyPersona
     from kit._sensitive import Sensitive
+else:
+    from kit.notebook.companion import connect
 
 __all__ = [
     "CHECK_MIME_TYPE",

@@ -26,12 +26,13 @@ import sys
 import tempfile
 import threading
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kit import _env as env
+from kit._lazy import imported_past
 from kit._profiles import SimProfile
 from kit.regress import cluster, har, kernels, leaks, outputs, preflight, reports
 from kit.regress import history as past
@@ -60,8 +61,7 @@ def _outcome(future: concurrent.futures.Future[dict[str, Any]]) -> dict[str, Any
         return {"seconds": 0.0, "error": error, "notes": [], "stderr": []}
 
 
-@contextlib.contextmanager
-def _caller_main_hidden() -> Iterator[None]:
+def _caller_main_hidden() -> contextlib.AbstractContextManager[None]:
     """While worker processes start, a bare ``__main__`` stands in for the caller's.
 
     Every start method but ``fork`` prepares a worker by running the caller's main module again:
@@ -70,13 +70,7 @@ def _caller_main_hidden() -> Iterator[None]:
     for as a file named ``<stdin>``. The workers need nothing of it: they run
     :mod:`kit.regress.worker`'s functions, imported by name.
     """
-    main = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        if main is not None:
-            sys.modules["__main__"] = main
+    return imported_past("__main__", stand_in=types.ModuleType("__main__"))
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:

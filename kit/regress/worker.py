@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kit._lazy import imported_past
 from kit.notebook.wire import WIRE_ENV
 from kit.regress.model import RegressError
 
@@ -63,22 +64,13 @@ def import_papermill() -> None:
         import papermill  # noqa: F401
 
 
-@contextlib.contextmanager
-def without_iri_checks() -> Iterator[None]:
-    """For this block, jsonschema imported without its ``iri`` format checks: jsonschema imports
-    ``rfc3987_syntax`` eagerly when it is installed, and that module builds some 35 Lark parsers
-    as it is imported — 0.85 s of CPU of papermill's 1.3 s (python-jsonschema/jsonschema#1428;
-    ``benchmarks/results/notebooks_profile.json``). Nothing ``kit regress`` validates is an
-    ``iri``: nbformat's notebook schemas use no such format. Only when jsonschema is not imported
-    yet; the module is importable again after the block."""
-    hidden = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-    if hidden:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # its import fails: skipped
-    try:
-        yield
-    finally:
-        if hidden and sys.modules.get("rfc3987_syntax", False) is None:
-            del sys.modules["rfc3987_syntax"]
+def without_iri_checks() -> contextlib.AbstractContextManager[None]:
+    """For a block, jsonschema imported without its ``iri`` format checks: jsonschema imports
+    ``rfc3987_syntax`` eagerly when it is installed, and that module builds its Lark parsers as
+    it is imported (python-jsonschema/jsonschema#1428; benchmarks/bench.py FIXES: "eager iri checker").
+    Nothing ``kit regress`` validates is an ``iri``: nbformat's notebook schemas use no such
+    format. The module is importable again after the block."""
+    return imported_past("rfc3987_syntax")
 
 
 class _Collect(logging.Handler):

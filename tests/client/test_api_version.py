@@ -57,16 +57,13 @@ def test_an_unknown_version_is_refused_by_the_server(make_client: Callable[..., 
 
 
 def test_a_server_answering_under_another_version_is_a_typed_error() -> None:
-    config = resolve("sim", {"base_url": "http://127.0.0.1:9", "api_version": OLD}, environ={})
-    transport = Transport(config, history=kit._history.History())
-    request = httpx.Request("GET", "http://127.0.0.1:9/cards/card_1")
+    served = [NEW, OLD]
+    mock = httpx.MockTransport(lambda _: httpx.Response(200, headers={"svc-api-version": served.pop(0)}))
+    options = {"base_url": "http://127.0.0.1:9", "api_version": OLD, "drift": "off", "transport": mock}
+    transport = Transport(resolve("sim", options, environ={}), history=kit._history.History())
     with pytest.raises(errors.ApiVersionMismatch, match=r"pinned svc-api-version 1\.1\.0.*under 1\.2\.0"):
-        transport._check_version(
-            "GET", "/cards/card_1", httpx.Response(200, headers={"svc-api-version": NEW}, request=request)
-        )
-    transport._check_version(
-        "GET", "/cards/card_1", httpx.Response(200, headers={"svc-api-version": OLD}, request=request)
-    )
+        transport.request("GET", "/cards/card_1", partner=False)
+    transport.request("GET", "/cards/card_1", partner=False)
     assert transport.served_version == OLD
     transport.close()
 

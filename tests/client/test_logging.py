@@ -83,12 +83,12 @@ def test_drift_is_logged_naming_the_field_not_the_values(
 
 def test_a_version_mismatch_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="kit")
-    config = resolve("sim", {"base_url": "http://127.0.0.1:9", "api_version": OLD}, environ={})
-    transport = Transport(config, history=kit._history.History())
-    request = httpx.Request("GET", "http://127.0.0.1:9/cards/card_1")
-    answer = httpx.Response(200, headers={"svc-api-version": NEW, "svc-request-id": "r9"}, request=request)
+    answer = httpx.Response(200, headers={"svc-api-version": NEW, "svc-request-id": "r9"})
+    mock = httpx.MockTransport(lambda request: answer)
+    options = {"base_url": "http://127.0.0.1:9", "api_version": OLD, "drift": "off", "transport": mock}
+    transport = Transport(resolve("sim", options, environ={}), history=kit._history.History())
     with pytest.raises(kit.errors.ApiVersionMismatch):
-        transport._check_version("GET", "/cards/card_1", answer)
+        transport.request("GET", "/cards/card_1", partner=False)
     transport.close()
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", f"GET /cards/card_1: pinned svc-api-version {OLD}, served {NEW} (request r9)")

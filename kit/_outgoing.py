@@ -1,0 +1,154 @@
+"""What a call is before it is on the wire: its operation, its path template and parameters, its
+JSON body before encoding, and the names of the headers the kit reads and writes.
+
+The requestor builds one :class:`Outgoing` per call; the transport turns it into a request in one
+place (:meth:`Outgoing.path` builds the path; :class:`~kit._transport.Transport` adds the
+headers). Each partner operation has a key (:data:`OPERATIONS`): the seed shows the paths of a
+few of them; the others are the simulator's choices.
+
+Header names come from the register (:data:`HEADERS`), never from a literal beside the code that
+uses them.
+
+    >>> out = Outgoing(OPERATIONS["get_card"], params={"card_id": "card 1/2"})
+    >>> out.path, out.method
+    ('/cards/card%201%2F2', 'GET')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from kit import register
+
+__all__ = ["HEADERS", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
+
+#: The answers sent again after a wait (with backoff, ``Retry-After`` honoured).
+RETRY_STATUSES = frozenset({429, 503})
+
+
+@dataclass(frozen=True)
+class HeaderNames:
+    """The names of the headers the client writes and reads, each from its register entry."""
+
+    #: The partner token (A02's header).
+    authorization: str
+    #: The session presented (A28 ``session_id``; the seed's ``svc-session-id``).
+    session_id: str
+    #: The key that makes a POST safe to send again (A20).
+    idempotency_key: str
+    #: An answer replayed for an idempotency key (A20's choice names it in its text).
+    replayed: str
+    #: The request's id, quoted in errors (A28 ``request_id``).
+    request_id: str
+    #: The register entries an answer says it applied (A28 ``assumptions``).
+    assumptions: str
+    #: A sliding session's new expiry (A28 ``session_expires_at``).
+    session_expires_at: str
+    #: The API version pinned and served (A27).
+    api_version: str
+    #: Whether a person sees a transfer as its sender or receiver (A18).
+    p2p_role: str
+
+    @classmethod
+    def from_register(cls) -> HeaderNames:
+        answers = register.value("A28")
+        return cls(
+            authorization=str(register.value("A02")["header"]),
+            session_id=str(answers["session_id"]),
+            idempotency_key=str(register.value("A20")["header"]),
+            replayed="Idempotent-Replayed",
+            request_id=str(answers["request_id"]),
+            assumptions=str(answers["assumptions"]),
+            session_expires_at=str(answers["session_expires_at"]),
+            api_version=str(register.value("A27")["header"]),
+            p2p_role=str(register.value("A18")["role_header"]),
+        )
+
+
+HEADERS = HeaderNames.from_register()
+
+
+def seg(value: str) -> str:
+    """An id as one path segment (quoted: an id can never change the path's shape)."""
+    return quote(str(value), safe="")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: its key, method and path template (``{name}`` for each parameter)."""
+
+    key: str
+    method: str
+    template: str
+
+    @classmethod
+    def raw(cls, method: str, path: str, key: str = "raw") -> Operation:
+        """A call by its method and path alone (the control plane, a test's own request)."""
+        return cls(key, method, path)
+
+
+def _operations(*rows: tuple[str, str, str]) -> dict[str, Operation]:
+    return {key: Operation(key, method, template) for key, method, template in rows}
+
+
+#: Every partner operation the client calls, by key. The seed shows the paths of the token
+#: endpoints, init data, ``POST /sessions``, the card close and inbound events; the others are
+#: the simulator's.
+OPERATIONS = _operations(
+    ("token", "POST", "/oauth/accesstoken"),
+    ("init_data", "GET", "/sessions/user_session_initialization_data"),
+    ("create_session", "POST", "/sessions"),
+    ("end_session", "DELETE", "/sessions"),
+    ("create_account", "POST", "/accounts"),
+    ("create_person", "POST", "/accounts/{account_id}/persons"),
+    ("kyc_questions", "GET", "/persons/{person_id}/kyc/questions"),
+    ("kyc_answers", "POST", "/persons/{person_id}/kyc/answers"),
+    ("create_card", "POST", "/accounts/{account_id}/cards"),
+    ("get_card", "GET", "/cards/{card_id}"),
+    ("close_card", "POST", "/cards/{card_id}/close"),
+    ("send_event", "POST", "/accounts/{account_id}/events"),
+    ("create_transfer", "POST", "/p2p/transfers"),
+    ("get_transfer", "GET", "/p2p/transfers/{transfer_id}"),
+    ("subscribe_webhooks", "POST", "/webhooks/subscriptions"),
+    ("webhook_keys", "GET", "/webhooks/jwks"),
+    ("list_document_requests", "GET", "/persons/{person_id}/document_requests"),
+    ("submit_document", "POST", "/document_requests/{document_request_id}/submit"),
+)
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One call as the requestor builds it. ``json``: the body before encoding (or ``data``, a
+    form, or ``content``, raw bytes with their type in ``headers``); ``partner``: sent with the
+    partner token; ``session_token``: the session presented; ``submitted``: a non-sensitive
+    value quoted in error messages (problem code → the value the caller sent);
+    ``retry_statuses``: the answers sent again after a wait; ``timeout``: its own."""
+
+    operation: Operation
+    params: Mapping[str, str] = field(default_factory=dict)
+    json: Any = None
+    data: Mapping[str, str] | None = None
+    content: bytes | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    partner: bool = True
+    session_token: str | None = field(default=None, repr=False)
+    session_type: str | None = None
+    idempotency_key: str | None = None
+    submitted: Mapping[str, str] | None = None
+    retry_statuses: frozenset[int] = RETRY_STATUSES
+    timeout: float | None = None
+
+    @property
+    def method(self) -> str:
+        return self.operation.method
+
+    @property
+    def path(self) -> str:
+        """The path on the wire: the template, each parameter quoted as one segment."""
+        template = self.operation.template
+        if not self.params:
+            return template
+        return template.format_map({name: seg(value) for name, value in self.params.items()})
