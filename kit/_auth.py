@@ -36,8 +36,8 @@ from urllib.parse import quote_plus
 import httpx
 
 from kit import _log, register
+from kit._dialect import DEFAULT, Dialect
 from kit._http import http_client
-from kit._outgoing import HEADERS
 from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
 
@@ -71,6 +71,7 @@ def token_path(api_version: str | None) -> str:
         return TOKEN_PATH
     (change,) = [c for c in register.fact("change") if c["id"] == "change.1"]
     return str(change["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
+
 
 #: Called with (response, elapsed ms) for the answer the auth flow saw itself: a 401 that makes
 #: it fetch a new token.
@@ -132,14 +133,39 @@ def token_headers(client_id: str, client_secret: Sensitive[str]) -> dict[str, st
     return {"Authorization": f"Basic {basic}", "Accept": "application/json"}
 
 
-#: The partner token's header and scheme on partner calls (A02).
-BEARER = (HEADERS.authorization, str(register.value("A02")["scheme"]))
+def credentials(
+    client_id: str, client_secret: Sensitive[str], dialect: Dialect = DEFAULT
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The token request's headers and form: HTTP Basic, or ``client_id`` and ``client_secret``
+    in the form (RFC 6749 §2.3.1) when the dialect's A01 ``client_auth`` is ``"post"``."""
+    if dialect.chosen("A01", "client_auth") == "post":
+        form = {**CLIENT_CREDENTIALS, "client_id": client_id, "client_secret": client_secret.reveal()}
+        return {"Accept": "application/json"}, form
+    return token_headers(client_id, client_secret), dict(CLIENT_CREDENTIALS)
 
 
-def token_request(url: str, client_id: str, client_secret: Sensitive[str]) -> httpx.Request:
+def bearer(dialect: Dialect = DEFAULT) -> tuple[str, str]:
+    """The partner token's header and scheme on partner calls (A02, or a dialect's)."""
+    return str(dialect.chosen("A02", "header")), str(dialect.chosen("A02", "scheme"))
+
+
+def token_request(
+    url: str, client_id: str, client_secret: Sensitive[str], dialect: Dialect = DEFAULT
+) -> httpx.Request:
     """The client-credentials request to ``url`` (the token endpoint's full URL)."""
-    headers = token_headers(client_id, client_secret)
-    return httpx.Request("POST", url, data=CLIENT_CREDENTIALS, headers=headers)
+    headers, form = credentials(client_id, client_secret, dialect)
+    return httpx.Request("POST", url, data=form, headers=headers)
+
+
+def token_refused(response: httpx.Response, dialect: Dialect = DEFAULT) -> bool:
+    """Whether a 401 says the partner token is no good: RFC 6750's ``error="invalid_token"`` in
+    ``WWW-Authenticate``, or a problem code that stands for ``invalid-partner-token`` (A64)."""
+    if response.status_code != 401:
+        return False
+    if 'error="invalid_token"' in response.headers.get("www-authenticate", ""):
+        return True
+    code = problem_code(response)
+    return code is not None and "invalid-partner-token" in dialect.codes_from_wire(code)
 
 
 def fetch_token(
@@ -150,11 +176,13 @@ def fetch_token(
     timeout: float = 10.0,
     http: httpx.Client | None = None,
     transport: httpx.BaseTransport | None = None,
+    dialect: Dialect = DEFAULT,
 ) -> TokenGrant:
     """Fetch one partner token (``POST {base_url}/oauth/accesstoken``), once, no retries.
 
     ``http``: an ``httpx.Client`` to send it with (otherwise a fresh one, of
-    :func:`kit._http.http_client`, sending through ``transport`` when given).
+    :func:`kit._http.http_client`, sending through ``transport`` when given); ``dialect``: how
+    the client authenticates (A01) and which header names the request id (A28).
 
     Example::
 
@@ -167,7 +195,7 @@ def fetch_token(
             credentials), or a 200 without a token; another ApiError for other error answers.
         TransportError: the token endpoint could not be reached.
     """
-    request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret)
+    request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret, dialect)
     request.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
     try:
         if http is None:
@@ -179,7 +207,7 @@ def fetch_token(
         raise TransportError(f"POST {TOKEN_PATH} failed: {type(exc).__name__}") from exc
     body = _json(response)
     if response.status_code >= 400:
-        request_id = response.headers.get(HEADERS.request_id)
+        request_id = response.headers.get(dialect.chosen("A28", "request_id"))
         raise error_from_response(response.status_code, body, request_id=request_id)
     grant = TokenGrant.from_body(body)
     if grant is None:
@@ -209,8 +237,10 @@ class PartnerAuth(httpx.Auth):
         margin: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         observer: Observer | None = None,
+        dialect: Dialect = DEFAULT,
     ) -> None:
         self.client_id = client_id
+        self._dialect = dialect
         self._fetch_grant = fetch
         self._margin = margin
         self._clock = clock
@@ -287,11 +317,11 @@ class PartnerAuth(httpx.Auth):
     # -- the httpx flow -----------------------------------------------------------------------
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        header, scheme = BEARER
+        header, scheme = bearer(self._dialect)
         request.headers[header] = f"{scheme} {self.current().reveal()}"
         started = time.perf_counter()
         response = yield request
-        if response.status_code == 401 and problem_code(response) == "invalid-partner-token":
+        if token_refused(response, self._dialect):
             if self._observer is not None:
                 self._observer(response, (time.perf_counter() - started) * 1000)
             self.invalidate()

@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from kit._dialect import DEFAULT as DEFAULT_DIALECT
+from kit._dialect import Dialect
 from kit._hooks import Hooks
 from kit._profiles import ENV_VARS, Profile, lookup
 from kit._sensitive import Sensitive
@@ -65,6 +67,9 @@ class Config:
     record: bool = False
     #: What every ``httpx.Client`` of the client sends through (:mod:`kit._http`); None: httpx's.
     transport: httpx.BaseTransport | None = field(default=None, repr=False)
+    #: How the server spells the wire (``choices=``, ``PARTNER_API_CHOICES``): the simulator's own
+    #: unless a dialect file says otherwise (:mod:`kit._dialect`).
+    dialect: Dialect = field(default=DEFAULT_DIALECT, repr=False)
 
 
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
@@ -79,24 +84,28 @@ def resolve(
     profile: str | Profile | type[Profile], overrides: Mapping[str, Any], *, environ: Mapping[str, str]
 ) -> Config:
     """Build the configuration for ``profile`` from the options :func:`kit.connect` was given
-(only those given: a missing one takes :class:`Config`'s default) and the environment.
+    (only those given: a missing one takes :class:`Config`'s default) and the environment.
 
-    ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
-    ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
-    (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``api_version``: the
-    version to pin (sent as ``svc-api-version`` on every call; None: the server's default); ``hooks``:
-    :class:`kit._hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
-    (:mod:`kit._wire`; off by default). For ``sim`` the base URL may be left out: the embedded
-    simulator's is filled in by :func:`kit.connect`; ``choices`` (a path, else
-    ``KIT_SIM_CHOICES``) is the choice overlay it starts with (``profile.choices``).
+        ``seed`` seeds the retry jitter's random source (or pass ``rng``); ``sleep`` replaces
+        ``time.sleep`` between retries (tests); ``drift`` is what contract drift does: ``"report"``
+        (``api.drift``, the default), ``"raise"`` (``ContractDrift``) or ``"off"``; ``api_version``: the
+        version to pin (sent as ``svc-api-version`` on every call; None: the server's default); ``hooks``:
+        :class:`kit._hooks.Hooks` (or a mapping of its fields); ``record``: keep the wire, redacted
+        (:mod:`kit._wire`; off by default). For ``sim`` the base URL may be left out: the embedded
+        simulator's is filled in by :func:`kit.connect`. ``choices`` (a path, else
+        ``PARTNER_API_CHOICES``) is a dialect file the client speaks on every profile; the embedded
+        simulator serves it (or, when neither is given, ``KIT_SIM_CHOICES``'s overlay).
 
-    Raises:
-        ConfigError: an unknown profile, a value not allowed, or (sandbox) missing settings, named.
+        Raises:
+            ConfigError: an unknown profile, a value not allowed, or (sandbox) missing settings, named.
     """
     chosen = lookup(profile)
     opts = dict(overrides)
-    # A choice overlay for the simulator the profile starts (kit._choices; sim only).
-    chosen = chosen.with_choices(opts.pop("choices", None), environ, base_url=bool(opts.get("base_url")))
+    # A dialect file the client speaks on every profile; the simulator a sim profile starts serves it.
+    given_choices, at_url = opts.pop("choices", None), bool(opts.get("base_url"))
+    chosen, overlay = chosen.with_choices(given_choices, environ, base_url=at_url)
+    if overlay is not None:
+        opts["dialect"] = Dialect.of(overlay)
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):
         secret_in = secret_in.reveal()

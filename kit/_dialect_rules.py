@@ -73,7 +73,7 @@ def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, st
 
 
 #: The webhook signature algorithms a dialect may choose (A24).
-ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA")
+ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA", "Ed25519")
 CLIENT_AUTH = ("either", "basic", "post")
 #: RFC 9110's token: what a header name (or an auth scheme) may be.
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from kit import register
+from kit._dialect import DEFAULT, Dialect
 
 __all__ = ["HEADERS", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
 
@@ -39,7 +39,7 @@ class HeaderNames:
     session_id: str
     #: The key that makes a POST safe to send again (A20).
     idempotency_key: str
-    #: An answer replayed for an idempotency key (A20's choice names it in its text).
+    #: An answer replayed for an idempotency key (A20 ``replayed_header``).
     replayed: str
     #: The request's id, quoted in errors (A28 ``request_id``).
     request_id: str
@@ -53,22 +53,24 @@ class HeaderNames:
     p2p_role: str
 
     @classmethod
-    def from_register(cls) -> HeaderNames:
-        answers = register.value("A28")
+    def of(cls, dialect: Dialect = DEFAULT) -> HeaderNames:
+        """The names ``dialect`` gives (the register's own by default)."""
+        answers = dialect.values["A28"]
         return cls(
-            authorization=str(register.value("A02")["header"]),
+            authorization=str(dialect.chosen("A02", "header")),
             session_id=str(answers["session_id"]),
-            idempotency_key=str(register.value("A20")["header"]),
-            replayed="Idempotent-Replayed",
+            idempotency_key=str(dialect.chosen("A20", "header")),
+            replayed=str(dialect.chosen("A20", "replayed_header")),
             request_id=str(answers["request_id"]),
             assumptions=str(answers["assumptions"]),
             session_expires_at=str(answers["session_expires_at"]),
-            api_version=str(register.value("A27")["header"]),
-            p2p_role=str(register.value("A18")["role_header"]),
+            api_version=str(dialect.chosen("A27", "header")),
+            p2p_role=str(dialect.chosen("A18", "role_header")),
         )
 
 
-HEADERS = HeaderNames.from_register()
+#: The register's own names (a client speaking a dialect has its own: ``Transport.names``).
+HEADERS = HeaderNames.of()
 
 
 def seg(value: str) -> str:
@@ -94,28 +96,16 @@ def _operations(*rows: tuple[str, str, str]) -> dict[str, Operation]:
     return {key: Operation(key, method, template) for key, method, template in rows}
 
 
-#: Every partner operation the client calls, by key. The seed shows the paths of the token
-#: endpoints, init data, ``POST /sessions``, the card close and inbound events; the others are
-#: the simulator's.
+#: Every partner operation the client calls, by key: the spec shows the paths of the token
+#: endpoint, init data, ``POST /sessions``, the card close and inbound events; the others are
+#: the simulator's choices (A67), which a dialect file may re-choose (:class:`kit._spoken.Spelling`).
 OPERATIONS = _operations(
     ("token", "POST", "/oauth/accesstoken"),
     ("init_data", "GET", "/sessions/user_session_initialization_data"),
     ("create_session", "POST", "/sessions"),
-    ("end_session", "DELETE", "/sessions"),
-    ("create_account", "POST", "/accounts"),
-    ("create_person", "POST", "/accounts/{account_id}/persons"),
-    ("kyc_questions", "GET", "/persons/{person_id}/kyc/questions"),
-    ("kyc_answers", "POST", "/persons/{person_id}/kyc/answers"),
-    ("create_card", "POST", "/accounts/{account_id}/cards"),
-    ("get_card", "GET", "/cards/{card_id}"),
     ("close_card", "POST", "/cards/{card_id}/close"),
     ("send_event", "POST", "/accounts/{account_id}/events"),
-    ("create_transfer", "POST", "/p2p/transfers"),
-    ("get_transfer", "GET", "/p2p/transfers/{transfer_id}"),
-    ("subscribe_webhooks", "POST", "/webhooks/subscriptions"),
-    ("webhook_keys", "GET", "/webhooks/jwks"),
-    ("list_document_requests", "GET", "/persons/{person_id}/document_requests"),
-    ("submit_document", "POST", "/document_requests/{document_request_id}/submit"),
+    *((key, DEFAULT.methods[key], template) for key, template in DEFAULT.paths.items()),
 )
 
 

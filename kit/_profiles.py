@@ -255,18 +255,16 @@ class Profile:
         """Start (or reuse) the server this profile brings along; its base URL, or ``None``."""
         return None
 
-    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Profile:
-        """This profile with a choice overlay (``choices=FILE``) for the server it starts.
+    def with_choices(
+        self, path: str | None, environ: Mapping[str, str], base_url: bool = False
+    ) -> tuple[Profile, overlays.Overlay | None]:
+        """This profile, and the dialect file the client speaks (``choices=FILE``, else
+        ``PARTNER_API_CHOICES``; ``None``: the simulator's own spelling).
 
         Raises:
-            ConfigError: ``choices=`` given, and this profile starts no server.
+            ConfigError: the file refused (entry and key named).
         """
-        if path:
-            raise ConfigError(
-                f"choices= starts a simulator with a choice overlay; the {self.name} profile's "
-                "server answers with its own choices"
-            )
-        return self
+        return self, _load(path or environ.get(env.PARTNER_CHOICES))
 
     def reaches_receiver(self, base_url: str | None) -> bool:
         """Whether the API can deliver to a webhook receiver on this machine's loopback."""
@@ -298,6 +296,20 @@ class Profile:
     def personas(self, client: HasSim) -> Personas:
         """Where ``client``'s test personas and KYC answers come from: the fixtures file."""
         return FixturePersonas(self.fixtures)
+
+
+def _load(path: str | None) -> overlays.Overlay | None:
+    """The overlay at ``path`` (``None`` for none).
+
+    Raises:
+        ConfigError: the overlay refused (entry and key named).
+    """
+    if not path:
+        return None
+    try:
+        return overlays.load(path)
+    except overlays.ChoicesError as exc:
+        raise ConfigError(f"choice overlay refused: {exc}") from None
 
 
 class SandboxProfile(Profile):
@@ -332,28 +344,26 @@ class SimProfile(Profile):
     #: The choice overlay the embedded simulator starts with (``choices=``, ``KIT_SIM_CHOICES``).
     choices: overlays.Overlay | None = None
 
-    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Profile:
-        """With the overlay ``path`` (else ``KIT_SIM_CHOICES``), validated, for the embedded
-        simulator (another overlay than a running one's starts a second one).
+    def with_choices(
+        self, path: str | None, environ: Mapping[str, str], base_url: bool = False
+    ) -> tuple[Profile, overlays.Overlay | None]:
+        """With the dialect file ``path`` (else ``PARTNER_API_CHOICES``), which the client speaks
+        and the embedded simulator serves; with neither, ``KIT_SIM_CHOICES``'s overlay, which the
+        embedded simulator serves (another overlay than a running one's starts a second one). At
+        ``base_url=`` (a ``kit serve``, started with its own ``--choices``) only the client speaks it.
 
         Raises:
-            ConfigError: the overlay refused (entry and key named); ``choices=`` with ``base_url=``.
+            ConfigError: the overlay refused (entry and key named).
         """
-        if path and base_url:
-            raise ConfigError(
-                "choices= starts the embedded simulator with an overlay; a kit serve at base_url= "
-                "takes it at its start (kit serve --choices FILE)"
-            )
-        path = path or (None if base_url else environ.get(env.SIM_CHOICES))
-        if not path:
-            return self
-        try:
-            overlay = overlays.load(path)
-        except overlays.ChoicesError as exc:
-            raise ConfigError(f"choice overlay refused: {exc}") from None
+        spoken = _load(path or environ.get(env.PARTNER_CHOICES))
+        if base_url:
+            return self, spoken
+        served = spoken or _load(environ.get(env.SIM_CHOICES))
+        if served is None:
+            return self, None
         profile = type(self)(self._environ)
-        profile.choices = overlay
-        return profile
+        profile.choices = served
+        return profile, spoken or served
 
     def start(self) -> str | None:
         from kit._embedded import embedded_base_url

@@ -21,7 +21,7 @@ Markers:
 - ``<JWE alg=… enc=… kid=…>`` and ``<JWS alg=… kid=…>`` for compact JOSE strings (the webhook
   signature ``svc-webhook-signature`` among them);
 - normalised: ``Date: <date>``, the port of a URL or a ``Host`` (``127.0.0.1:<port>``),
-  ``Idempotency-Key: <idempotency-key N>`` (numbered by first appearance, so a retry shows
+  ``Idempotency-Key: <idempotency-key N>`` (A20's header, numbered by first appearance, so a retry shows
   the same number), a session-initialization ``nonce`` (``<nonce>``).
 
 Short known values (under 12 characters, such as a four-digit KYC answer) are replaced only
@@ -54,12 +54,9 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 from kit import register
+from kit._dialect import DEFAULT, Dialect
 from kit._env import SNAPSHOT_MEDIA_TYPE
-from kit._outgoing import HEADERS
 from kit.crypto import protected_header
-
-#: A20's header: each key shown as its number of first appearance.
-_IDEMPOTENCY_HEADER = HEADERS.idempotency_key.lower()
 
 __all__ = [
     "JWK_PRIVATE_MEMBERS",
@@ -196,10 +193,16 @@ class Redactor:
 
     ``secrets``: ``(kind, value)`` pairs known before any call (the client secret, the control
     token, a preset partner token, fixture values); the simulator's personas' dates of birth and
-    national ids are always known.
+    national ids are always known. ``dialect``: the server's spelling (:mod:`kit._dialect`): a
+    name it gives a secret (a renamed ``session_token``), its partner token header and scheme
+    and its idempotency header are judged as the kit's own.
     """
 
-    def __init__(self, secrets: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, secrets: Iterable[tuple[str, str]] = (), *, dialect: Dialect = DEFAULT) -> None:
+        self._kit_name = None if dialect.plain else dialect.name_from_wire
+        self._token_header = str(dialect.chosen("A02", "header")).lower()
+        self._schemes = {"bearer", str(dialect.chosen("A02", "scheme")).lower()}
+        self._idempotency_header = str(dialect.chosen("A20", "header")).lower()
         self._lock = threading.Lock()
         self._known: dict[str, str] = {}
         self._pattern: re.Pattern[str] | None = None
@@ -253,7 +256,7 @@ class Redactor:
     def json(self, value: Any, name: str | None = None) -> Any:
         """A JSON value with secret, PII and varying fields replaced (by name and by value)."""
         if name is not None:
-            kind = secret_kind(name)
+            kind = secret_kind(name) or (secret_kind(self._kit_name(name)) if self._kit_name else None)
             if kind is not None and value is not None and not isinstance(value, bool):
                 return self._secret(kind, value, name)
             varying = VARYING_FIELDS.get(name.lower())
@@ -297,10 +300,10 @@ class Redactor:
     def header(self, name: str, value: str) -> str:
         """One header's value as recorded."""
         lowered = name.lower()
-        kind = secret_kind(lowered)
-        if kind == "authorization":  # Authorization, Proxy-Authorization
+        kind = "authorization" if lowered == self._token_header else secret_kind(lowered)
+        if kind == "authorization":  # Authorization, Proxy-Authorization, a dialect's (A02)
             scheme, _, credentials = value.partition(" ")
-            if scheme.lower() == "bearer":
+            if scheme.lower() in self._schemes:
                 self.learn("partner-token", credentials.strip())
                 return f"{scheme} {self._known.get(credentials.strip(), '<partner-token>')}"
             if scheme.lower() == "basic":
@@ -311,7 +314,7 @@ class Redactor:
         if kind is not None:
             self.learn(kind, value)
             return f"<{kind}>"
-        if lowered == _IDEMPOTENCY_HEADER:
+        if lowered == self._idempotency_header:
             return self.idempotency_key(value)
         if lowered == "date":
             return "<date>"

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 
 from kit import _env as env
-from kit._auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
+from kit._auth import PartnerAuth, TokenGrant, bearer, credentials, token_path
 from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
 from kit._http import http_client
-from kit._outgoing import HEADERS, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
+from kit._outgoing import OPERATIONS, RETRY_STATUSES, Operation, Outgoing
 from kit._sensitive import Sensitive
 from kit._transport import Reply, Transport
 from kit.crypto import Device, ServerKeys
@@ -95,13 +95,14 @@ class Requestor:
         if config.record:  # the wire log and its redaction are imported only by a client that records
             from kit._wire import Recorder
 
-            self.wire = Recorder(_known_secrets(config), hooks=config.hooks.wire)
+            self.wire = Recorder(_known_secrets(config), hooks=config.hooks.wire, dialect=config.dialect)
         self.transport = Transport(config, history=self.history, drift=self.drift, recorder=self.wire)
         self.auth = PartnerAuth(
             self._fetch_grant,
             client_id=config.client_id,
             margin=config.token_refresh_margin,
             observer=self.transport.observe_auth,
+            dialect=config.dialect,
         )
         if config.access_token is not None:
             self.auth.preset(config.access_token)
@@ -180,7 +181,7 @@ class Requestor:
         )
         reply = self.transport.send(outgoing)
         if sent is not None:
-            self._observe_expiry(sent, parse_time(reply.headers.get(HEADERS.session_expires_at)))
+            self._observe_expiry(sent, parse_time(reply.headers.get(self.transport.names.session_expires_at)))
         return reply
 
     def call(self, method: str, path: str, **options: Any) -> Reply:
@@ -218,9 +219,9 @@ class Requestor:
             OAuthError / InvalidClient: the token endpoint refused; another ApiError or
                 TransportError as for any call.
         """
-        headers = token_headers(self.config.client_id, self.config.client_secret)
+        headers, form = credentials(self.config.client_id, self.config.client_secret, self.config.dialect)
         operation = Operation("token", "POST", path)
-        outgoing = Outgoing(operation, data=CLIENT_CREDENTIALS, headers=headers, partner=False)
+        outgoing = Outgoing(operation, data=form, headers=headers, partner=False)
         return self.transport.send(outgoing)
 
     def revoke_token(self, path: str, token: Sensitive[str]) -> Reply:
@@ -229,7 +230,8 @@ class Requestor:
         Raises:
             ApiError: the server refused (e.g. EndpointDeprecated in strict mode).
         """
-        headers = {HEADERS.authorization: f"Bearer {token.reveal()}"}
+        header, scheme = bearer(self.config.dialect)
+        headers = {header: f"{scheme} {token.reveal()}"}
         operation = Operation("revoke_token", "DELETE", path)
         return self.transport.send(Outgoing(operation, headers=headers, partner=False))
 
@@ -258,6 +260,7 @@ class Requestor:
         """
         if not self._server_keys.kids:
             self.fetch_init_data()
+        plaintext = self.config.dialect.to_wire(plaintext)  # its names are the dialect's too (A68)
         return self._server_keys.encrypt(plaintext, alg=self.config.jwe_alg, kids=kids)
 
     # -- the simulator's reset ----------------------------------------------------------------

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kit._outgoing import HEADERS, OPERATIONS, RETRY_STATUSES
+from kit._outgoing import OPERATIONS, RETRY_STATUSES
 from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
 from kit._sensitive import Sensitive
 from kit.errors import CryptoError, SessionRequired
@@ -116,7 +116,7 @@ class Sessions:
         if "encrypted_session_token" in body:
             # A direct session proves possession of the device key (the wire contract).
             secret = device.decrypt(str(body["encrypted_session_token"]), label="session")
-            value = secret.reveal()
+            value = self._requestor.config.dialect.from_wire(secret.reveal())  # A68's names inside too
             if not isinstance(value, dict) or "session_token" not in value:
                 raise CryptoError("the encrypted session token holds no session_token")
             token = Sensitive(str(value["session_token"]), label="session_token")
@@ -125,7 +125,7 @@ class Sessions:
         info = SessionInfo(
             session_type=str(body.get("session_type", session_type)),
             expiration_strategy=str(body.get("expiration_strategy", expiration)),
-            expires_at=parse_time(reply.headers.get(HEADERS.session_expires_at))
+            expires_at=parse_time(reply.headers.get(self._requestor.transport.names.session_expires_at))
             or parse_time(body.get("expires_at")),
             device_id=str(body.get("device_id", device.device_id)),
             account_id=account_id or (promote_from.info.account_id if promote_from else None),

@@ -51,6 +51,7 @@ from kit._drift import DriftLog
 from kit._history import Entry, History
 from kit._http import http_client
 from kit._outgoing import HEADERS, RETRY_STATUSES, Operation, Outgoing
+from kit._spoken import Spelling
 from kit._version import __version__
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 
@@ -63,8 +64,6 @@ USER_AGENT = f"partner-api-kit/{__version__}"
 #: The simulator's answer to a fault the caller injected through its control plane: asked
 #: for, so not drift (sim profile only; a sandbox has no control plane).
 INJECTED_FAULT = "injected-fault"
-#: The header naming the API version (A27): sent when the client pins one, read on every answer.
-VERSION_HEADER = HEADERS.api_version
 
 
 @dataclass(frozen=True)
@@ -94,6 +93,8 @@ class Outcome:
     body: Any = None
     session_type: str | None = None
     code: str | None = None
+    #: The call's path in the kit's spelling (``path`` is the wire's: a dialect may move it).
+    kit_path: str | None = None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -123,8 +124,8 @@ def _parse_body(response: httpx.Response) -> Any:
         return None
 
 
-def _replayed(headers: httpx.Headers) -> bool:
-    return headers.get(HEADERS.replayed, "").lower() == "true"
+def _replayed(headers: httpx.Headers, name: str) -> bool:
+    return headers.get(name, "").lower() == "true"
 
 
 class Transport:
@@ -145,7 +146,11 @@ class Transport:
         self.drift = drift if drift is not None else DriftLog()
         self.recorder = recorder
         self._prefix = urlsplit(config.base_url).path.rstrip("/")
-        pinned = {VERSION_HEADER: config.api_version} if config.api_version else {}
+        #: How calls are spelled on the wire (a dialect's paths, names and headers: kit._spoken),
+        #: and the header names this client writes and reads (the register's, or its dialect's).
+        self.spelling = Spelling(config.dialect)
+        self.names = names = self.spelling.names
+        pinned = {names.api_version: config.api_version} if config.api_version else {}
         self._client = http_client(
             config.base_url,
             transport=config.transport,
@@ -175,28 +180,31 @@ class Transport:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
             TransportError: the server could not be reached after retries.
         """
-        method, path = outgoing.method, outgoing.path
+        method, path = outgoing.method, self.spelling.path(outgoing)
         call = self.recorder.call(method, path) if self.recorder is not None else contextlib.nullcontext()
         with call:
             request, key = self._build(outgoing, path)
-            outcome = self._with_retries(outgoing, request)
+            outcome = self._with_retries(outgoing, request, path)
             for observe in self.observers:
                 observe(outcome)
             response = outcome.response
             assert response is not None  # no answer raised in _with_retries
+            body = self.spelling.body_in(outcome.body)
             if response.status_code >= 400:
-                raise error_from_response(
+                error = error_from_response(
                     response.status_code,
-                    outcome.body,
-                    request_id=response.headers.get(HEADERS.request_id),
+                    body,
+                    request_id=response.headers.get(self.names.request_id),
                     retry_after=_retry_after(response.headers),
                     submitted=outgoing.submitted,
+                    meaning=None if self.spelling.plain else self.spelling.dialect.codes_from_wire,
                 )
+                raise self.spelling.explain(error, outgoing, path, self.config.profile.control_plane)
             return Reply(
                 status=response.status_code,
-                body=outcome.body,
+                body=body,
                 headers=response.headers,
-                replayed=_replayed(response.headers),
+                replayed=_replayed(response.headers, self.names.replayed),
                 retries=outcome.retries,
                 idempotency_key=key,
                 content=response.content,
@@ -206,17 +214,17 @@ class Transport:
         """The request of ``outgoing`` and the idempotency key it carries."""
         headers: dict[str, str] = dict(outgoing.headers)
         if outgoing.session_token is not None:
-            headers[HEADERS.session_id] = outgoing.session_token
+            headers[self.names.session_id] = outgoing.session_token
         key = outgoing.idempotency_key
         if outgoing.method == "POST" and outgoing.partner and key is None:
             key = str(uuid.uuid4())
         if key is not None:
-            headers[HEADERS.idempotency_key] = key
+            headers[self.names.idempotency_key] = key
         wait = httpx.USE_CLIENT_DEFAULT if outgoing.timeout is None else outgoing.timeout
         request = self._client.build_request(
             outgoing.method,
             path,
-            json=outgoing.json,
+            json=self.spelling.body_out(outgoing.json),
             data=outgoing.data,
             content=outgoing.content,
             headers=headers,
@@ -232,14 +240,14 @@ class Transport:
         ceiling = min(self.config.backoff_cap, self.config.backoff_base * (2**attempt))
         return ceiling / 2 + self.config.rng.uniform(0, ceiling / 2)
 
-    def _with_retries(self, outgoing: Outgoing, request: httpx.Request) -> Outcome:
+    def _with_retries(self, outgoing: Outgoing, request: httpx.Request, path: str) -> Outcome:
         """Attempts of ``request`` until one is final: an answer not in ``retry_statuses``, or
         the last one allowed.
 
         Raises:
             TransportError: no answer came after retries (the history records it first).
         """
-        method, path = request.method, outgoing.path
+        method = request.method
         auth = self.auth if outgoing.partner else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
@@ -277,7 +285,8 @@ class Transport:
                 continue
             body = _parse_body(response)
             ms = (time.perf_counter() - t0) * 1000
-            return Outcome(method, path, started_at, ms, attempt, response, body, outgoing.session_type)
+            kind, kit_path = outgoing.session_type, outgoing.path
+            return Outcome(method, path, started_at, ms, attempt, response, body, kind, kit_path=kit_path)
 
     def _attempt(self, request: httpx.Request, auth: httpx.Auth | None) -> httpx.Response:
         """One request through httpx (and the auth flow, which may send it once more)."""
@@ -302,10 +311,10 @@ class Transport:
             ms=round(outcome.ms, 2),
             session_type=outcome.session_type,
             code=code,
-            request_id=headers.get(HEADERS.request_id),
-            replayed=_replayed(headers),
+            request_id=headers.get(self.names.request_id),
+            replayed=_replayed(headers, self.names.replayed),
             retries=outcome.retries,
-            assumptions=headers.get(HEADERS.assumptions),
+            assumptions=headers.get(self.names.assumptions),
         )
         self.history.record(entry)
         for hook in self.config.hooks.call:
@@ -336,14 +345,12 @@ class Transport:
             and body.get("code") == INJECTED_FAULT
         ):
             return
-        headers = {}  # the few the check reads, in one pass (each httpx lookup scans them all)
-        for raw_name, raw_value in response.headers.raw:
-            name = raw_name.decode("latin-1").lower()
-            if name in CONTRACT_HEADERS:
-                headers[name] = raw_value.decode("latin-1")
-        rows = Contract.for_version(headers.get(VERSION_HEADER)).check(
+        raw = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers.raw}
+        named, body = self.spelling.contract_view(raw, body)  # a dialect's answer in the kit's spelling
+        headers = {name: value for name, value in named.items() if name in CONTRACT_HEADERS}
+        rows = Contract.for_version(headers.get(HEADERS.api_version)).check(
             outcome.method,
-            outcome.path,
+            outcome.kit_path or outcome.path,
             response.status_code,
             headers,
             body,
@@ -351,7 +358,7 @@ class Transport:
         )
         if rows:
             if _log.LOG.isEnabledFor(logging.INFO):
-                request_id = response.headers.get(HEADERS.request_id)
+                request_id = response.headers.get(self.names.request_id)
                 _log.drift(outcome.method, outcome.path, response.status_code, request_id, rows)
             self.drift.record(rows)
             for hook in self.config.hooks.drift:
@@ -367,7 +374,8 @@ class Transport:
             ApiVersionMismatch: the client pinned a version and the server answered under another.
         """
         response = outcome.response
-        served = response.headers.get(VERSION_HEADER) if response is not None else None
+        version_header = self.names.api_version
+        served = response.headers.get(version_header) if response is not None else None
         if response is None or served is None:
             return
         self.served_version = served
@@ -375,9 +383,11 @@ class Transport:
         if pinned and served != pinned and response.status_code != 400:  # a 400: the refusal itself
             method, path = outcome.method, outcome.path
             if _log.LOG.isEnabledFor(logging.WARNING):
-                _log.version_mismatch(method, path, pinned, served, response.headers.get(HEADERS.request_id))
+                _log.version_mismatch(
+                    method, path, pinned, served, response.headers.get(self.names.request_id)
+                )
             raise ApiVersionMismatch(
-                f"{method} {path}: the client pinned {VERSION_HEADER} {pinned}, "
+                f"{method} {path}: the client pinned {version_header} {pinned}, "
                 f"the server answered under {served}"
             )
 

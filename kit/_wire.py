@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import httpx
 
+from kit._dialect import DEFAULT, Dialect
 from kit._redaction import Redactor
 
 __all__ = [
@@ -134,11 +135,18 @@ class _Pending:
 class Recorder:
     """One client's wire log (see the module docstring); thread-safe.
 
-    ``secrets``: ``(kind, value)`` pairs to redact from the start (:class:`kit._redaction.Redactor`).
+    ``secrets``: ``(kind, value)`` pairs to redact from the start (:class:`kit._redaction.Redactor`);
+    ``dialect``: the server's spelling, whose names of secrets are redacted as the kit's.
     """
 
-    def __init__(self, secrets: Iterable[tuple[str, str]] = (), *, hooks: Sequence[WireHook] = ()) -> None:
-        self.redactor = Redactor(secrets)
+    def __init__(
+        self,
+        secrets: Iterable[tuple[str, str]] = (),
+        *,
+        hooks: Sequence[WireHook] = (),
+        dialect: Dialect = DEFAULT,
+    ) -> None:
+        self.redactor = Redactor(secrets, dialect=dialect)
         self._hooks = tuple(hooks)
         self._lock = threading.Lock()
         self._exchanges: deque[Exchange] = deque(maxlen=MAX_CALLS)

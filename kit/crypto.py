@@ -18,7 +18,8 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,6 +257,29 @@ class ServerKeys:
             raise CryptoError("encryption to the server's key failed") from exc
 
 
+def _webhook_registry(algorithm: str) -> jws.JWSRegistry:
+    if algorithm == "EdDSA":  # a dialect's choice, kept though RFC 9864 names Ed25519 instead
+        warnings.filterwarnings("ignore", "EdDSA is deprecated", module="joserfc")
+    return jws.JWSRegistry(algorithms=[algorithm], strict_check_header=False)
+
+
+def _import_okp(raw: dict[str, Any]) -> Key:
+    from joserfc.jwk import OKPKey
+
+    return OKPKey.import_key(raw)
+
+
+#: A signature algorithm's key type and importer (A24's choice, or a dialect's).
+_KEY_TYPES: dict[str, tuple[str, Callable[[dict[str, Any]], Key]]] = {
+    "ES256": ("EC", ECKey.import_key),
+    "ES384": ("EC", ECKey.import_key),
+    "RS256": ("RSA", RSAKey.import_key),
+    "PS256": ("RSA", RSAKey.import_key),
+    "EdDSA": ("OKP", _import_okp),
+    "Ed25519": ("OKP", _import_okp),
+}
+
+
 class WebhookKeys:
     """The server's webhook signing keys (``GET /webhooks/jwks``), each imported once.
 
@@ -266,8 +290,11 @@ class WebhookKeys:
         []
     """
 
-    def __init__(self, jwks: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, jwks: Mapping[str, Any] | None = None, *, algorithm: str = WEBHOOK_ALG) -> None:
         self._by_kid: dict[str, Key] = {}
+        #: The one algorithm a signature may use (A24: ES256, or a dialect's).
+        self.algorithm = algorithm
+        self._registry = _WEBHOOK if algorithm == WEBHOOK_ALG else _webhook_registry(algorithm)
         if jwks:
             self.update(jwks)
 
@@ -279,24 +306,27 @@ class WebhookKeys:
         return sorted(self._by_kid)
 
     def update(self, jwks: Mapping[str, Any]) -> None:
-        """Import EC P-256 keys (by kid) not seen before."""
+        """Import the keys of the algorithm's type (by kid) not seen before: EC for ES256 and
+        ES384, RSA for RS256 and PS256, OKP for EdDSA."""
+        kty, importer = _KEY_TYPES[self.algorithm]
         for raw in jwks.get("keys") or []:
-            if not isinstance(raw, Mapping) or "kid" not in raw or raw.get("kty") != "EC":
+            if not isinstance(raw, Mapping) or "kid" not in raw or raw.get("kty") != kty:
                 continue
             kid = str(raw["kid"])
             if kid in self._by_kid:
                 continue
             try:
-                self._by_kid[kid] = ECKey.import_key(dict(raw))
+                self._by_kid[kid] = importer(dict(raw))
             except (JoseError, ValueError, TypeError):
                 continue
 
     def verify_detached(self, signature: str, payload: bytes) -> dict[str, Any]:
-        """Verify an RFC 7515 Appendix F detached ES256 JWS over ``payload``; return its header.
+        """Verify an RFC 7515 Appendix F detached JWS (of :attr:`algorithm`) over ``payload``;
+        return its header.
 
         Raises:
             SignatureMalformed: not ``header..signature`` with a JSON header.
-            SignatureInvalid: alg not ES256, ``b64``/``crit`` present, unknown kid, bad signature.
+            SignatureInvalid: another alg, ``b64``/``crit`` present, unknown kid, bad signature.
         """
         parts = signature.split(".")
         if len(parts) != 3 or parts[1] != "" or not parts[0] or not parts[2]:
@@ -305,8 +335,10 @@ class WebhookKeys:
             header = protected_header(signature)
         except ValueError as exc:
             raise SignatureMalformed("the signature's protected header is not JSON") from exc
-        if header.get("alg") != WEBHOOK_ALG:
-            raise SignatureInvalid(f"signature algorithm {header.get('alg')!r}; only ES256 is accepted")
+        if header.get("alg") != self.algorithm:
+            raise SignatureInvalid(
+                f"signature algorithm {header.get('alg')!r}; only {self.algorithm} is accepted"
+            )
         if "b64" in header or "crit" in header:
             raise SignatureInvalid("the signature carries b64 or crit; neither is accepted")
         kid = header.get("kid")
@@ -314,7 +346,7 @@ class WebhookKeys:
         if key is None:
             raise UnknownSigningKey(f"signing key {kid!r} is not in the JWK set")
         try:
-            jws.deserialize_compact(signature, key, registry=_WEBHOOK, payload=payload)
+            jws.deserialize_compact(signature, key, registry=self._registry, payload=payload)
         except (JoseError, ValueError, TypeError) as exc:
             raise SignatureInvalid("the signature does not verify") from exc
         return header

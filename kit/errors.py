@@ -112,7 +112,7 @@ Example::
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from kit import _env as env
@@ -217,7 +217,7 @@ __all__ = [
 class KitError(Exception):
     """Base of every error the kit raises."""
 
-    hint: ClassVar[str] = ""
+    hint: str = ""  # a class says what to do; an instance may say more (kit._spoken)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -894,6 +894,14 @@ def _class_for(status: int, code: str) -> type[ApiError]:
     return _BY_STATUS.get(status, ApiError)
 
 
+def _shared_class(classes: list[type[ApiError]]) -> type[ApiError]:
+    """The nearest class every one of ``classes`` is (``ApiError`` at the least)."""
+    for candidate in classes[0].__mro__:
+        if issubclass(candidate, ApiError) and all(issubclass(c, candidate) for c in classes):
+            return candidate
+    return ApiError
+
+
 def error_from_response(
     status: int,
     body: Any,
@@ -901,12 +909,16 @@ def error_from_response(
     request_id: str | None = None,
     retry_after: float | None = None,
     submitted: Mapping[str, str] | None = None,
+    meaning: Callable[[str], tuple[str, ...]] | None = None,
 ) -> ApiError:
     """Build the error for an answer: the one place a class is chosen.
 
     ``body`` is the parsed JSON (a problem, an RFC 6749 error, or anything else);
     ``submitted`` maps problem codes to the non-sensitive value the caller sent for that
-    field (``{"unknown-event-type": "password.reset"}``), quoted in the message.
+    field (``{"unknown-event-type": "password.reset"}``), quoted in the message. ``meaning``
+    gives the kit's codes a server's code stands for (a dialect's A64,
+    :meth:`kit._dialect.Dialect.codes_from_wire`): the class is theirs, or, when one code
+    stands for several, the nearest class they share, and the message names them.
 
     Example::
 
@@ -918,7 +930,10 @@ def error_from_response(
     if "code" in problem:
         code = str(problem["code"])
         detail = str(problem.get("detail") or problem.get("title") or code)
-        cls = _class_for(status, code)
+        ours = meaning(code) if meaning is not None else (code,)
+        cls = _shared_class([_class_for(status, c) for c in ours])
+        if len(ours) > 1:
+            detail += f" (this server's {code} stands for the kit's {', '.join(ours)}: A64)"
     elif "error" in problem:  # RFC 6749 §5.2
         code = str(problem["error"])
         detail = str(problem.get("error_description") or code)

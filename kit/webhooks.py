@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, MutableSet
@@ -45,6 +46,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from kit._dialect import DEFAULT as DEFAULT_DIALECT
+from kit._dialect import Dialect
 from kit.crypto import WebhookKeys
 from kit.errors import (
     DuplicateDelivery,
@@ -114,7 +117,8 @@ def verify(
     *,
     seen: MutableSet[str] | None,
     now: datetime | float | None = None,
-    max_skew: float = 300,
+    max_skew: float | None = None,
+    choices: str | os.PathLike[str] | Dialect | None = None,
 ) -> WebhookEvent:
     """Verify one webhook delivery and return its event.
 
@@ -124,7 +128,9 @@ def verify(
     it is :class:`~kit.errors.DuplicateDelivery`, a new one is added on success; ``None`` means
     **no replay check**: a replayed delivery verifies again, so pass ``None`` only when the
     caller de-duplicates by event id itself. ``now``: an aware datetime or epoch seconds
-    (default: the wall clock; against the simulator pass its clock).
+    (default: the wall clock; against the simulator pass its clock). ``choices``: the dialect
+    file of a server that signs otherwise (:mod:`kit._dialect`: A24's header, algorithm and
+    skew, A68's field names); ``max_skew``: seconds, the dialect's (300 by default) unless given.
 
     Example::
 
@@ -137,10 +143,17 @@ def verify(
         SignatureMissing, SignatureMalformed, SignatureInvalid, EventMismatch,
         SignatureExpired, DuplicateDelivery (all :class:`~kit.errors.WebhookVerificationError`).
     """
-    signature = _header(headers, SIGNATURE_HEADER)
+    dialect = _dialect_of(choices)
+    name = str(dialect.chosen("A24", "header"))
+    signature = _header(headers, name) or _header(headers, name.lower())
     if not signature:
-        raise SignatureMissing(f"no {SIGNATURE_HEADER} header")
-    keys = jwks if isinstance(jwks, WebhookKeys) else WebhookKeys(jwks)
+        raise SignatureMissing(f"no {name} header")
+    algorithm = str(dialect.chosen("A24", "algorithm"))
+    keys = jwks if isinstance(jwks, WebhookKeys) else WebhookKeys(jwks, algorithm=algorithm)
+    if keys.algorithm != algorithm:
+        raise ValueError(f"the keys are for {keys.algorithm}; this dialect signs with {algorithm}")
+    if max_skew is None:
+        max_skew = float(dialect.chosen("A24", "max_skew_seconds"))
     if not isinstance(body, bytes | bytearray):
         raise TypeError("body must be the raw request bytes (the signature covers them exactly)")
     header = keys.verify_detached(signature.strip(), bytes(body))
@@ -161,7 +174,16 @@ def verify(
         if event_id in seen:
             raise DuplicateDelivery(f"event {event_id} was delivered before")
         seen.add(event_id)
-    return WebhookEvent.from_wire(event, kid=header.get("kid"), iat=iat)
+    return WebhookEvent.from_wire(dialect.body_from_wire(event), kid=header.get("kid"), iat=iat)
+
+
+def _dialect_of(choices: str | os.PathLike[str] | Dialect | None) -> Dialect:
+    """The dialect ``choices`` names (a file, or one already read); the simulator's for ``None``."""
+    if choices is None or isinstance(choices, Dialect):
+        return choices or DEFAULT_DIALECT
+    from kit import _choices
+
+    return Dialect.of(_choices.load(choices))
 
 
 #: The largest delivery body the receiver reads: the API's own request-body limit (A22).
@@ -209,7 +231,8 @@ class Receiver:
 
     ``keys`` gives the current :class:`WebhookKeys`; ``refresh_keys`` is called once when a
     delivery names an unknown kid; ``clock`` returns the server's time (the ``now`` of
-    verification: the simulator's in the sim profile). Deliveries failing verification are
+    verification: the simulator's in the sim profile); ``choices``: a dialect's signature and
+    names (as :func:`verify`). Deliveries failing verification are
     answered 400 and recorded with the error's class name; duplicates are answered 200 and
     recorded as such. A ``Content-Length`` that is not one non-negative integer is answered
     400 (``invalid-content-length``), one over :data:`MAX_DELIVERY_BYTES` 413
@@ -224,9 +247,11 @@ class Receiver:
         keys: Callable[[], WebhookKeys],
         clock: Callable[[], datetime],
         refresh_keys: Callable[[], object] | None = None,
-        max_skew: float = 300,
+        max_skew: float | None = None,
+        choices: str | os.PathLike[str] | Dialect | None = None,
     ) -> None:
         self._keys = keys
+        self._dialect = _dialect_of(choices)
         self._clock = clock
         self._refresh = refresh_keys
         self._max_skew = max_skew
@@ -289,12 +314,16 @@ class Receiver:
 
     def _verify(self, body: bytes, headers: Any, now: datetime) -> WebhookEvent:
         try:
-            return verify(body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew)
+            return self._verify_once(body, headers, now)
         except UnknownSigningKey:
             if self._refresh is None:
                 raise
             self._refresh()
-            return verify(body, headers, self._keys(), now=now, seen=self._seen, max_skew=self._max_skew)
+            return self._verify_once(body, headers, now)
+
+    def _verify_once(self, body: bytes, headers: Any, now: datetime) -> WebhookEvent:
+        keys, skew, dialect = self._keys(), self._max_skew, self._dialect
+        return verify(body, headers, keys, now=now, seen=self._seen, max_skew=skew, choices=dialect)
 
     def _answered(self, body: bytes, headers: Any, status: int, started: float) -> None:
         """Called with each delivery and the status it gets, before ``wait_for`` wakes (a

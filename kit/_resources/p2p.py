@@ -5,7 +5,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from kit._outgoing import HEADERS
 from kit._resources._base import Resource
 from kit.models import Money, Transfer
 
@@ -46,7 +45,8 @@ class P2P(Resource):
         if memo is not None:
             body["memo"] = memo
         reply = self._requestor.send("create_transfer", json=body, idempotency_key=idempotency_key)
-        return Transfer.from_wire(reply.body or {}, viewer_role=reply.headers.get(HEADERS.p2p_role))
+        role = reply.headers.get(self._requestor.transport.names.p2p_role)
+        return Transfer.from_wire(reply.body or {}, viewer_role=role)
 
     def get(self, transfer_id: str) -> Transfer:
         """A transfer as the current person sees it (``viewer_role`` sender or receiver).
@@ -56,5 +56,5 @@ class P2P(Resource):
         """
         reply = self._requestor.send("get_transfer", {"transfer_id": transfer_id})
         body = dict(reply.body or {})
-        role = body.pop("viewer_role", None) or reply.headers.get(HEADERS.p2p_role)
+        role = body.pop("viewer_role", None) or reply.headers.get(self._requestor.transport.names.p2p_role)
         return Transfer.from_wire(body, viewer_role=role)

@@ -68,7 +68,8 @@ class Webhooks(Resource):
 
     def __init__(self, requestor: Requestor) -> None:
         super().__init__(requestor)
-        self._keys = WebhookKeys()
+        self._dialect = requestor.config.dialect
+        self._keys = WebhookKeys(algorithm=self._dialect.chosen("A24", "algorithm"))
         self._receiver: Receiver | None = None
         self._subscription: Subscription | None = None
         self._lock = threading.Lock()
@@ -137,6 +138,7 @@ class Webhooks(Resource):
                     "keys": lambda: self._keys,
                     "clock": self._requestor.server_clock,
                     "refresh_keys": self.jwks,
+                    "choices": self._dialect,
                 }
                 self._receiver = Receiver(**options) if wire is None else _RecordingReceiver(wire, **options)
             if self._subscription is None:

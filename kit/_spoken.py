@@ -1,0 +1,82 @@
+"""The client's side of a dialect (:mod:`kit._dialect`): how the transport spells each call.
+
+A client speaks the kit's own spelling inside (resources, models, history's columns, the
+contract); :class:`Spelling` turns a call into the server's spelling as it leaves (the path of
+an A67 operation, header names, JSON member names and session values) and an answer back as it
+comes in. With the simulator's own dialect every method is the identity.
+
+The contract check reads the answer through :meth:`Spelling.contract_view`: the server's header
+names and body back in the kit's spelling, checked against the kit's document — the same check
+as the wire against the dialect's document (:meth:`kit._dialect.Dialect.document`), whose
+spelling is a renaming of the kit's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kit._dialect import Dialect
+from kit._outgoing import HeaderNames, Outgoing
+from kit.errors import ApiError
+
+__all__ = ["Spelling"]
+
+#: The kit's codes for a route that is not there, or not for this method.
+_ROUTE_CODES = frozenset({"not-found", "method-not-allowed"})
+
+
+class Spelling:
+    """How one client spells its calls (see the module docstring)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.names = HeaderNames.of(dialect)
+        self.plain = dialect.default
+        #: the server's header name (lower case) → the kit's, for the headers a dialect renames
+        self._ours = {theirs.lower(): ours for ours, theirs in dialect.headers.items()}
+
+    def path(self, outgoing: Outgoing) -> str:
+        """The path on the wire: an A67 operation's at the dialect's path, the others as built."""
+        key = outgoing.operation.key
+        if self.plain or key not in self.dialect.paths:
+            return outgoing.path
+        return self.dialect.path(key, **outgoing.params)
+
+    def body_out(self, body: Any) -> Any:
+        """A JSON body of the kit's spelling, spelled the server's way."""
+        return self.dialect.body_to_wire(body)
+
+    def body_in(self, body: Any) -> Any:
+        """A JSON answer in the kit's spelling."""
+        return self.dialect.body_from_wire(body)
+
+    def contract_view(self, headers: Mapping[str, str], body: Any) -> tuple[dict[str, str], Any]:
+        """An answer's headers (lower-case names) and body in the kit's spelling, its problem
+        code the kit's (the first it may stand for: A64)."""
+        if self.plain:
+            return dict(headers), body
+        named = {self._ours.get(name, name): value for name, value in headers.items()}
+        body = self.body_in(body)
+        if isinstance(body, Mapping) and isinstance(body.get("code"), str):
+            ours = self.dialect.codes_from_wire(body["code"])
+            body = {**body, "code": body["code"] if body["code"] in ours else ours[0]}
+        return named, body
+
+    def explain(self, error: ApiError, outgoing: Outgoing, path: str, on_sim: bool) -> ApiError:
+        """``error`` with its hint naming the A67 key when an operation the spec does not show
+        answered 404 or 405: the path may be this server's, not the simulator's. On the
+        simulator only a route-level answer (``not-found``, ``method-not-allowed``) says so."""
+        key = outgoing.operation.key
+        if error.status not in (404, 405) or key not in self.dialect.paths:
+            return error
+        ours = self.dialect.codes_from_wire(error.code)
+        if on_sim and not _ROUTE_CODES & set(ours):
+            return error
+        origin = "the simulator's choice" if self.plain else "this dialect file's"
+        error.hint = (
+            f"check the id, or the path: {outgoing.method} {path} is A67 paths.{key}, {origin}; "
+            "if this server uses another path, give it in a dialect file (kit choices template, "
+            "then kit.connect(..., choices=FILE))"
+        )
+        return error
