@@ -256,7 +256,8 @@ class Redactor:
     def json(self, value: Any, name: str | None = None) -> Any:
         """A JSON value with secret, PII and varying fields replaced (by name and by value)."""
         if name is not None:
-            kind = secret_kind(name) or (secret_kind(self._kit_name(name)) if self._kit_name else None)
+            spelled = secret_kind(self._kit_name(name)) if self._kit_name else None  # a dialect's name
+            kind = spelled or secret_kind(name)
             if kind is not None and value is not None and not isinstance(value, bool):
                 return self._secret(kind, value, name)
             varying = VARYING_FIELDS.get(name.lower())

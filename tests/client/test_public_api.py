@@ -94,7 +94,7 @@ def test_kit_resolves_its_own_names_only_never_any_submodule() -> None:
 
 # The client core is kit/*.py and kit/_resources/: not the base (env, register), the entry
 # points (the ``kit`` command), the public aliases of the lab, nor the wings sim, lab, regress.
-NOT_CLIENT = {"env.py", "register.py", "cli.py", "__main__.py", "simulate.py", "widgets.py"}
+NOT_CLIENT = {"env.py", "register.py", "cli.py", "_choicetool.py", "__main__.py", "simulate.py", "widgets.py"}
 WINGS = ("notebook", "sim", "lab", "regress")
 
 

@@ -50,14 +50,15 @@ def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, fixtures: Path) -> 
     variables = sandbox_variables(base_url, fixtures)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    for name in (env.ACCESS_TOKEN, env.EXPECT_CHOICES):
+    for name in (env.ACCESS_TOKEN, env.EXPECT_CHOICES, env.PARTNER_CHOICES):
         monkeypatch.delenv(name, raising=False)
     return variables
 
 
-def regress_on(base_url: str, fixtures: Path, out_dir: Path) -> Any:
+def regress_on(base_url: str, fixtures: Path, out_dir: Path, choices: Path | None = None) -> Any:
     """Every notebook of the repository run by ``kit regress`` on the sandbox profile against
-    the server at ``base_url`` (2 jobs); its ``RegressReport``."""
+    the server at ``base_url`` (2 jobs; ``choices``: ``--choices FILE``, a dialect the kernels'
+    clients speak and the checks expect); its ``RegressReport``."""
     from kit import regress
 
     with pytest.MonkeyPatch.context() as patch:
@@ -68,6 +69,7 @@ def regress_on(base_url: str, fixtures: Path, out_dir: Path) -> Any:
             parameters={"profile": "sandbox"},
             jobs=2,
             progress=False,
+            expect_choices=choices,
         )
 
 
