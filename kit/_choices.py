@@ -5,14 +5,9 @@ The register (``data/assumptions.toml``) holds the simulator's choices where the
 overlay re-chooses some of those values, one table per entry id, its keys overriding that
 entry's value keys::
 
-    # data/choices/other.toml
     description = "another server's choices"   # optional, free text
-
     [A14]
     months = 24
-
-    [A15]
-    reasons = ["lost", "stolen"]
 
 :func:`load` (a file) and :func:`parse` (a mapping) validate first, and raise
 :class:`ChoicesError` (a ``ValueError``) naming the entry and key for: an entry the register
@@ -22,8 +17,10 @@ the seed states it, so no overlay may change it; a register entry may also say s
 ``seed_fixed = {key = "statement id"}``). :meth:`Overlay.value` is an entry's effective value
 under the overlay, :meth:`Overlay.chosen` one key of it.
 
-This module is in the base room: it imports only :mod:`kit.register` and :mod:`kit._env`, so
-the simulator, the client and the notebook companion all read overlays the same way.
+A file that re-spells the wire (paths, names, headers: :mod:`kit._dialect`) is a **dialect**;
+its own rules are :mod:`kit._dialect_rules`'. This module is in the base room (it imports
+:mod:`kit.register`, :mod:`kit._env` and the dialect's modules), so the simulator, the client
+and the notebook companion all read overlays the same way.
 
 Example::
 
@@ -48,6 +45,8 @@ from typing import Any, NamedTuple
 
 from kit import _env as env
 from kit import register
+from kit._dialect import DEFAULT as DEFAULT_DIALECT
+from kit._dialect import Dialect
 
 __all__ = [
     "EMPTY",
@@ -56,6 +55,7 @@ __all__ = [
     "ChoicesError",
     "Overlay",
     "Problem",
+    "dialect",
     "effective",
     "from_env",
     "load",
@@ -376,6 +376,14 @@ def from_env(environ: Mapping[str, str] | None = None, name: str = env.SIM_CHOIC
     """
     path = (os.environ if environ is None else environ).get(name)
     return load(Path(path)) if path else None
+
+
+def dialect(choices: str | os.PathLike[str] | Dialect | None) -> Dialect:
+    """The dialect a file names (:mod:`kit._dialect`; a ChoicesError as :func:`load`), one already
+    read, or the simulator's own for ``None``."""
+    if isinstance(choices, Dialect):
+        return choices
+    return Dialect.of(load(choices)) if choices else DEFAULT_DIALECT
 
 
 def effective(entry_id: str, overlay: Overlay | None = None) -> dict[str, Any]:

@@ -184,6 +184,10 @@ class FixturePersonas(Personas):
         return chosen.answers(questions)
 
 
+#: A profile and the dialect file its client speaks (``None``: the simulator's own spelling).
+Spoken = tuple["Profile", "overlays.Overlay | None"]
+
+
 class Profile:
     """What a server has (see the module docstring). Subclass it for a new profile.
 
@@ -255,15 +259,10 @@ class Profile:
         """Start (or reuse) the server this profile brings along; its base URL, or ``None``."""
         return None
 
-    def with_choices(
-        self, path: str | None, environ: Mapping[str, str], base_url: bool = False
-    ) -> tuple[Profile, overlays.Overlay | None]:
+    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Spoken:
         """This profile, and the dialect file the client speaks (``choices=FILE``, else
-        ``PARTNER_API_CHOICES``; ``None``: the simulator's own spelling).
-
-        Raises:
-            ConfigError: the file refused (entry and key named).
-        """
+        ``PARTNER_API_CHOICES``; ``None``: the simulator's own spelling). A refused file is a
+        ConfigError naming entry and key."""
         return self, _load(path or environ.get(env.PARTNER_CHOICES))
 
     def reaches_receiver(self, base_url: str | None) -> bool:
@@ -299,11 +298,7 @@ class Profile:
 
 
 def _load(path: str | None) -> overlays.Overlay | None:
-    """The overlay at ``path`` (``None`` for none).
-
-    Raises:
-        ConfigError: the overlay refused (entry and key named).
-    """
+    """The overlay at ``path`` (``None`` for none); a refusal is a ConfigError naming entry and key."""
     if not path:
         return None
     try:
@@ -344,23 +339,15 @@ class SimProfile(Profile):
     #: The choice overlay the embedded simulator starts with (``choices=``, ``KIT_SIM_CHOICES``).
     choices: overlays.Overlay | None = None
 
-    def with_choices(
-        self, path: str | None, environ: Mapping[str, str], base_url: bool = False
-    ) -> tuple[Profile, overlays.Overlay | None]:
-        """With the dialect file ``path`` (else ``PARTNER_API_CHOICES``), which the client speaks
-        and the embedded simulator serves; with neither, ``KIT_SIM_CHOICES``'s overlay, which the
-        embedded simulator serves (another overlay than a running one's starts a second one). At
-        ``base_url=`` (a ``kit serve``, started with its own ``--choices``) only the client speaks it.
-
-        Raises:
-            ConfigError: the overlay refused (entry and key named).
-        """
+    def with_choices(self, path: str | None, environ: Mapping[str, str], base_url: bool = False) -> Spoken:
+        """With the dialect file ``path`` (else ``PARTNER_API_CHOICES``): the client speaks it, the
+        embedded simulator serves it (else ``KIT_SIM_CHOICES``'s; another overlay than a running
+        one's starts a second one). At ``base_url=`` (a ``kit serve``) only the client speaks it.
+        A refused file is a ConfigError naming entry and key."""
         spoken = _load(path or environ.get(env.PARTNER_CHOICES))
-        if base_url:
-            return self, spoken
-        served = spoken or _load(environ.get(env.SIM_CHOICES))
+        served = None if base_url else spoken or _load(environ.get(env.SIM_CHOICES))
         if served is None:
-            return self, None
+            return self, spoken
         profile = type(self)(self._environ)
         profile.choices = served
         return profile, spoken or served

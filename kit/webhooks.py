@@ -46,7 +46,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from kit._dialect import DEFAULT as DEFAULT_DIALECT
+from kit._choices import dialect as dialect_of
 from kit._dialect import Dialect
 from kit.crypto import WebhookKeys
 from kit.errors import (
@@ -129,8 +129,8 @@ def verify(
     **no replay check**: a replayed delivery verifies again, so pass ``None`` only when the
     caller de-duplicates by event id itself. ``now``: an aware datetime or epoch seconds
     (default: the wall clock; against the simulator pass its clock). ``choices``: the dialect
-    file of a server that signs otherwise (:mod:`kit._dialect`: A24's header, algorithm and
-    skew, A68's field names); ``max_skew``: seconds, the dialect's (300 by default) unless given.
+    file of a server that signs otherwise (A24's header, algorithm and skew; A68's names);
+    ``max_skew``: seconds, the dialect's (300 by default) unless given.
 
     Example::
 
@@ -143,7 +143,7 @@ def verify(
         SignatureMissing, SignatureMalformed, SignatureInvalid, EventMismatch,
         SignatureExpired, DuplicateDelivery (all :class:`~kit.errors.WebhookVerificationError`).
     """
-    dialect = _dialect_of(choices)
+    dialect = dialect_of(choices)
     name = str(dialect.chosen("A24", "header"))
     signature = _header(headers, name) or _header(headers, name.lower())
     if not signature:
@@ -175,15 +175,6 @@ def verify(
             raise DuplicateDelivery(f"event {event_id} was delivered before")
         seen.add(event_id)
     return WebhookEvent.from_wire(dialect.body_from_wire(event), kid=header.get("kid"), iat=iat)
-
-
-def _dialect_of(choices: str | os.PathLike[str] | Dialect | None) -> Dialect:
-    """The dialect ``choices`` names (a file, or one already read); the simulator's for ``None``."""
-    if choices is None or isinstance(choices, Dialect):
-        return choices or DEFAULT_DIALECT
-    from kit import _choices
-
-    return Dialect.of(_choices.load(choices))
 
 
 #: The largest delivery body the receiver reads: the API's own request-body limit (A22).
@@ -251,7 +242,7 @@ class Receiver:
         choices: str | os.PathLike[str] | Dialect | None = None,
     ) -> None:
         self._keys = keys
-        self._dialect = _dialect_of(choices)
+        self._dialect = dialect_of(choices)
         self._clock = clock
         self._refresh = refresh_keys
         self._max_skew = max_skew

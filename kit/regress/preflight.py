@@ -14,6 +14,7 @@ from kit._profiles import Profile, profile_class
 from kit.errors import ConfigError, FixturesError
 from kit.regress.matrix import Job
 from kit.regress.model import RegressError
+from kit.regress.scanner import SecretNames
 
 __all__ = ["expected_choices", "fixture_values", "profiles"]
 
@@ -29,6 +30,13 @@ def expected_choices(path: str | os.PathLike[str]) -> str:
     except choices.ChoicesError as exc:
         raise RegressError(f"--choices: {exc}") from None
     return str(Path(path).resolve())
+
+
+def secret_names(path: str) -> SecretNames:
+    """The names the dialect file at ``path`` gives the secret fields, for the leak scan."""
+    from kit import _dialect
+
+    return SecretNames.of(_dialect.Dialect.of(choices.load(path)))
 
 
 def profiles(jobs: Sequence[Job]) -> list[type[Profile]]:

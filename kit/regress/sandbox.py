@@ -34,13 +34,15 @@ def fetch_partner_token(
     *,
     transport: Any = None,
     timeout: float = 10.0,
+    choices: str | None = None,
 ) -> str:
     """Fetch one partner access token with the client credentials of the environment.
 
     ``POST /oauth/accesstoken`` on the base URL of :data:`kit._env.BASE_URL`, form
     ``grant_type=client_credentials``, HTTP Basic with :data:`kit._env.CLIENT_ID` /
-    :data:`kit._env.CLIENT_SECRET` (:func:`kit._auth.fetch_token`). ``transport`` is an optional
-    ``httpx`` transport (tests use ``httpx.MockTransport``).
+    :data:`kit._env.CLIENT_SECRET` (:func:`kit._auth.fetch_token`), or in the form when the
+    dialect file ``choices`` says so (A01). ``transport`` is an optional ``httpx`` transport
+    (tests use ``httpx.MockTransport``).
 
     Example::
 
@@ -60,6 +62,7 @@ def fetch_partner_token(
     import httpx
 
     from kit._auth import TOKEN_PATH, fetch_token
+    from kit._choices import dialect
     from kit._sensitive import Sensitive
     from kit.errors import ApiError, KitError
 
@@ -67,9 +70,9 @@ def fetch_partner_token(
     url = base_url.rstrip("/") + TOKEN_PATH
     try:
         with httpx.Client(transport=transport, timeout=timeout) as http:
-            grant = fetch_token(
-                base_url, client_id, Sensitive(secret, label="client_secret"), timeout=timeout, http=http
-            )
+            secret_value = Sensitive(secret, label="client_secret")
+            spoken = dialect(choices)
+            grant = fetch_token(base_url, client_id, secret_value, timeout=timeout, http=http, dialect=spoken)
     except ApiError as exc:
         failed = f"HTTP {exc.status} ({exc.code})"
         raise RegressError(f"the partner token request to {url} failed: {failed}") from None

@@ -40,6 +40,7 @@ from kit import _fixtures as fixtures
 from kit.errors import FixturesError
 from kit.register import personas, value
 from kit.regress.decoding import DEPTH, decodings, json_document
+from kit.regress.names import _FIELD_KINDS, SecretNames, _field_name, _field_pattern
 
 __all__ = [
     "ANSI",
@@ -90,29 +91,10 @@ _JOSE = re.compile(rf"(?<![{_B64}])eyJ[{_B64}]{{4,}}(?:\.[{_B64}]*)*\.[{_B64}]+"
 _SESSION = re.compile(rf"(?<![A-Za-z0-9])ses_[{_B64}]{{40,}}")
 _TOKEN_CHARS = r"[A-Za-z0-9._~+/-]"
 _BEARER = re.compile(rf"(?i)\bBearer\s+(?![A-Za-z_]+=)({_TOKEN_CHARS}{{16,}}=*)")
-_FIELD = re.compile(
-    r"""(?i)["']?\b((?:access|refresh|id|session)[_-]?token|client[_-]?secret)["']?"""
-    rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
-)
 # Where a token of any format may stand: runs of token characters (with and without "/"),
 # ended by "=" padding at most: ``access_token=T``, ``session=T`` and ``id:T&x=1`` split at
 # "=", ":" and "&", so each side is a candidate of its own.
 _CANDIDATES = (re.compile(r"[A-Za-z0-9_~+/.-]{12,}=*"), re.compile(r"[A-Za-z0-9_~+.-]{12,}=*"))
-
-_FIELD_KIND = {
-    "access_token": "bearer-token",
-    "refresh_token": "bearer-token",
-    "id_token": "bearer-token",
-    "session_token": "session-token",
-    "client_secret": "client-secret",
-}
-_FIELD_KINDS = {name.replace("_", ""): kind for name, kind in _FIELD_KIND.items()}
-
-
-def _field_name(name: str) -> str:
-    """A field name in one spelling, lower case without ``_`` and ``-`` (``sessionToken``,
-    ``Session-Token`` and ``session_token`` are ``sessiontoken``)."""
-    return name.lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True)
@@ -313,9 +295,14 @@ class Scanner:
         environment = os.environ if environ is None else environ
         given = list(secrets)
         self.fingerprints = [s for s in given if isinstance(s, Fingerprints)]
+        self.names = dict(_FIELD_KINDS)  # normalised field name → kind; a dialect's names too
+        for spelled in (s for s in given if isinstance(s, SecretNames)):
+            self.names.update(spelled.kinds)
+        given = [s for s in given if not isinstance(s, SecretNames)]
         literals = [("client-secret", s) for s in DEFAULT_CLIENT_SECRETS]
         literals += _environment_secrets(environment)
         literals += [("secret", _plain(s)) for s in given if not isinstance(s, Fingerprints)]
+        self._field = _field_pattern(self.names)
         fixture = _fixture_patterns(environment)  # named as fixtures even when also handed in
         seen: set[str] = {text for text, _ in fixture}
         self.literals: list[tuple[str, re.Pattern[str]]] = [("fixture-value", p) for _, p in fixture]
@@ -352,9 +339,9 @@ class Scanner:
             hits += [("used-token", start, end) for start, end in prints.matches(text)]
         hits += [("session-token", m.start(), m.end()) for m in _SESSION.finditer(text)]
         hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
-        for m in _FIELD.finditer(text):
+        for m in self._field.finditer(text):
             if _token_like(m[2]):
-                hits.append((_FIELD_KINDS[_field_name(m[1])], m.start(2), m.end(2)))
+                hits.append((self.names[_field_name(m[1])], m.start(2), m.end(2)))
         for kind, pattern in self.phrases:
             hits += [(kind, m.start(), m.end()) for m in pattern.finditer(text)]
         kept: list[tuple[str, int, int]] = []
@@ -385,7 +372,7 @@ class Scanner:
                 where = f"{location}.{key}" if isinstance(key, str) and not self.matches(key) else location
                 if isinstance(key, str):
                     yield from self.findings(key, f"{location} (a key)")
-                    kind = _FIELD_KINDS.get(_field_name(key))
+                    kind = self.names.get(_field_name(key))
                     if kind and isinstance(child, str) and _token_like(child) and not self.matches(child):
                         yield Finding(kind, where, HINTS[kind])
                 yield from self.walk(child, where)
