@@ -150,11 +150,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (StateFileError, StartRefused) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
-    from kit.sim.lazyapp import Served  # the app's own layers, past FastAPI's pass-throughs
     from kit.sim.protocol import with_header_timeout
 
     config = uvicorn.Config(
-        Served(app),
+        app,
         host=args.host,
         port=args.port,
         access_log=args.access_log,

@@ -5,7 +5,7 @@
 listed: 401 (partner token, step 2; session validity, step 5) and, for a POST, 400, 409, 413,
 415 and 422 (body parsing, step 3; ``Idempotency-Key``, step 4; schema, step 10).
 
-    >>> @declare(router, "POST", "/accounts", AccountOut, status=201, takes=AccountCreate, errors=(403,),
+    >>> @declare(router, "create_account", AccountOut, status=201, takes=AccountCreate, errors=(403,),
     ...          summary="Create an account")
     ... async def create_account(request: Request) -> Response: ...  # doctest: +SKIP
 """
@@ -24,11 +24,12 @@ from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
 from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.personality import DEFAULT, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
+from kit.sim.routes import BY_KEY
 
-if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.lazyapp), not here
+if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.app), not here
     from fastapi import FastAPI
 
-    from kit.sim.fastpath import Routes
+    from kit.sim.table import Routes
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
@@ -39,8 +40,7 @@ POST_ERRORS = (400, 401, 409, 413, 415, 422)
 
 def declare(
     router: Routes,
-    method: str,
-    path: str,
+    key: str,
     out: type[BaseModel] | None = None,
     *,
     summary: str,
@@ -50,14 +50,15 @@ def declare(
     errors: Iterable[int] = (),
     **extra: Any,
 ) -> Callable[[F], F]:
-    """The decorator declaring a partner route: its answer ``out`` with ``status``, the JSON
-    body it ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
-    common = POST_ERRORS if method == "POST" else (401,)
+    """The decorator declaring the endpoint of partner operation ``key`` (its method and path
+    are ``kit.sim.routes.OPERATIONS``'): its answer ``out`` with ``status``, the JSON body it
+    ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
+    common = POST_ERRORS if "POST" in BY_KEY[key].methods else (401,)
     declared: dict[str, Any] = {"responses": problems(*sorted({*common, *errors}))}
     if takes is not None:
         declared["openapi_extra"] = body(takes, required=body_required)
-    decorator: Callable[[F], F] = router.api_route(
-        path, methods=[method], status_code=status, response_model=out, summary=summary, **declared, **extra
+    decorator: Callable[[F], F] = router.operation(
+        key, status_code=status, response_model=out, summary=summary, **declared, **extra
     )
     return decorator
 

@@ -25,7 +25,7 @@ from kit import register
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.versions import legacy_deprecated
 
-if TYPE_CHECKING:  # imported when the FastAPI app is built (kit.sim.lazyapp), not before
+if TYPE_CHECKING:  # imported when the FastAPI app is built (kit.sim.app), not before
     from fastapi import FastAPI
 
 TYPE_PREFIX: str = register.value("A21")["type_prefix"]

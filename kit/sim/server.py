@@ -2,9 +2,8 @@
 
 uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
 handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
-request. It serves :class:`~kit.sim.lazyapp.LazyApp` (FastAPI built on first need; the
-FastAPI app itself when ``fast_path`` is off). The embedded server logs nothing: a stray
-line on stderr changes a notebook's outputs. ``kit serve`` serves ``create_app``'s app.
+request. It serves :func:`~kit.sim.app.create_app`'s app, as ``kit serve`` does. The
+embedded server logs nothing: a stray line on stderr changes a notebook's outputs.
 
     >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
     >>> server.base_url  # doctest: +SKIP
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit._choices import Overlay
-from kit.sim.lazyapp import LazyApp
+from kit.sim.app import create_app
 from kit.sim.settings import Settings
 
 
@@ -161,12 +160,7 @@ def start_embedded(
     """
     settings = settings or Settings()
     _silence_uvicorn()
-    if settings.fast_path:
-        app: Any = LazyApp(settings)
-    else:
-        from kit.sim.app import create_app
-
-        app = create_app(settings)
+    app = create_app(settings)
     config = uvicorn.Config(
         app,
         host=host,

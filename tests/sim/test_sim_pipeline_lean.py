@@ -25,8 +25,8 @@ from kit.sim.pipeline import (
 )
 from kit.sim.problems import Problem
 from tests.sim.helpers import partner_token
+from tests.sim.helpers.inprocess import InProcess as _InProcess
 from tests.sim.helpers.wire import IN_PROCESS
-from tests.sim.test_sim_fastpath import _InProcess
 
 RAW = [
     (b"host", b"sim"),
@@ -133,7 +133,8 @@ def test_a_json_answer_has_starlettes_headers_in_starlettes_order(reply: RouteRe
 
 def test_init_data_is_the_compact_encoding_of_what_it_says() -> None:
     with httpx.Client(
-        transport=_InProcess(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), ""), base_url="http://sim"
+        transport=_InProcess(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), ""),
+        base_url="http://sim",
     ) as client:
         token = partner_token(client)
         answer = client.get(

@@ -9,12 +9,12 @@ from kit import register
 from kit.sim import versions
 from kit.sim.bodies import EventCreate
 from kit.sim.clock import format_time, parse_time
-from kit.sim.fastpath import Routes
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
 from kit.sim.problems import validation_problem
 from kit.sim.records import InboundEvent
 from kit.sim.representations import EventOut
+from kit.sim.table import Routes
 
 router = Routes(tags=["inbound events"])
 EVENT_TYPES: list[str] = register.fact("inbound_event_types")
@@ -22,8 +22,7 @@ EVENT_TYPES: list[str] = register.fact("inbound_event_types")
 
 @declare(
     router,
-    "POST",
-    "/accounts/{account_id}/events",
+    "send_event",
     EventOut,
     status=202,
     takes=EventCreate,

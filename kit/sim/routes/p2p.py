@@ -16,7 +16,6 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
-from kit.sim.fastpath import Routes
 from kit.sim.models import Money
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, run
@@ -24,6 +23,7 @@ from kit.sim.problems import Problem, not_found
 from kit.sim.records import Transfer
 from kit.sim.representations import TransferOut
 from kit.sim.schema import parse_model
+from kit.sim.table import Routes
 
 router = Routes(tags=["P2P"])
 ROLE_HEADER = register.value("A18")["role_header"]
@@ -62,8 +62,7 @@ def _unprocessable(code: str, detail: str) -> Problem:
 
 @declare(
     router,
-    "POST",
-    "/p2p/transfers",
+    "create_transfer",
     TransferOut,
     status=201,
     takes=TransferCreate,
@@ -119,8 +118,7 @@ def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> Ro
 
 @declare(
     router,
-    "GET",
-    "/p2p/transfers/{transfer_id}",
+    "get_transfer",
     TransferOut,
     errors=(403, 404),
     summary="Read a transfer as its sender or its receiver",

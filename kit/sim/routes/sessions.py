@@ -13,13 +13,13 @@ from kit import register
 from kit.sim.atrest import token_digest
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
-from kit.sim.fastpath import Routes
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
 from kit.sim.pipeline import Call, RouteReply, json_body, load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Nonce, Session
+from kit.sim.table import Routes
 
 router = Routes(tags=["sessions"])
 _SESSION = register.value("A05")
@@ -36,8 +36,7 @@ _NONCE_EXPIRES_AT = b'","nonce_expires_at":"'
 
 @declare(
     router,
-    "GET",
-    "/sessions/user_session_initialization_data",
+    "init_data",
     InitData,
     summary="Key information for the client SDK (call before POST /sessions)",
 )
@@ -274,8 +273,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
 
 @declare(
     router,
-    "POST",
-    "/sessions",
+    "create_session",
     SessionCreated,
     status=201,
     takes=SessionCreate,
@@ -287,7 +285,7 @@ async def create_session(request: Request) -> Response:
     return await run(request, _create, decrypts=("encrypted_data",))
 
 
-@declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
+@declare(router, "end_session", status=204, summary="End the session named in svc-session-id")
 async def end_session(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A34")

@@ -1,5 +1,6 @@
-"""The embedded simulator's app (``kit.sim.lazyapp``): the same answers as ``create_app``'s, byte
-for byte, with FastAPI built only for the first request the plain routes do not settle."""
+"""The simulator's one app (``kit.sim.app``): the route table first, FastAPI's app built on first
+need; the same answers as a FastAPI app routing everything itself (the parity reference), byte
+for byte; the embedded server and ``kit serve`` serving the same app class and route table."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.exceptions import HTTPException
 
 from kit.sim import Settings, create_app
-from kit.sim import lazyapp as lazyapp_module
-from kit.sim.lazyapp import LazyApp, Served
+from kit.sim import app as app_module
+from kit.sim.app import SimApp
 from kit.sim.pipeline import Call
-from tests.sim.helpers import partner_token
+from tests.sim.helpers import assert_problem, journey, partner_token
+from tests.sim.helpers.inprocess import InProcess, masked, reference_app
 from tests.sim.helpers.wire import IN_PROCESS
-from tests.sim.test_sim_fastpath import _exercise, _InProcess, _masked
 
 Seen = list[tuple[Any, ...]]
 
@@ -29,7 +31,7 @@ def _record(seen: Seen) -> Callable[[httpx.Response], None]:
     def hook(response: httpx.Response) -> None:
         response.read()
         try:
-            body: Any = _masked(response.json())
+            body: Any = masked(response.json())
         except ValueError:
             body = response.content
         headers = sorted(response.headers.multi_items())
@@ -42,153 +44,133 @@ def _record(seen: Seen) -> Callable[[httpx.Response], None]:
 def _served(app: Any, root_path: str = "") -> Iterator[tuple[httpx.Client, Seen]]:
     seen: Seen = []
     with httpx.Client(
-        transport=_InProcess(app, root_path), base_url="http://sim", event_hooks={"response": [_record(seen)]}
+        transport=InProcess(app, root_path), base_url="http://sim", event_hooks={"response": [_record(seen)]}
     ) as client:
         yield client, seen
 
 
-def _both(exercise: Callable[[httpx.Client], None], root_path: str = "") -> tuple[Seen, Seen, LazyApp]:
-    lazy = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
-    with _served(lazy, root_path) as (client, lazy_seen):
-        exercise(client)
-    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), root_path) as (client, eager_seen):
-        exercise(client)
-    return lazy_seen, eager_seen, lazy
+def _settings() -> Settings:
+    return Settings(seed=7, allowed_hosts=IN_PROCESS)
 
 
-def _documents(client: httpx.Client) -> None:
+def _both(exercise: Callable[[httpx.Client], None], root_path: str = "") -> tuple[Seen, Seen, SimApp]:
+    """``exercise`` on the app, then on the reference; what each answered, and the app."""
+    app = create_app(_settings())
+    with _served(app, root_path) as (client, seen):
+        exercise(client)
+    with _served(reference_app(_settings()), root_path) as (client, reference_seen):
+        exercise(client)
+    return seen, reference_seen, app
+
+
+def _exercise(client: httpx.Client) -> None:
+    j = journey(client)  # token, sessions, account, person, KYC, promotion
+    token = partner_token(client)
+    auth = {"Authorization": f"Bearer {token}"}
+    client.get("/cards/card_unknown", headers=auth)  # 404 problem from a partner route
+    client.get("/nowhere", headers=auth)  # no route: FastAPI's 404, as problem+json
+    client.put("/sessions", headers=auth)  # path known, method not: 405
+    client.head("/sessions/user_session_initialization_data", headers=auth)
+    client.post("/accounts/acc_1/savings/close")  # removed in 1.2.0
+    client.delete("/accounts/acc_1/referrals")  # removed: the rest of the methods
+    client.get("/authorization/server_api/access_tokens")  # the legacy path's own 405
+    client.post("/sessions", headers={**auth, "Content-Type": "application/json"}, content=b"{")
+    client.post("/p2p/transfers", headers={"Authorization": "Bearer nope"}, json={})
+    client.get(f"/persons/{j.person_id}/kyc/questions", headers={**auth, "svc-session-id": j.account_session})
+    client.get("/_sim/health")  # control plane
     client.get("/openapi.json")
     client.get("/openapi.json", headers={"svc-api-version": "1.1.0-20221001"})
     client.get("/docs")
     client.get("/redoc")
+    client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})  # refused version
+    client.post("/_sim/reset", json={"seed": 7})
 
 
-def test_the_lazy_app_answers_every_route_as_create_apps_does() -> None:
+def test_the_app_answers_every_request_as_fastapis_routing_does() -> None:
     """Status, every header and the body (random tokens masked), request by request."""
-
-    def exercise(client: httpx.Client) -> None:
-        _exercise(client)
-        _documents(client)
-        client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})  # refused version
-        client.post("/_sim/reset", json={"seed": 7})
-
-    lazy, eager, _ = _both(exercise)
-    assert len(lazy) == len(eager) > 25
-    for a, b in zip(lazy, eager, strict=True):
+    seen, reference, _ = _both(_exercise)
+    assert len(seen) == len(reference) > 30
+    for a, b in zip(seen, reference, strict=True):
         assert a == b
 
 
-def test_kit_serve_serves_create_apps_app_past_fastapis_pass_throughs_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``kit serve``'s app (``Served``): the lean stack is used, and every answer is the same as
-    ``create_app``'s own, a refused version, the control plane and an unexpected 500 included,
-    also behind a root path."""
-
-    def exercise(client: httpx.Client) -> None:
-        _exercise(client)
-        _documents(client)
-        client.get("/cards/card_1", headers={"svc-api-version": "9.9.9"})
-
-    served = Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)))
-    assert served.lean
-    with _served(served) as (client, lean_seen):
-        exercise(client)
-    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))) as (client, own_seen):
-        exercise(client)
-    assert len(lean_seen) == len(own_seen) > 25
-    assert lean_seen == own_seen
-
-    def fail(self: Call, card_id: str) -> Any:
-        raise RuntimeError("secret-looking internals 000-00-0001")
-
-    monkeypatch.setattr(Call, "find_card", fail)
-
-    def failing(client: httpx.Client) -> None:
-        token = partner_token(client, path="/api/oauth/accesstoken")
-        client.get("/api/cards/card_1", headers={"Authorization": f"Bearer {token}"})
-
-    with _served(Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))), "/api") as (
-        client,
-        lean_seen,
-    ):
-        failing(client)
-    with _served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), "/api") as (client, own_seen):
-        failing(client)
-    assert lean_seen[-1][2] == 500 and lean_seen[-1][3]["code"] == "internal-error"
-    assert lean_seen == own_seen
-
-
-def test_an_app_with_its_own_root_path_is_served_by_fastapi_itself() -> None:
-    app = create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))
-    app.root_path = "/api"  # FastAPI's own call sets it on every scope: not a pass-through
-    assert not Served(app).lean
-    assert Served(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS))).lean
-
-
-def test_plain_requests_never_build_fastapi_and_the_first_other_one_does() -> None:
-    def exercise(client: httpx.Client) -> None:
-        token = partner_token(client)
-        auth = {"Authorization": f"Bearer {token}"}
-        client.get("/sessions/user_session_initialization_data", headers=auth)
-        client.get("/cards/card_unknown", headers=auth)
-        assert not lazy_app.fastapi_built
-        client.get("/nowhere", headers=auth)
-        assert lazy_app.fastapi_built
-
-    lazy_app = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
-    with _served(lazy_app) as (client, seen):
-        exercise(client)
-    assert [s[2] for s in seen] == [200, 200, 404, 404]
-
-
-def test_behind_a_root_path_the_lazy_app_answers_the_same() -> None:
+def test_behind_a_root_path_the_app_answers_the_same() -> None:
     def exercise(client: httpx.Client) -> None:
         token = partner_token(client, path="/api/oauth/accesstoken")
+        client.get(
+            "/api/sessions/user_session_initialization_data", headers={"Authorization": f"Bearer {token}"}
+        )
         client.get("/api/cards/card_unknown", headers={"Authorization": f"Bearer {token}"})
         client.get("/api/nowhere")
         client.get("/api/openapi.json")
 
-    lazy, eager, _ = _both(exercise, root_path="/api")
-    assert [s[2] for s in lazy] == [200, 404, 404, 200]
-    assert lazy == eager
+    seen, reference, _ = _both(exercise, root_path="/api")
+    assert [s[2] for s in seen] == [200, 200, 404, 404, 200]
+    assert seen[2][3]["code"] == "card-not-found" and seen[3][3]["code"] == "not-found"
+    assert seen == reference
 
 
-def test_an_unexpected_failure_in_a_plain_route_is_the_same_500_problem(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("failure", "status", "code"),
+    [
+        (HTTPException(409, headers={"Retry-After": "5"}), 409, "http-error"),
+        (RuntimeError("secret-looking internals 000-00-0001"), 500, "internal-error"),
+    ],
+    ids=["http-exception", "unexpected"],
+)
+def test_an_exception_from_an_endpoint_is_the_same_problem(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception, status: int, code: str
 ) -> None:
+    """An HTTPException is the 4xx problem (never a 500); anything else the 500 problem, with no
+    detail of the failure; FastAPI's app is not built for it."""
+
     def fail(self: Call, card_id: str) -> Any:
-        raise RuntimeError("secret-looking internals 000-00-0001")
+        raise failure
 
     monkeypatch.setattr(Call, "find_card", fail)
 
     def exercise(client: httpx.Client) -> None:
-        client.get("/cards/card_1", headers={"Authorization": f"Bearer {partner_token(client)}"})
+        resp = client.get("/cards/card_1", headers={"Authorization": f"Bearer {partner_token(client)}"})
+        body = assert_problem(resp, status, code)
+        assert "000-00-0001" not in resp.text and "RuntimeError" not in resp.text
+        if status == 409:
+            assert body["detail"] == "Conflict" and resp.headers["retry-after"] == "5"
 
-    lazy, eager, built = _both(exercise)
-    assert lazy[-1][2] == 500 and lazy[-1][3]["code"] == "internal-error"
-    assert "000-00-0001" not in str(lazy[-1])
-    assert lazy == eager
-    assert not built.fastapi_built
+    seen, reference, app = _both(exercise)
+    assert seen == reference
+    assert not app.fastapi_built
+
+
+def test_partner_requests_never_build_fastapi_and_the_first_other_one_does() -> None:
+    app = create_app(_settings())
+    with _served(app) as (client, seen):
+        token = partner_token(client)
+        auth = {"Authorization": f"Bearer {token}"}
+        client.get("/sessions/user_session_initialization_data", headers=auth)
+        client.get("/cards/card_unknown", headers=auth)
+        assert not app.fastapi_built
+        client.get("/nowhere", headers=auth)
+        assert app.fastapi_built
+    assert [s[2] for s in seen] == [200, 200, 404, 404]
 
 
 def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Threads, each with its own loop, ask a fresh app for pages that need FastAPI at once:
     it is built once and nobody gets a 5xx."""
     builds: list[int] = []
-    real = lazyapp_module.fastapi_app
+    real = app_module.fastapi_app
 
     def counted(*args: Any) -> Any:
         builds.append(1)
         return real(*args)
 
-    monkeypatch.setattr(lazyapp_module, "fastapi_app", counted)
-    app = LazyApp(Settings(seed=7, allowed_hosts=IN_PROCESS))
+    monkeypatch.setattr(app_module, "fastapi_app", counted)
+    app = create_app(_settings())
     statuses: list[int] = []
     start = threading.Barrier(4)
 
     def ask() -> None:
-        with httpx.Client(transport=_InProcess(app, ""), base_url="http://sim") as client:
+        with httpx.Client(transport=InProcess(app), base_url="http://sim") as client:
             start.wait(timeout=30)
             for path in ("/openapi.json", "/nowhere", "/_sim/health", "/cards/card_1"):
                 statuses.append(client.get(path).status_code)
@@ -200,6 +182,40 @@ def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.Mon
         thread.join(timeout=60)
     assert sorted(statuses) == sorted([200, 404, 200, 401] * 4)
     assert builds == [1]
+
+
+def test_the_embedded_server_and_kit_serve_serve_the_same_app_class_and_route_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``kit serve`` hands uvicorn what ``create_app`` makes, as the embedded server does."""
+    import uvicorn
+
+    from kit import cli
+    from kit.sim.server import start_embedded
+
+    handed: list[Any] = []
+
+    class NoServer:
+        started = False
+
+        def __init__(self, config: Any) -> None:
+            handed.append(config.app)
+
+        async def serve(self) -> None:
+            return None
+
+    monkeypatch.setattr(uvicorn, "Server", NoServer)
+    assert cli.main(["serve", "--port", "0", "--no-control"]) == 1  # it never started: NoServer
+    embedded = start_embedded(Settings(seed=7))
+    try:
+        served = embedded._server.config.app
+    finally:
+        embedded.stop()
+    (from_serve,) = handed
+    assert type(from_serve) is type(served) is SimApp
+    assert [(r.key, r.path) for r in from_serve.table.routes] == [
+        (r.key, r.path) for r in served.table.routes
+    ]
 
 
 def test_connect_and_the_first_session_import_neither_fastapi_nor_other_route_modules() -> None:
@@ -217,19 +233,6 @@ def test_connect_and_the_first_session_import_neither_fastapi_nor_other_route_mo
         "assert 'kit.sim.records' in sys.modules and 'kit.sim.representations' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-
-
-def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> None:
-    code = (
-        "import sys, kit.sim.server, uvicorn, uvicorn.server; "
-        "assert 'uvicorn.main' not in sys.modules and 'uvicorn.supervisors' not in sys.modules; "
-        "assert uvicorn.Server is uvicorn.server.Server and kit.sim.server.uvicorn is uvicorn; "
-        "assert uvicorn.main(['--version'], standalone_mode=False) == 0; "
-        "real = sys.modules['uvicorn.main']; assert uvicorn.main is real.main and uvicorn.run is real.run"
-    )
-    command = [sys.executable, "-c", code]
-    out = subprocess.run(command, check=True, timeout=120, capture_output=True, text=True)
-    assert "uvicorn" in out.stdout  # its --version line
 
 
 def test_an_embedded_server_that_cannot_listen_says_why_at_once() -> None:
