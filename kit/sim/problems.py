@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 
 from kit import register
+from kit.sim.asgi import encode_json
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.versions import legacy_deprecated
 
@@ -68,10 +69,8 @@ class Problem(Exception):
             **self.extra,
         }
 
-    def response(self) -> JSONResponse:
-        return JSONResponse(
-            self.body(), status_code=self.status, headers=self.headers, media_type=PROBLEM_MEDIA_TYPE
-        )
+    def response(self) -> Response:
+        return Response(encode_json(self.body()), self.status, self.headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
 def validation_problem(errors: list[dict[str, str]], code: str = "validation-error", **extra: Any) -> Problem:
@@ -110,13 +109,10 @@ class OAuthError(Exception):
         self.description = description
         self.headers = headers or {}
 
-    def response(self) -> JSONResponse:
+    def response(self) -> Response:
         headers = {"Cache-Control": "no-store", "Pragma": "no-cache", **self.headers}
-        return JSONResponse(
-            {"error": self.error, "error_description": self.description},
-            status_code=self.status,
-            headers=headers,
-        )
+        body = {"error": self.error, "error_description": self.description}
+        return Response(encode_json(body), self.status, headers, media_type="application/json")
 
 
 _ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
@@ -138,19 +134,19 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, unexpected)
 
 
-async def _problem(request: Request, exc: Exception) -> JSONResponse:
+async def _problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
     uses(request, *exc.assumptions)
     return exc.response()
 
 
-async def _oauth(request: Request, exc: Exception) -> JSONResponse:
+async def _oauth(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OAuthError)
     uses(request, "A21")  # the token endpoints' error shape (RFC 6749) is A21's choice too
     return exc.response()
 
 
-async def _http(request: Request, exc: Exception) -> JSONResponse:
+async def _http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code in _ROUTE_CODES:
         uses(request, ROUTE_ENTRY)
@@ -159,7 +155,7 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
 
 
-async def _validation(request: Request, exc: Exception) -> JSONResponse:
+async def _validation(request: Request, exc: Exception) -> Response:
     errors = [
         {"field": pointer(err.get("loc", ())[1:]), "message": str(err.get("msg", "invalid"))}
         for err in exc.errors()  # type: ignore[attr-defined]  # a RequestValidationError
@@ -167,7 +163,7 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     return validation_problem(errors).response()
 
 
-async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+async def unexpected(request: Request, exc: Exception) -> Response:
     """The 500 problem of an exception no other handler takes."""
     # Never a stack trace or a submitted value on the wire. Starlette answers this one
     # outside the middleware stack, so the service headers are set here.
@@ -185,7 +181,7 @@ async def unexpected(request: Request, exc: Exception) -> JSONResponse:
     return Problem(500, "internal-error", "The simulator failed unexpectedly.", headers=headers).response()
 
 
-#: The handlers of the errors a plain route's endpoint can raise (the fast path's and the app's).
+#: The handlers of the errors an endpoint can raise (the route table's and FastAPI's app's).
 HANDLERS: dict[Any, Any] = {Problem: _problem, OAuthError: _oauth, StarletteHTTPException: _http}
 
 

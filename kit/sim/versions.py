@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl
 from starlette.types import Scope
 
 from kit import register
-from kit.sim.headers import first
+from kit.sim.asgi import first
 from kit.sim.models import Strict
 
 _SPEC = {

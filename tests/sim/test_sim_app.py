@@ -284,3 +284,41 @@ def test_at_exit_a_memory_simulator_is_told_to_stop_and_a_durable_one_is_waited_
         memory.stop()
         durable.stop()
     assert not memory._thread.is_alive()
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status", "code"),
+    [
+        ({}, b"", 401, "invalid-partner-token"),  # step 2
+        ({"authorization": "Bearer known", "content-type": "text/plain"}, b"x", 415, "unsupported-media-type"),
+        ({"authorization": "Bearer known", "idempotency-key": ""}, b"", 400, "idempotency-key-invalid"),  # 4
+        ({"authorization": "Bearer known", "svc-session-id": "nope"}, b"", 401, "invalid-session"),  # 5
+    ],
+    ids=["token", "body", "idempotency", "session"],
+)
+def test_a_refusal_at_any_step_leaves_run_as_its_answer(
+    headers: dict[str, str], body: bytes, status: int, code: str
+) -> None:
+    """One exit for a Problem: ``run`` answers it whichever step refused, no handler behind it."""
+    import asyncio
+    from datetime import timedelta
+
+    from starlette.requests import Request
+
+    from kit.sim.atrest import token_digest
+    from kit.sim.pipeline import RouteReply, run
+    from kit.sim.state import PartnerToken
+
+    app = create_app(_settings())
+    state = app.sim.state
+    state.partner_tokens[token_digest("known")] = PartnerToken("sim-partner", state.now + timedelta(hours=1))
+    raw = [(k.encode(), v.encode()) for k, v in headers.items()]
+    scope = {"type": "http", "method": "POST", "path": "/x", "headers": raw, "query_string": b"", "app": app}
+    scope["state"] = {"assumptions": set(), "api_version": app.version}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body}
+
+    answer = asyncio.run(run(Request(scope, receive), lambda call: RouteReply(200, {})))
+    assert answer.status_code == status and code in bytes(answer.body).decode()
+    assert answer.headers["content-type"] == "application/problem+json"

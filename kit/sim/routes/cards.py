@@ -17,8 +17,9 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import CardClose, CardCreate
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem
 from kit.sim.records import Card
 from kit.sim.representations import CardOut

@@ -9,8 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit.sim.bodies import DocumentRequestList, DocumentSubmit
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, not_found
 from kit.sim.representations import DocumentRequestOut
 from kit.sim.table import Routes

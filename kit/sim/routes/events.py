@@ -8,9 +8,10 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import EventCreate
+from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time, parse_time
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import validation_problem
 from kit.sim.records import InboundEvent
 from kit.sim.representations import EventOut

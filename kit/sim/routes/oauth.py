@@ -17,10 +17,11 @@ import secrets
 from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.asgi import encode_json
 from kit.sim.atrest import token_digest
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
@@ -57,7 +58,7 @@ def _basic_credentials(header: str) -> tuple[str, str] | None:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
-async def _issue(request: Request) -> JSONResponse:
+async def _issue(request: Request) -> Response:
     sim: Sim = request.app.state.sim
     uses(request, "A01")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -103,15 +104,14 @@ async def _issue(request: Request) -> JSONResponse:
     token = secrets.token_urlsafe(32)
     lifetime = sim.personality.token_lifetime  # A01, under a choice overlay
     sim.state.partner_tokens[token_digest(token)] = PartnerToken(client_id, sim.state.clock.after(lifetime))
-    return JSONResponse(
-        {
-            "access_token": token,
-            "token_type": _TOKEN["token_type"],
-            "expires_in": lifetime,
-            "scope": _TOKEN["scope"],
-        },
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
-    )
+    body = {
+        "access_token": token,
+        "token_type": _TOKEN["token_type"],
+        "expires_in": lifetime,
+        "scope": _TOKEN["scope"],
+    }
+    headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+    return Response(encode_json(body), 200, headers, media_type="application/json")
 
 
 @router.operation(

@@ -23,10 +23,11 @@ from kit.sim.bodies import (
     PersonCreate,
     PiiPlaintext,
 )
+from kit.sim.call import Call, RouteReply
 from kit.sim.crypto import encrypt_to_device
 from kit.sim.ids import Ids
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.records import Account, Person
 from kit.sim.representations import AccountOut, PersonOut

@@ -16,9 +16,10 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
+from kit.sim.call import Call, RouteReply
 from kit.sim.models import Money
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, not_found
 from kit.sim.records import Transfer
 from kit.sim.representations import TransferOut

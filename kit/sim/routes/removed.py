@@ -18,8 +18,9 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.previous import EmptyBody, ReferralCodeOut, ReferralCreate, ReferralOut, SavingsCloseOut
 from kit.sim.problems import Problem, uses
 from kit.sim.table import Routes

@@ -14,9 +14,10 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import Jwks, SubscriptionCreate
+from kit.sim.call import Call, RouteReply
 from kit.sim.guard import webhook_target_refusal
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.records import Subscription
 from kit.sim.representations import SubscriptionOut
