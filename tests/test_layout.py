@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KIT = ROOT / "kit"
 
 #: The rooms, in the order of the layers (a room may import the rooms before it, see ROOM_MAY_IMPORT).
-BASE = {"kit._env", "kit._cache", "kit._lazy", "kit.register", "kit._choices"}
+BASE = {"kit._env", "kit._cache", "kit._lazy", "kit.register", "kit._choices", "kit._codes"}
 ENTRY = {"kit.cli", "kit.__main__"}
 #: The lab's two rooms (never importing each other) and their public names, ordinary modules.
 LAB_ROOMS = {"populations": "kit.lab.populations", "explorer": "kit.lab.explorer"}

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._codes import OAuthCode, ProblemCode
 from kit.sim.asgi import encode_json
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.versions import legacy_deprecated
@@ -42,7 +43,7 @@ class Problem(Exception):
     def __init__(
         self,
         status: int,
-        code: str,
+        code: ProblemCode,
         detail: str,
         *,
         title: str | None = None,
@@ -73,7 +74,9 @@ class Problem(Exception):
         return Response(encode_json(self.body()), self.status, self.headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
-def validation_problem(errors: list[dict[str, str]], code: str = "validation-error", **extra: Any) -> Problem:
+def validation_problem(
+    errors: list[dict[str, str]], code: ProblemCode = "validation-error", **extra: Any
+) -> Problem:
     """422 for a body that does not match its schema; ``errors`` hold JSON Pointers.
 
     ``unknown-field`` names A22, the rule on unknown top-level fields.
@@ -88,12 +91,23 @@ def validation_problem(errors: list[dict[str, str]], code: str = "validation-err
     return Problem(422, code, detail, errors=errors, **extra)
 
 
+#: The 404 code of each resource looked up by id.
+NOT_FOUND: dict[str, ProblemCode] = {
+    "account": "account-not-found",
+    "person": "person-not-found",
+    "card": "card-not-found",
+    "transfer": "transfer-not-found",
+    "document-request": "document-request-not-found",
+}
+
+
 def not_found(resource: str, *assumptions: str) -> Problem:
-    """404 ``<resource>-not-found``: the same answer whether it never existed or is another
-    partner's (A30), e.g. ``not_found("card", "A35")``; ``assumptions`` name the resource's entry."""
+    """404 ``<resource>-not-found`` (:data:`NOT_FOUND`): the same answer whether it never existed
+    or is another partner's (A30), e.g. ``not_found("card", "A35")``; ``assumptions`` name the
+    resource's entry."""
     return Problem(
         404,
-        f"{resource}-not-found",
+        NOT_FOUND[resource],
         f"No {resource.replace('-', ' ')} with this id.",
         assumptions=assumptions,
     )
@@ -102,7 +116,9 @@ def not_found(resource: str, *assumptions: str) -> Problem:
 class OAuthError(Exception):
     """An RFC 6749 §5.2 error (only the token endpoints answer in this shape)."""
 
-    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None):
+    def __init__(
+        self, status: int, error: OAuthCode, description: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
@@ -115,7 +131,7 @@ class OAuthError(Exception):
         return Response(encode_json(body), self.status, headers, media_type="application/json")
 
 
-_ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
+_ROUTE_CODES: dict[int, ProblemCode] = {404: "not-found", 405: "method-not-allowed"}
 #: The register entry of unknown paths and methods (step 1 of the order of checks).
 ROUTE_ENTRY = "A44"
 ROUTE_DETAILS = {

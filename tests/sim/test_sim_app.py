@@ -290,7 +290,7 @@ def test_at_exit_a_memory_simulator_is_told_to_stop_and_a_durable_one_is_waited_
     ("headers", "body", "status", "code"),
     [
         ({}, b"", 401, "invalid-partner-token"),  # step 2
-        ({"authorization": "Bearer known", "content-type": "text/plain"}, b"x", 415, "unsupported-media-type"),
+        ({"authorization": "Bearer known", "content-type": "text/x"}, b"x", 415, "unsupported-media-type"),
         ({"authorization": "Bearer known", "idempotency-key": ""}, b"", 400, "idempotency-key-invalid"),  # 4
         ({"authorization": "Bearer known", "svc-session-id": "nope"}, b"", 401, "invalid-session"),  # 5
     ],

@@ -15,6 +15,7 @@ from kit.sim.pipeline import run
 from kit.sim.problems import validation_problem
 from kit.sim.records import InboundEvent
 from kit.sim.representations import EventOut
+from kit.sim.schema import Enums
 from kit.sim.table import Routes
 
 router = Routes(tags=["inbound events"])
@@ -35,7 +36,7 @@ async def send_event(request: Request, account_id: str) -> Response:
         call.require_rule5_session()
         account = call.bound_account(account_id)
         allowed = versions.inbound_event_types(call.version)  # change 4
-        enums = {"event_type": ("unknown-event-type", allowed)} if allowed is not None else {}
+        enums: Enums = {"event_type": ("unknown-event-type", allowed)} if allowed is not None else {}
         req = call.body_as(EventCreate, enums, uses=("A17",))
         if not req.event_type:  # 1.1.0 takes any type, but one
             raise validation_problem([{"field": "/event_type", "message": "must not be empty"}])

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._codes import ProblemCode
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
 from kit.sim.call import Call, RouteReply
@@ -56,7 +57,7 @@ def parse_amount(raw: object, field: str = "amount", *, rules: tuple[str, ...] =
     return Decimal(money.value), money.currency
 
 
-def _unprocessable(code: str, detail: str) -> Problem:
+def _unprocessable(code: ProblemCode, detail: str) -> Problem:
     """A refusal by the business rules of a transfer, in their order (A37)."""
     return Problem(422, code, detail, assumptions=("A37",))
 
