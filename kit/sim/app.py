@@ -6,8 +6,7 @@ tests serve alike. A request goes through the 500 problem (outermost), then ``Se
 personality): a partner operation is answered by its endpoint, its module imported on its first
 request. What the table does not take (404/405 problems, the OpenAPI document and its pages,
 the ``/_sim`` control plane) goes to FastAPI's app, built once, under a lock, on the first such
-request: the first token and session of ``kit.connect("sim")`` never import FastAPI (about
-300 ms of CPU less).
+request: the first token and session of ``kit.connect("sim")`` never import FastAPI.
 
 >>> app = create_app(Settings(seed=7))  # doctest: +SKIP
 >>> uvicorn.run(app, port=8000)  # doctest: +SKIP
@@ -218,5 +217,5 @@ def fastapi_app(sim: Sim, lifespan: Lifespan | None, table: RouteTable) -> FastA
     app.include_router(table.api_router())
     if sim.settings.control:
         app.include_router(control.router)
-    openapi.install(app, sim.personality)
+    openapi.install(app, sim.personality, {route.key: route.path for route in table.routes})
     return app

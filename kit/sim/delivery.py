@@ -21,6 +21,7 @@ from kit import register
 from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.guard import webhook_target_refusal
+from kit.sim.headers import SIGNATURE
 from kit.sim.settings import Settings
 from kit.sim.state import State
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 _RETRY = register.value("A25")
 RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
 TIMEOUT_S = float(_RETRY["timeout_seconds"])
-SIGNATURE_HEADER = register.value("A24")["header"]
 DEPRECATION = register.value("A03")["deprecation"]
 DEPRECATED_EVENTS = frozenset(register.fact("deprecated_webhook_events"))
 EVENTS = frozenset(register.fact("webhook_events"))
@@ -115,7 +115,7 @@ class DeliveryEngine:
         keys = self.state.keys
         headers = {
             "content-type": "application/json",
-            SIGNATURE_HEADER: keys.sign_detached(
+            SIGNATURE: keys.sign_detached(
                 delivery.body, iat=int(at.timestamp()), event_id=delivery.event_id
             ),
         }

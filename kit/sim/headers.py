@@ -30,6 +30,10 @@ ASSUMPTIONS: str = _SERVICE["assumptions"]
 API_VERSION: str = register.value("A27")["header"]
 #: Makes a POST safe to retry.
 IDEMPOTENCY_KEY: str = register.value("A20")["header"]
+#: Tells the sender from the receiver on a P2P transfer's answers (A18).
+ROLE: str = register.value("A18")["role_header"]
+#: Carries a webhook delivery's detached JWS (A24).
+SIGNATURE: str = register.value("A24")["header"]
 #: Marks an answer replayed for a retried ``IDEMPOTENCY_KEY`` (A20's words; no value of its own yet).
 REPLAYED = "Idempotent-Replayed"
 

@@ -49,7 +49,7 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
         return None
     if not key or len(key) > MAX_IDEMPOTENCY_KEY:
         raise Problem(
-            400, "idempotency-key-invalid", f"An Idempotency-Key has 1 to {MAX_IDEMPOTENCY_KEY} characters."
+            400, "idempotency-key-invalid", f"An {IDEMPOTENCY_KEY} has 1 to {MAX_IDEMPOTENCY_KEY} characters."
         )
     state = call.state
     record = state.idempotency.get((call.partner, key))
@@ -65,14 +65,14 @@ def idempotency_record(call: Call, policy: Idempotency) -> IdempotencyRecord | R
         raise Problem(
             409,
             "idempotency-key-in-use",
-            "A request with this Idempotency-Key is still being processed; retry shortly.",
+            f"A request with this {IDEMPOTENCY_KEY} is still being processed; retry shortly.",
             headers={"Retry-After": "1"},
         )
     if record.method != request.method or record.path != path or record.body != body_digest(call.body):
         raise Problem(
             422,
             "idempotency-key-reused",
-            "This Idempotency-Key was used for another request; use a new key for a new request.",
+            f"This {IDEMPOTENCY_KEY} was used for another request; use a new key for a new request.",
         )
     body = state.sealer.open(record.response_body) if record.sealed_by else record.response_body
     return Response(

@@ -235,6 +235,19 @@ def test_connect_and_the_first_session_import_neither_fastapi_nor_other_route_mo
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
+def test_uvicorn_is_imported_without_its_command_line_until_that_is_called() -> None:
+    code = (
+        "import sys, kit.sim.server, uvicorn, uvicorn.server; "
+        "assert 'uvicorn.main' not in sys.modules and 'uvicorn.supervisors' not in sys.modules; "
+        "assert uvicorn.Server is uvicorn.server.Server and kit.sim.server.uvicorn is uvicorn; "
+        "assert uvicorn.main(['--version'], standalone_mode=False) == 0; "
+        "real = sys.modules['uvicorn.main']; assert uvicorn.main is real.main and uvicorn.run is real.run"
+    )
+    command = [sys.executable, "-c", code]
+    out = subprocess.run(command, check=True, timeout=120, capture_output=True, text=True)
+    assert "uvicorn" in out.stdout  # its --version line
+
+
 def test_an_embedded_server_that_cannot_listen_says_why_at_once() -> None:
     """The caller waits for the server to say it is up, not for a poll or a timeout: a server that
     cannot bind (192.0.2.1 is a documentation address, on no interface here) fails the start with

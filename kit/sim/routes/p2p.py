@@ -18,6 +18,7 @@ from kit._codes import ProblemCode
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
 from kit.sim.call import Call, RouteReply
+from kit.sim.headers import ROLE
 from kit.sim.models import Money
 from kit.sim.openapi import declare
 from kit.sim.pipeline import run
@@ -28,7 +29,6 @@ from kit.sim.schema import parse_model
 from kit.sim.table import Routes
 
 router = Routes(tags=["P2P"])
-ROLE_HEADER = register.value("A18")["role_header"]
 _MONEY = register.value("A19")
 MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)
 CURRENCIES: list[str] = _MONEY["currencies"]
@@ -114,7 +114,7 @@ async def create_transfer(request: Request) -> Response:
 def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> RouteReply:
     """A transfer answer (A36), its money (A19) and the role header (A18)."""
     call.uses("A18", "A19", "A36")
-    headers = {ROLE_HEADER: role} if versions.p2p_role_header(call.version) else {}  # change 7
+    headers = {ROLE: role} if versions.p2p_role_header(call.version) else {}  # change 7
     return RouteReply(status, body, headers)
 
 

@@ -31,7 +31,7 @@ STRATEGIES: list[str] = _LIFETIME["strategies"]
 PLATFORMS: list[str] = _SESSION["platforms"]
 _NEXT_TYPE = {"anonymous": "account", "account": "person"}
 #: Init data's body around the key set, the nonce and its expiry (``encode_json``'s encoding).
-#: FIXES: "init data's body joined from its parts" (worth 2 % of benchmark 1's loop).
+#: FIXES: "init data's body joined from its parts".
 _JWKS_OPEN = b'{"jwks":'
 _ENC_NONCE = b"," + encode_json({"enc": [CONTENT_ENCRYPTION]})[1:-1] + b',"nonce":"'
 _NONCE_EXPIRES_AT = b'","nonce_expires_at":"'
