@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from kit import register
+from kit.sim import routes as partner
 from kit.sim import versions
 from kit.sim.headers import (
     API_VERSION,
@@ -33,7 +34,6 @@ from kit.sim.headers import (
 from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.personality import DEFAULT, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
-from kit.sim.routes import BY_KEY, OPERATIONS
 
 if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.app), not here
     from fastapi import FastAPI
@@ -62,7 +62,7 @@ def declare(
     """The decorator declaring the endpoint of partner operation ``key`` (its method and path
     are ``kit.sim.routes.OPERATIONS``'): its answer ``out`` with ``status``, the JSON body it
     ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
-    common = POST_ERRORS if "POST" in BY_KEY[key].methods else (401,)
+    common = POST_ERRORS if "POST" in partner.BY_KEY[key].methods else (401,)
     declared: dict[str, Any] = {"responses": problems(*sorted({*common, *errors}))}
     if takes is not None:
         declared["openapi_extra"] = body(takes, required=body_required)
@@ -122,7 +122,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str
     """Build the document once, adding the request-body schemas declared with :func:`body`;
     its chosen parts are ``chosen``'s (a choice overlay's: :func:`follow`); ``paths`` are the
     operations' paths as the route table serves them ({key: path}; the defaults if None)."""
-    served = {op.key: op.path for op in OPERATIONS} | dict(paths or {})
+    served = {op.key: op.path for op in partner.OPERATIONS} | dict(paths or {})
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

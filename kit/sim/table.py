@@ -46,7 +46,8 @@ from starlette.responses import Response
 from starlette.routing import compile_path, get_route_path
 from starlette.types import Receive, Scope, Send
 
-from kit.sim.routes import BY_KEY, OPERATIONS, Operation, partner_module
+from kit.sim import routes as operations
+from kit.sim.routes import Operation, partner_module
 
 Endpoint = Callable[..., Awaitable[Response]]
 F = TypeVar("F", bound=Endpoint)
@@ -107,13 +108,13 @@ class Routes:
 
     def operation(self, key: str, **options: Any) -> Callable[[F], F]:
         """Declare the endpoint of operation ``key`` (``kit.sim.routes.OPERATIONS``)."""
-        if key not in BY_KEY:
+        if key not in operations.BY_KEY:
             raise RouteTableError(f"no operation {key!r} in kit.sim.routes.OPERATIONS")
         if key in self.declared:
             raise RouteTableError(f"operation {key!r} declared twice")
 
         def record(endpoint: F) -> F:
-            reason = why_not_plain(endpoint, _parameters(BY_KEY[key].path))
+            reason = why_not_plain(endpoint, _parameters(operations.BY_KEY[key].path))
             if reason is not None:
                 raise TypeError(f"{key} cannot be served: {reason}")
             tags = [*self.options.get("tags", ()), *options.pop("tags", ())]
@@ -229,15 +230,14 @@ def build(paths: Mapping[str, str] | None = None) -> RouteTable:
         RouteTableError: an unknown key, a path with other parameters, a collision.
     """
     paths = dict(paths or {})
-    unknown = sorted(set(paths) - set(BY_KEY))
+    unknown = sorted(set(paths) - set(operations.BY_KEY))
     if unknown:
         raise RouteTableError(f"no such operation: {', '.join(unknown)}")
     for key, path in paths.items():
-        if not path.startswith("/") or _parameters(path) != _parameters(BY_KEY[key].path):
-            raise RouteTableError(
-                f"{key}: the path {path!r} must start with / and keep the parameters of {BY_KEY[key].path}"
-            )
-    routes = [Route(op, paths.get(op.key, op.path)) for op in OPERATIONS]
+        default = operations.BY_KEY[key].path
+        if not path.startswith("/") or _parameters(path) != _parameters(default):
+            raise RouteTableError(f"{key}: {path!r} must start with / and keep {default}'s parameters")
+    routes = [Route(op, paths.get(op.key, op.path)) for op in operations.OPERATIONS]
     _check(routes)
     return RouteTable(routes)
 
