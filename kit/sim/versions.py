@@ -14,7 +14,7 @@ the seed leaves open about the version before is the register's (A27, A65, A66).
     ['physical', 'virtual']
 
 Own gates, not cadwyn: cadwyn migrates requests and responses between versions through
-FastAPI's routing and pydantic models, but the simulator's plain routes are served past both
+FastAPI's routing and pydantic models, but the simulator's partner routes are served past both
 (``kit.sim.table``) and read their bodies themselves, so its migrations would never run on
 them; a gate per change, asked where the behaviour is, costs nothing on 1.2.0's path.
 """

@@ -1,6 +1,6 @@
 """Serving a simulator app in process, and the FastAPI-only reference it is compared with.
 
-:func:`reference_app` is what ``fast_path=False`` was: the same simulator and route table, every
+:func:`reference_app` is the parity reference: the same simulator and route table, every
 request through FastAPI's routing and exception middleware (``ServiceHeaders`` and the 500
 problem around it, as in any FastAPI app). The parity tests send the same requests to it and to
 :func:`kit.sim.create_app`'s app.
