@@ -151,12 +151,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (StateFileError, StartRefused) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
-    from kit.sim.dialect import speaking
-    from kit.sim.lazyapp import Served  # the app's own layers, past FastAPI's pass-throughs
     from kit.sim.protocol import with_header_timeout
 
     config = uvicorn.Config(
-        speaking(Served(app), app.state.sim.personality.dialect),  # a dialect's spelling, at the edge
+        app,
         host=args.host,
         port=args.port,
         access_log=args.access_log,

@@ -115,6 +115,7 @@ import html
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from kit import _codes
 from kit import _env as env
 
 __all__ = [
@@ -848,7 +849,8 @@ def _label(cls: type[KitError]) -> str:
 
 
 def _by_code() -> dict[str, type[ApiError]]:
-    """Every class's own ``code`` (and ``aliases``), read from the classes themselves."""
+    """Every class's own ``code`` (and ``aliases``), read from the classes themselves; each
+    one of ``kit._codes.KNOWN``, and each of those a class's."""
     found: dict[str, type[ApiError]] = {}
     todo: list[type[ApiError]] = [ApiError]
     while todo:
@@ -857,6 +859,8 @@ def _by_code() -> dict[str, type[ApiError]]:
         for code in (vars(cls).get("code"), *vars(cls).get("aliases", ())):
             if code and found.setdefault(code, cls) is not cls:
                 raise RuntimeError(f"problem code {code!r} has two classes")
+    if set(found) != _codes.KNOWN:
+        raise RuntimeError(f"kit._codes and the classes differ: {sorted(set(found) ^ _codes.KNOWN)}")
     return dict(sorted(found.items()))
 
 
@@ -864,7 +868,7 @@ def _by_code() -> dict[str, type[ApiError]]:
 by_code: dict[str, type[ApiError]] = _by_code()
 
 #: Codes that name no particular problem ("an HTTP error"): the class follows the status.
-GENERIC_CODES = frozenset({"http-error"})
+GENERIC_CODES = _codes.GENERIC
 
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequestBody,

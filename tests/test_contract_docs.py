@@ -3,8 +3,8 @@ route, status and code of the simulator is covered by a register entry or a fact
 
 The coverage is data (each register entry's ``covers``: routes and codes, in
 data/assumptions.toml; the seed's endpoint table in data/spec.toml), read here, not a table of
-this test. The codes the simulator can answer are read from its source (``tests/client/sim_codes.py``), so a
-new code without an entry fails here.
+this test. The codes the simulator can answer are ``kit._codes``' (the only ones its problems take),
+so a new code without an entry fails here.
 """
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kit import register
+from kit import _codes, register
 from kit.sim import docgen
-from tests.client.sim_codes import sim_problem_codes
 
 ROOT = Path(__file__).resolve().parent.parent
-SIM = ROOT / "kit" / "sim"
 #: Codes the simulator's source names but that no partner answer carries on purpose: the
 #: fallback for an HTTP error Starlette raises that is neither 404 nor 405 (never on a partner
 #: route; the fast-path test provokes one).
@@ -115,8 +113,8 @@ def test_the_seeds_endpoints_are_served_or_removed(document: dict) -> None:
 
 
 def answerable_codes() -> set[str]:
-    """Every error code the simulator's source can answer (read by ``tests.client.sim_codes``)."""
-    return sim_problem_codes(SIM) - NOT_A_CONTRACT_CODE
+    """Every error code the simulator can answer (``kit._codes``, the types its problems take)."""
+    return set(_codes.SIMULATED) - NOT_A_CONTRACT_CODE
 
 
 def test_every_code_the_simulator_can_answer_is_covered() -> None:

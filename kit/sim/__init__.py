@@ -11,7 +11,7 @@ import importlib.util
 _EXTRA = frozenset({"fastapi", "starlette", "uvicorn", "pydantic", "Crypto", "multipart"})
 
 try:
-    if importlib.util.find_spec("fastapi") is None:  # imported only once an app needs it (kit.sim.lazyapp)
+    if importlib.util.find_spec("fastapi") is None:  # imported only once an app needs it (kit.sim.app)
         raise ModuleNotFoundError("No module named 'fastapi'", name="fastapi")
     from kit.sim.app import create_app
     from kit.sim.settings import Settings

@@ -1,4 +1,12 @@
-"""The simulator's app factory: composes routers; no module-level state.
+"""The simulator's one app: the route table first, FastAPI's app built on first need.
+
+:func:`create_app` makes a :class:`SimApp`, which the embedded server, ``kit serve`` and the
+tests serve alike. A request goes through the 500 problem (outermost), then ``ServiceHeaders``
+(``kit.sim.middleware``), then the simulator's route table (``kit.sim.table``, built for its
+personality): a partner operation is answered by its endpoint, its module imported on its first
+request. What the table does not take (404/405 problems, the OpenAPI document and its pages,
+the ``/_sim`` control plane) goes to FastAPI's app, built once, under a lock, on the first such
+request: the first token and session of ``kit.connect("sim")`` never import FastAPI.
 
 >>> app = create_app(Settings(seed=7))  # doctest: +SKIP
 >>> uvicorn.run(app, port=8000)  # doctest: +SKIP
@@ -8,19 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from starlette.datastructures import State
+from starlette.middleware.errors import ServerErrorMiddleware
+from starlette.routing import Router
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from kit import register
 from kit.sim import openapi, problems, versions
-from kit.sim.fastpath import PlainRoutes
+from kit.sim.dialect import speaking
 from kit.sim.guard import Guard, StartRefused, start_refusal
 from kit.sim.headers import ASSUMPTIONS
 from kit.sim.middleware import ServiceHeaders
-from kit.sim.routes import INDEX, declared_index, partner_routers
+from kit.sim.problems import HANDLERS, unexpected
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
+from kit.sim.table import RouteTable, build, serve
 from kit.sim.timeflow import follow_wall_clock
 
 if TYPE_CHECKING:
@@ -87,35 +102,104 @@ def lifespan_of(sim: Sim) -> Lifespan:
     return lifespan
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new simulator app with its own state, seeded by ``settings.seed``."""
-    sim = new_sim(settings)
-    app, routers = fastapi_app(sim, lifespan_of(sim))
-    if sim.settings.fast_path:  # inside ServiceHeaders: plain routes get the service headers too
-        routes = [route for router in routers for route in router.routes]
-        app.add_middleware(PlainRoutes, routes=routes, handlers=app.exception_handlers)
-    documents = frozenset(
-        url
-        for url in (app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url)
-        if url
-    )
+def create_app(settings: Settings | None = None) -> SimApp:
+    """A new simulator app with its own state, seeded by ``settings.seed``.
+
+    Raises:
+        ValueError: an API version not served; ``StartRefused``, ``StateFileError``,
+            ``ChoicesError``, ``RouteTableError``: what the settings ask cannot be served.
+    """
+    return SimApp(settings)
+
+
+def service_headers(app: ASGIApp, sim: Sim) -> ServiceHeaders:
+    """``ServiceHeaders`` around ``app`` for ``sim`` (its settings and personality)."""
     chosen = sim.personality
-    app.add_middleware(
-        ServiceHeaders,
+    return ServiceHeaders(
+        app,
         state=sim.state,
         version=sim.settings.api_version,
-        documents=documents,
+        documents=DOCUMENTS,
         send_assumptions=chosen.send_assumptions,
         codes=chosen.codes,
         guard=Guard(sim.settings),
         max_concurrency=sim.settings.max_concurrency,
         served=chosen.versions,
     )
-    return app
 
 
-def fastapi_app(sim: Sim, lifespan: Lifespan | None) -> tuple[FastAPI, list[Any]]:
-    """The FastAPI app of ``sim`` (routes, problems, OpenAPI) without middleware, and its routers."""
+class SimApp:
+    """An ASGI app serving ``settings``' simulator (see the module docstring).
+
+    ``version`` and ``state.sim`` are what a request's ``request.app`` offers the routes and the
+    500 handler, as the FastAPI app's do; ``table`` is the simulator's route table.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.sim = sim = new_sim(settings)
+        self.version = sim.version
+        self.state = State()
+        self.state.sim = sim
+        self.table: RouteTable = build(sim.personality.paths())
+        self._lifespan = Router(lifespan=lifespan_of(sim))
+        self._lock = threading.Lock()
+        self._app: FastAPI | None = None
+        self._inner: ASGIApp | None = None
+        # a dialect's spelling of names and headers is translated at the edge (kit.sim.dialect)
+        stack = ServerErrorMiddleware(service_headers(self._route, sim), handler=unexpected)
+        self._stack = speaking(stack, sim.personality.dialect)
+
+    @property
+    def fastapi_built(self) -> bool:
+        return self._app is not None
+
+    def fastapi(self) -> FastAPI:
+        """The simulator's FastAPI app (built on first call), sharing this app's simulator."""
+        return self._built()[0]
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI document served at ``/openapi.json``."""
+        return self.fastapi().openapi()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan.lifespan(scope, receive, send)
+            return
+        scope["app"] = self
+        await self._stack(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A partner operation by the table; anything else by FastAPI's app."""
+        found = self.table.match(scope) if scope["type"] == "http" else None
+        if found is None:
+            await self._delegate(scope, receive, send)
+            return
+        await serve(found[0], found[1], HANDLERS, scope, receive, send)
+
+    async def _delegate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """FastAPI's app inside its 500 layer (ours is outermost, as it is in its own stack)."""
+        app, inner = self._built()
+        scope["app"] = app
+        await inner(scope, receive, send)
+
+    def _built(self) -> tuple[FastAPI, ASGIApp]:
+        with self._lock:  # built once, whoever asks first
+            if self._app is None or self._inner is None:
+                app = fastapi_app(self.sim, None, self.table)
+                documents = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url}
+                if documents - {None} != DOCUMENTS:
+                    raise RuntimeError(f"FastAPI's documents moved: {sorted(map(str, documents))}")
+                stack: Any = app.build_middleware_stack()
+                if not isinstance(stack, ServerErrorMiddleware):
+                    raise RuntimeError("FastAPI's middleware stack no longer starts with its 500 layer")
+                app.middleware_stack = stack
+                self._app, self._inner = app, stack.app
+            return self._app, self._inner
+
+
+def fastapi_app(sim: Sim, lifespan: Lifespan | None, table: RouteTable) -> FastAPI:
+    """The FastAPI app of ``sim`` (the table's routes, the control plane, problems, OpenAPI)
+    without middleware."""
     from fastapi import FastAPI
 
     from kit.sim.routes import control
@@ -133,12 +217,8 @@ def fastapi_app(sim: Sim, lifespan: Lifespan | None) -> tuple[FastAPI, list[Any]
     )
     app.state.sim = sim
     problems.install(app)
-    if declared_index() != INDEX:  # what kit.sim.lazyapp matched before importing the modules
-        raise RuntimeError("kit.sim.routes.INDEX no longer lists the routes the partner modules declare")
-    routers = [module.router.api_router() for module in partner_routers()]
+    app.include_router(table.api_router())
     if sim.settings.control:
-        routers.append(control.router)
-    for router in routers:
-        app.include_router(router)
-    openapi.install(app, sim.personality)
-    return app, routers
+        app.include_router(control.router)
+    openapi.install(app, sim.personality, {route.key: route.path for route in table.routes})
+    return app

@@ -3,7 +3,7 @@ cards, inbound events, P2P, webhooks, document requests and the control plane.
 
 They are :mod:`kit.sim.models`' kind (same bases, same register bounds, A47), kept apart so that
 ``kit.connect("sim")`` builds none of them: only the routes that take them import this module,
-on their first request (``kit.sim.routes.INDEX``). A kept record's representation is in
+on their first request (``kit.sim.table``). A kept record's representation is in
 :mod:`kit.sim.representations`, where the personality chooses its optional fields (A62).
 """
 

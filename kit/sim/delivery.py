@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 _RETRY = register.value("A25")
 RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
 TIMEOUT_S = float(_RETRY["timeout_seconds"])
-SIGNATURE_HEADER = register.value("A24")["header"]
 DEPRECATION = register.value("A03")["deprecation"]
 DEPRECATED_EVENTS = frozenset(register.fact("deprecated_webhook_events"))
 EVENTS = frozenset(register.fact("webhook_events"))

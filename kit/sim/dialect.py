@@ -4,15 +4,15 @@ The routes, the order of checks and every test of the simulator speak the regist
 (:data:`kit._dialect.DEFAULT`). When a personality's dialect differs, :func:`speaking` wraps the
 app in :class:`Spoken`, which translates at the edge, once each way:
 
-- the request: a re-chosen path (A67) to the route's own, the dialect's header names (A02, A18,
-  A20, A27) to the simulator's, and a JSON body's member names (A68) and session values (A05,
-  A06) to the kit's;
+- the request: the dialect's header names (A02, A20, A27) to the simulator's, and a JSON body's
+  member names (A68) and session values (A05, A06) to the kit's;
 - the answer: header names (A18, A20, A24, A27, A28) and the partner token's scheme in
   ``WWW-Authenticate`` (A02) to the dialect's, and a JSON body's member names, the JSON Pointers
   of ``errors[].field`` and session values to the dialect's.
 
-A route's own path is not served under a dialect that moved it (404, as any unknown path).
-The control plane (``/_sim``) keeps its names; the OpenAPI document is re-spelled whole by
+Paths are not this layer's: the route table serves each operation at its personality's path
+(A67, ``Personality.paths()``), and nowhere else. The control plane (``/_sim``) keeps its
+names; the OpenAPI document is re-spelled whole by
 :func:`kit._dialect.Dialect.document`. With the register's own dialect nothing is wrapped: the
 answers are byte for byte those of an app without this layer.
 """
@@ -35,8 +35,6 @@ ASGI = Callable[..., Any]
 
 #: A request body past this is not translated (the app refuses it: A22).
 _LIMIT = int(register.value("A22")["max_body_bytes"])
-#: What a moved route's own path is sent to: no route has it, so the app answers 404 not-found.
-_NOWHERE = "/_dialect/moved"
 _JSON = re.compile(rb"^application/(problem\+)?json\b")
 #: The spec's token endpoints: HTTP Basic may come in Authorization there whatever A02 says.
 _TOKEN_PATHS = frozenset(e["path"] for e in register.spec()["endpoint"] if "access" in e["path"])
@@ -47,11 +45,6 @@ def speaking(app: ASGI, dialect: Dialect) -> ASGI:
     return app if dialect.default else Spoken(app, dialect)
 
 
-def _pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{([a-z_]+)\}", template)  # [text, name, text, …]
-    return re.compile("".join(re.escape(s) if i % 2 == 0 else f"(?P<{s}>[^/]+)" for i, s in enumerate(parts)))
-
-
 class Spoken:
     """``app`` behind the translation of one dialect (see the module docstring)."""
 
@@ -59,10 +52,6 @@ class Spoken:
         self.app = app
         self.dialect = dialect
         ours = Dialect.of(None)
-        moved = [op for op in dialect.paths if dialect.paths[op] != ours.paths[op]]
-        #: (their pattern, our template) of each moved operation, and our own paths now unserved.
-        self._theirs = [(_pattern(dialect.paths[op]), ours.paths[op]) for op in moved]
-        self._unserved = [(ours.methods[op], _pattern(ours.paths[op])) for op in moved]
         renamed = [
             (ours.chosen(entry, key), dialect.chosen(entry, key))
             for entry, key in (
@@ -86,16 +75,6 @@ class Spoken:
         )
 
     # ---- the request
-    def _path(self, method: str, path: str) -> str:
-        for pattern, template in self._theirs:
-            found = pattern.fullmatch(path)
-            if found:
-                return template.format_map(found.groupdict())
-        for verb, pattern in self._unserved:
-            if verb == method and pattern.fullmatch(path):
-                return _NOWHERE
-        return path
-
     def _headers_in(self, headers: list[tuple[bytes, bytes]], path: str) -> list[tuple[bytes, bytes]]:
         out = []
         ours, theirs = self._scheme
@@ -136,14 +115,9 @@ class Spoken:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = self._path(scope["method"], scope["path"])
+        path = scope["path"]
         names = self._names and not path.startswith("/_sim") and path != "/openapi.json"
-        scope = {
-            **scope,
-            "path": path,
-            "raw_path": path.encode(),
-            "headers": self._headers_in(list(scope["headers"]), path),
-        }
+        scope = {**scope, "headers": self._headers_in(list(scope["headers"]), path)}
         if names and scope["method"] in ("POST", "PUT", "PATCH"):
             receive = await self._translated_request(scope, receive)
         await self.app(scope, receive, self._answer(send, names, path == "/openapi.json"))

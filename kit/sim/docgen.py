@@ -55,7 +55,7 @@ def openapi_documents() -> dict[str, dict[str, Any]]:
     from kit.sim.app import create_app
     from kit.sim.settings import Settings
 
-    app = create_app(Settings())
+    app = create_app(Settings()).fastapi()
     app.openapi()
     return dict(app.state.openapi_documents)
 

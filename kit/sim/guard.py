@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from kit import _env as env
-from kit.sim.headers import first
+from kit.sim.asgi import first
 from kit.sim.problems import Problem
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The names of the headers of the wire contract, read from the register.
+"""The names of the headers of the wire contract, read from the register: the one place the
+simulator takes them from.
 
 Each is the register's value (A02, A20, A27, A28), so that the register and the wire cannot drift
 apart; routes and middleware import them from here.
@@ -8,9 +9,6 @@ apart; routes and middleware import them from here.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 from kit import register
 
@@ -32,6 +30,12 @@ ASSUMPTIONS: str = _SERVICE["assumptions"]
 API_VERSION: str = register.value("A27")["header"]
 #: Makes a POST safe to retry.
 IDEMPOTENCY_KEY: str = register.value("A20")["header"]
+#: Tells the sender from the receiver on a P2P transfer's answers (A18).
+ROLE: str = register.value("A18")["role_header"]
+#: Carries a webhook delivery's detached JWS (A24).
+SIGNATURE: str = register.value("A24")["header"]
+#: Marks an answer replayed for a retried ``IDEMPOTENCY_KEY`` (A20's words; no value of its own yet).
+REPLAYED = "Idempotent-Replayed"
 
 _SPEC = {"deprecated_endpoints": register.fact("deprecated_endpoints")}
 _LEGACY = register.value("A03")
@@ -64,14 +68,3 @@ def deprecation_headers(method: str, path: str) -> dict[str, str]:
     if replaced_by:
         headers["Link"] = f'<{replaced_by.split(" ", 1)[1]}>; rel="{_LEGACY["link_relation"]}"'
     return headers
-
-
-def first(scope: Mapping[str, Any], name: bytes) -> str | None:
-    """A request's first header ``name`` (lower-case bytes) from its ASGI scope, as Starlette's
-    ``request.headers.get`` reads it, without building its ``Headers`` (whose ``get`` lower-cases
-    and encodes the name, and raises a KeyError inside for a header not sent: about a microsecond
-    a look-up, several a partner request)."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None

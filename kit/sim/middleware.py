@@ -33,13 +33,13 @@ costs anything: the body is not touched.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kit.sim import versions
+from kit.sim.asgi import decode_json, encode_json, first, put
 from kit.sim.guard import Guard
 from kit.sim.headers import (
     API_VERSION,
@@ -48,7 +48,6 @@ from kit.sim.headers import (
     REQUEST_ID,
     TOKEN_PATH,
     deprecation_headers,
-    first,
 )
 from kit.sim.problems import PROBLEM_MEDIA_TYPE, OAuthError, Problem
 from kit.sim.settings import Settings
@@ -70,19 +69,6 @@ _REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (
     name.lower().encode("latin-1") for name in (REQUEST_ID, API_VERSION, ASSUMPTIONS)
 )
 _PROBLEM_MEDIA_TYPE = PROBLEM_MEDIA_TYPE.encode("latin-1")
-
-
-def _put(raw: list[tuple[bytes, bytes]], names: set[bytes], name: bytes, value: bytes) -> None:
-    """``MutableHeaders.__setitem__`` on a raw list whose ``names`` are known: the first such
-    header replaced, later ones dropped; appended when there is none."""
-    if name not in names:
-        raw.append((name, value))
-        names.add(name)
-        return
-    found = [i for i, (k, _) in enumerate(raw) if k == name]
-    for i in reversed(found[1:]):
-        del raw[i]
-    raw[found[0]] = (name, value)
 
 
 class ServiceHeaders:
@@ -156,8 +142,8 @@ class ServiceHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                # What MutableHeaders(scope=message) would do, on the raw list: its names are
-                # lower-case bytes, read once (a MutableHeaders per answer showed in the profile).
+                # What MutableHeaders(scope=message) would do, on the raw list (kit.sim.asgi.put):
+                # its names are lower-case bytes, read once.
                 raw = message["headers"] = list(message["headers"])
                 names = set()
                 content_type = b""
@@ -167,9 +153,9 @@ class ServiceHeaders:
                     names.add(name)
                 if _REQUEST_ID not in names:
                     raw.append((_REQUEST_ID, request_id.encode("latin-1")))
-                _put(raw, names, _API_VERSION, served.encode("latin-1"))
+                put(raw, names, _API_VERSION, served.encode("latin-1"))
                 for name, value in deprecation.items():
-                    _put(raw, names, name.lower().encode("latin-1"), value.encode("latin-1"))
+                    put(raw, names, name.lower().encode("latin-1"), value.encode("latin-1"))
                 problem = content_type.startswith(_PROBLEM_MEDIA_TYPE)  # latin-1 both ways
                 if problem:
                     assumptions.add("A21")
@@ -264,7 +250,7 @@ class ServiceHeaders:
     def renamed(self, body: bytes) -> bytes:
         """A problem+json body with its code renamed as the overlay says (A64)."""
         try:
-            problem = json.loads(body)
+            problem = decode_json(body, constants=True)
         except ValueError:
             return body
         code = problem.get("code") if isinstance(problem, dict) else None
@@ -274,4 +260,4 @@ class ServiceHeaders:
         kind = problem.get("type")
         if isinstance(kind, str) and kind.endswith(code):
             problem["type"] = kind[: -len(code)] + self.codes[code]
-        return json.dumps(problem, separators=(",", ":"), ensure_ascii=False).encode()
+        return encode_json(problem)

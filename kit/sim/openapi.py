@@ -5,7 +5,7 @@
 listed: 401 (partner token, step 2; session validity, step 5) and, for a POST, 400, 409, 413,
 415 and 422 (body parsing, step 3; ``Idempotency-Key``, step 4; schema, step 10).
 
-    >>> @declare(router, "POST", "/accounts", AccountOut, status=201, takes=AccountCreate, errors=(403,),
+    >>> @declare(router, "create_account", AccountOut, status=201, takes=AccountCreate, errors=(403,),
     ...          summary="Create an account")
     ... async def create_account(request: Request) -> Response: ...  # doctest: +SKIP
 """
@@ -13,22 +13,32 @@ listed: 401 (partner token, step 2; session validity, step 5) and, for a POST, 4
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from kit import register
+from kit.sim import routes as partner
 from kit.sim import versions
-from kit.sim.headers import IDEMPOTENCY_KEY, SESSION_ID, TOKEN_PATH
+from kit.sim.headers import (
+    API_VERSION,
+    ASSUMPTIONS,
+    IDEMPOTENCY_KEY,
+    REQUEST_ID,
+    ROLE,
+    SESSION_EXPIRES_AT,
+    SESSION_ID,
+    TOKEN_PATH,
+)
 from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.personality import DEFAULT, Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
-if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.lazyapp), not here
+if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.app), not here
     from fastapi import FastAPI
 
-    from kit.sim.fastpath import Routes
+    from kit.sim.table import Routes
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
@@ -39,8 +49,7 @@ POST_ERRORS = (400, 401, 409, 413, 415, 422)
 
 def declare(
     router: Routes,
-    method: str,
-    path: str,
+    key: str,
     out: type[BaseModel] | None = None,
     *,
     summary: str,
@@ -50,14 +59,15 @@ def declare(
     errors: Iterable[int] = (),
     **extra: Any,
 ) -> Callable[[F], F]:
-    """The decorator declaring a partner route: its answer ``out`` with ``status``, the JSON
-    body it ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
-    common = POST_ERRORS if method == "POST" else (401,)
+    """The decorator declaring the endpoint of partner operation ``key`` (its method and path
+    are ``kit.sim.routes.OPERATIONS``'): its answer ``out`` with ``status``, the JSON body it
+    ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
+    common = POST_ERRORS if "POST" in partner.BY_KEY[key].methods else (401,)
     declared: dict[str, Any] = {"responses": problems(*sorted({*common, *errors}))}
     if takes is not None:
         declared["openapi_extra"] = body(takes, required=body_required)
-    decorator: Callable[[F], F] = router.api_route(
-        path, methods=[method], status_code=status, response_model=out, summary=summary, **declared, **extra
+    decorator: Callable[[F], F] = router.operation(
+        key, status_code=status, response_model=out, summary=summary, **declared, **extra
     )
     return decorator
 
@@ -108,9 +118,11 @@ def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": OAuthErrorBody, "description": "RFC 6749 error"} for status in statuses}
 
 
-def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
+def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str] | None = None) -> None:
     """Build the document once, adding the request-body schemas declared with :func:`body`;
-    its chosen parts are ``chosen``'s (a choice overlay's: :func:`follow`)."""
+    its chosen parts are ``chosen``'s (a choice overlay's: :func:`follow`); ``paths`` are the
+    operations' paths as the route table serves them ({key: path}; the defaults if None)."""
+    served = {op.key: op.path for op in partner.OPERATIONS} | dict(paths or {})
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -132,7 +144,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT) -> None:
                 "partnerToken": {"type": "http", "scheme": "bearer"},
                 "clientBasic": {"type": "http", "scheme": "basic"},
             }
-            _finish(schema)
+            _finish(schema, served)
             if chosen.overlay:
                 follow(schema, chosen)
             # One document per version served (A27); FastAPI's own is the seed version's.
@@ -195,8 +207,10 @@ def _refs(response: dict[str, Any]) -> list[str]:
     return [c.get("schema", {}).get("$ref", "") for c in response.get("content", {}).values()]
 
 
-def _finish(schema: dict[str, Any]) -> None:
-    """Problems as application/problem+json, security and the svc-* request headers."""
+def _finish(schema: dict[str, Any], paths: Mapping[str, str]) -> None:
+    """Problems as application/problem+json, security and the svc-* request headers; ``paths``
+    the operations' paths by key."""
+    p2p = {paths[key] for key in _P2P_KEYS}
     schema["components"]["schemas"] = {
         _PROBLEM if name == ProblemBody.__name__ else name: component
         for name, component in schema["components"]["schemas"].items()
@@ -228,7 +242,7 @@ def _finish(schema: dict[str, Any]) -> None:
                     _header(
                         IDEMPOTENCY_KEY,
                         "Makes the POST safe to retry (register A20)",
-                        required=path == "/p2p/transfers",
+                        required=path == paths["create_transfer"],
                         minLength=1,
                         maxLength=register.value("A47")["idempotency_key_max_chars"],
                     )
@@ -236,16 +250,16 @@ def _finish(schema: dict[str, Any]) -> None:
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             if not path.startswith("/_sim"):
-                _response_headers(path, method, operation)
+                _response_headers(path, method, operation, p2p)
 
 
-_SERVICE = register.value("A28")
-_P2P_PATHS = ("/p2p/transfers", "/p2p/transfers/{transfer_id}")
+#: The P2P operations, whose answers carry the role header (A18).
+_P2P_KEYS = ("create_transfer", "get_transfer")
 #: The headers every answer of a partner operation may carry: name → (required, entry, what).
 _EVERY_ANSWER = {
-    _SERVICE["request_id"]: (True, "A28", "The request's id"),
-    register.value("A27")["header"]: (True, "A27", "The API version that served the request"),
-    _SERVICE["assumptions"]: (
+    REQUEST_ID: (True, "A28", "The request's id"),
+    API_VERSION: (True, "A27", "The API version that served the request"),
+    ASSUMPTIONS: (
         False,
         "A61",
         "The register entries the answer relied on (unless A61 says not)",
@@ -264,7 +278,7 @@ def response_header(required: bool, entry: str, what: str) -> dict[str, Any]:
     }
 
 
-def _response_headers(path: str, method: str, operation: dict[str, Any]) -> None:
+def _response_headers(path: str, method: str, operation: dict[str, Any], p2p: set[str]) -> None:
     """Declare the headers of each answer of a partner operation, each with its register entry:
     the service headers (A27, A28, A61), the session's expiry (A28), ``Deprecation`` and ``Link``
     on the deprecated token endpoint's path (A03), the P2P role (A18), ``WWW-Authenticate`` on a
@@ -274,7 +288,7 @@ def _response_headers(path: str, method: str, operation: dict[str, Any]) -> None
         if status.startswith("2") and any(
             p.get("name") == SESSION_ID for p in operation.get("parameters", [])
         ):
-            declared[_SERVICE["session_expires_at"]] = response_header(
+            declared[SESSION_EXPIRES_AT] = response_header(
                 False, "A28", "When the session the answer leaves in force expires"
             )
         if path == _LEGACY_PATH:
@@ -283,8 +297,8 @@ def _response_headers(path: str, method: str, operation: dict[str, Any]) -> None
             )
             if method == "post":
                 declared["Link"] = response_header(True, "A03", "The successor: POST /oauth/accesstoken")
-        if path in _P2P_PATHS and status.startswith("2"):
-            declared[register.value("A18")["role_header"]] = response_header(
+        if path in p2p and status.startswith("2"):
+            declared[ROLE] = response_header(
                 True, "A18", "Whether the session's person is the sender or the receiver (p2p.1)"
             )
         if status == "401":

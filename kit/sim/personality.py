@@ -106,6 +106,12 @@ class Personality:
         default_factory=dict, repr=False, compare=False
     )
 
+    def paths(self) -> dict[str, str]:
+        """The paths this simulator serves some partner operations at, {operation key: path}
+        (``kit.sim.routes.OPERATIONS``' keys; the others at their default paths): those the
+        overlay's A67 re-chooses."""
+        return {op: path for op, path in self.dialect.paths.items() if path != DEFAULT_DIALECT.paths[op]}
+
     def omitted_fields(self, model: type[Representation]) -> frozenset[str]:
         """The fields of ``model`` this personality does not send."""
         names = {prefix for prefix, name in NAMES.items() if name == model.__name__}

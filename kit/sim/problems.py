@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 
 from kit import register
+from kit._codes import OAuthCode, ProblemCode
+from kit.sim.asgi import encode_json
 from kit.sim.headers import API_VERSION, ASSUMPTIONS, REQUEST_ID, deprecation_headers
 from kit.sim.versions import legacy_deprecated
 
-if TYPE_CHECKING:  # imported when the FastAPI app is built (kit.sim.lazyapp), not before
+if TYPE_CHECKING:  # imported when the FastAPI app is built (kit.sim.app), not before
     from fastapi import FastAPI
 
 TYPE_PREFIX: str = register.value("A21")["type_prefix"]
@@ -41,7 +43,7 @@ class Problem(Exception):
     def __init__(
         self,
         status: int,
-        code: str,
+        code: ProblemCode,
         detail: str,
         *,
         title: str | None = None,
@@ -68,13 +70,13 @@ class Problem(Exception):
             **self.extra,
         }
 
-    def response(self) -> JSONResponse:
-        return JSONResponse(
-            self.body(), status_code=self.status, headers=self.headers, media_type=PROBLEM_MEDIA_TYPE
-        )
+    def response(self) -> Response:
+        return Response(encode_json(self.body()), self.status, self.headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
-def validation_problem(errors: list[dict[str, str]], code: str = "validation-error", **extra: Any) -> Problem:
+def validation_problem(
+    errors: list[dict[str, str]], code: ProblemCode = "validation-error", **extra: Any
+) -> Problem:
     """422 for a body that does not match its schema; ``errors`` hold JSON Pointers.
 
     ``unknown-field`` names A22, the rule on unknown top-level fields.
@@ -89,12 +91,23 @@ def validation_problem(errors: list[dict[str, str]], code: str = "validation-err
     return Problem(422, code, detail, errors=errors, **extra)
 
 
+#: The 404 code of each resource looked up by id.
+NOT_FOUND: dict[str, ProblemCode] = {
+    "account": "account-not-found",
+    "person": "person-not-found",
+    "card": "card-not-found",
+    "transfer": "transfer-not-found",
+    "document-request": "document-request-not-found",
+}
+
+
 def not_found(resource: str, *assumptions: str) -> Problem:
-    """404 ``<resource>-not-found``: the same answer whether it never existed or is another
-    partner's (A30), e.g. ``not_found("card", "A35")``; ``assumptions`` name the resource's entry."""
+    """404 ``<resource>-not-found`` (:data:`NOT_FOUND`): the same answer whether it never existed
+    or is another partner's (A30), e.g. ``not_found("card", "A35")``; ``assumptions`` name the
+    resource's entry."""
     return Problem(
         404,
-        f"{resource}-not-found",
+        NOT_FOUND[resource],
         f"No {resource.replace('-', ' ')} with this id.",
         assumptions=assumptions,
     )
@@ -103,23 +116,22 @@ def not_found(resource: str, *assumptions: str) -> Problem:
 class OAuthError(Exception):
     """An RFC 6749 §5.2 error (only the token endpoints answer in this shape)."""
 
-    def __init__(self, status: int, error: str, description: str, headers: dict[str, str] | None = None):
+    def __init__(
+        self, status: int, error: OAuthCode, description: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
         self.description = description
         self.headers = headers or {}
 
-    def response(self) -> JSONResponse:
+    def response(self) -> Response:
         headers = {"Cache-Control": "no-store", "Pragma": "no-cache", **self.headers}
-        return JSONResponse(
-            {"error": self.error, "error_description": self.description},
-            status_code=self.status,
-            headers=headers,
-        )
+        body = {"error": self.error, "error_description": self.description}
+        return Response(encode_json(body), self.status, headers, media_type="application/json")
 
 
-_ROUTE_CODES = {404: "not-found", 405: "method-not-allowed"}
+_ROUTE_CODES: dict[int, ProblemCode] = {404: "not-found", 405: "method-not-allowed"}
 #: The register entry of unknown paths and methods (step 1 of the order of checks).
 ROUTE_ENTRY = "A44"
 ROUTE_DETAILS = {
@@ -138,19 +150,19 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, unexpected)
 
 
-async def _problem(request: Request, exc: Exception) -> JSONResponse:
+async def _problem(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
     uses(request, *exc.assumptions)
     return exc.response()
 
 
-async def _oauth(request: Request, exc: Exception) -> JSONResponse:
+async def _oauth(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OAuthError)
     uses(request, "A21")  # the token endpoints' error shape (RFC 6749) is A21's choice too
     return exc.response()
 
 
-async def _http(request: Request, exc: Exception) -> JSONResponse:
+async def _http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code in _ROUTE_CODES:
         uses(request, ROUTE_ENTRY)
@@ -159,7 +171,7 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     return Problem(exc.status_code, code, detail, headers=dict(exc.headers or {})).response()
 
 
-async def _validation(request: Request, exc: Exception) -> JSONResponse:
+async def _validation(request: Request, exc: Exception) -> Response:
     errors = [
         {"field": pointer(err.get("loc", ())[1:]), "message": str(err.get("msg", "invalid"))}
         for err in exc.errors()  # type: ignore[attr-defined]  # a RequestValidationError
@@ -167,7 +179,7 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     return validation_problem(errors).response()
 
 
-async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+async def unexpected(request: Request, exc: Exception) -> Response:
     """The 500 problem of an exception no other handler takes."""
     # Never a stack trace or a submitted value on the wire. Starlette answers this one
     # outside the middleware stack, so the service headers are set here.
@@ -185,7 +197,7 @@ async def unexpected(request: Request, exc: Exception) -> JSONResponse:
     return Problem(500, "internal-error", "The simulator failed unexpectedly.", headers=headers).response()
 
 
-#: The handlers of the errors a plain route's endpoint can raise (the fast path's and the app's).
+#: The handlers of the errors an endpoint can raise (the route table's and FastAPI's app's).
 HANDLERS: dict[Any, Any] = {Problem: _problem, OAuthError: _oauth, StarletteHTTPException: _http}
 
 

@@ -3,7 +3,7 @@
 
 Each model's fields are its OpenAPI schema and, read from the record, the answer's body. Only
 the routes that answer with one import this module, on their first request
-(``kit.sim.routes.INDEX``), so that ``kit.connect("sim")`` and a first session build none.
+(``kit.sim.table``), so that ``kit.connect("sim")`` and a first session build none.
 :data:`REPRESENTATIONS` names those whose optional fields a choice overlay may leave out (A62).
 
     >>> from datetime import UTC, datetime

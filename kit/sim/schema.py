@@ -14,11 +14,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from kit._codes import ProblemCode
 from kit.sim.problems import Problem, pointer, validation_problem
 
 M = TypeVar("M", bound=BaseModel)
 #: Enumerated fields: dotted field name → (problem code, allowed values).
-Enums = dict[str, tuple[str, list[str]]]
+Enums = dict[str, tuple[ProblemCode, list[str]]]
 #: Pydantic's errors for a value past a bound: the bounds are the register's (A47).
 _PAST_A_BOUND = frozenset({"string_too_long", "too_long", "less_than_equal", "greater_than_equal"})
 

@@ -2,9 +2,8 @@
 
 uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
 handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
-request. It serves :class:`~kit.sim.lazyapp.LazyApp` (FastAPI built on first need; the
-FastAPI app itself when ``fast_path`` is off). The embedded server logs nothing: a stray
-line on stderr changes a notebook's outputs. ``kit serve`` serves ``create_app``'s app.
+request. It serves :func:`~kit.sim.app.create_app`'s app, as ``kit serve`` does. The
+embedded server logs nothing: a stray line on stderr changes a notebook's outputs.
 
     >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
     >>> server.base_url  # doctest: +SKIP
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import importlib
 import json
 import logging
@@ -28,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit._choices import Overlay
-from kit.sim.lazyapp import LazyApp
+from kit.sim.app import create_app
 from kit.sim.settings import Settings
 
 
@@ -37,7 +35,9 @@ def _uvicorn_without_its_cli() -> types.ModuleType:
     the first connect) left out: the package imports ``Server, main, run`` from it, so a stand-in
     gives the real ``Server`` and, for ``main`` and ``run``, callables that load the real module
     on first call (and put its own back on the package). ``kit serve`` and ``uvicorn`` commands
-    are unaffected; a later ``import uvicorn.main`` loads the real module as usual."""
+    are unaffected; a later ``import uvicorn.main`` loads the real module as usual.
+
+    FIXES: "uvicorn imported without its command-line module" (benchmark 2, connect)."""
     if "uvicorn" in sys.modules:
         return sys.modules["uvicorn"]
     stand_in = types.ModuleType("uvicorn.main")
@@ -74,14 +74,11 @@ _START_TIMEOUT_S = 20.0
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, saying when it accepts connections (instead of being polled for it) and
-    woken at once when asked to stop (instead of at its next tenth of a second)."""
+    """uvicorn's server, saying when it accepts connections (instead of being polled for it)."""
 
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
 
     async def startup(self, sockets: Any = None) -> None:
         try:
@@ -89,25 +86,9 @@ class _Server(uvicorn.Server):
         finally:
             self.ready.set()
 
-    async def main_loop(self) -> None:
-        # uvicorn's own loop (a tick every 0.1 s: its date header, its request limit), but the
-        # wait between ticks ends as soon as exit is asked (stop_soon) rather than at the tick.
-        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
-        counter = 0
-        should_exit = await self.on_tick(counter)
-        while not should_exit:
-            counter = (counter + 1) % 864_000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.1)
-            should_exit = await self.on_tick(counter)
-
     def stop_soon(self) -> None:
-        """Ask the server to exit, from any thread; its loop notices now."""
+        """Ask the server to exit, from any thread (its loop notices at its next tick)."""
         self.should_exit = True
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed already
-                loop.call_soon_threadsafe(wake.set)
 
 
 @dataclass
@@ -161,17 +142,7 @@ def start_embedded(
     """
     settings = settings or Settings()
     _silence_uvicorn()
-    if settings.fast_path:
-        app: Any = LazyApp(settings)
-    else:
-        from kit.sim.app import create_app
-
-        app = create_app(settings)
-    if settings.choices:  # a dialect's spelling, at the edge (kit.sim.dialect)
-        from kit.sim.dialect import speaking
-        from kit.sim.personality import resolve
-
-        app = speaking(app, resolve(settings.choices).dialect)
+    app = create_app(settings)
     config = uvicorn.Config(
         app,
         host=host,

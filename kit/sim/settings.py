@@ -29,8 +29,7 @@ class Settings:
     requests answered at once and ``header_timeout`` the seconds ``kit serve`` waits for a
     request's headers (A72).
     ``crypto_workers`` processes decrypt JWEs beside the event loop (``kit serve`` starts one
-    per spare core); the embedded simulator decrypts in process. ``fast_path=False`` routes
-    every request through FastAPI, as a reference for the fast path (``kit.sim.fastpath``).
+    per spare core); the embedded simulator decrypts in process.
     ``api_version`` serves the requests that name no version in ``svc-api-version`` (A27).
     ``state_file`` keeps the whole state in a SQLite file, written before every answer
     (``kit.sim.statefile``); ``restore`` starts it from a snapshot, over a file that already
@@ -63,7 +62,6 @@ class Settings:
         default_factory=lambda: float(register.value("A72")["header_timeout_seconds"])
     )
     crypto_workers: int = 0  # processes that decrypt JWEs off the event loop; 0: on it
-    fast_path: bool = True  # False: every request through FastAPI's routing (a reference)
     api_version: str = "1.2.0-20221215"  # the version serving requests that name none (A27)
     state_file: str | None = None  # the SQLite file keeping the state (kit serve --state); None: memory
     restore: str | None = None  # a snapshot to start from (with state_file)

@@ -14,8 +14,8 @@ the seed leaves open about the version before is the register's (A27, A65, A66).
     ['physical', 'virtual']
 
 Own gates, not cadwyn: cadwyn migrates requests and responses between versions through
-FastAPI's routing and pydantic models, but the simulator's plain routes are served past both
-(``kit.sim.fastpath``) and read their bodies themselves, so its migrations would never run on
+FastAPI's routing and pydantic models, but the simulator's partner routes are served past both
+(``kit.sim.table``) and read their bodies themselves, so its migrations would never run on
 them; a gate per change, asked where the behaviour is, costs nothing on 1.2.0's path.
 """
 
@@ -28,7 +28,8 @@ from urllib.parse import parse_qsl
 from starlette.types import Scope
 
 from kit import register
-from kit.sim.headers import first
+from kit.sim.asgi import first
+from kit.sim.headers import API_VERSION, ROLE
 from kit.sim.models import Strict
 
 _SPEC = {
@@ -37,7 +38,7 @@ _SPEC = {
 }
 _VALUE = register.value("A27")
 #: The request and response header naming the version.
-HEADER: str = _VALUE["header"]
+HEADER: str = API_VERSION
 _HEADER_BYTES = HEADER.encode("latin-1")
 #: The seed's version (version.1), the default.
 CURRENT: str = _SPEC["version"]
@@ -294,9 +295,8 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
         schemas["EventCreate"]["properties"]["event_type"].pop("enum", None)
     schemas["SubscriptionCreate"]["properties"]["events"]["items"]["enum"] = webhook_events(version)  # 6
     if not p2p_role_header(version):  # change 7
-        role = register.value("A18")["role_header"]
-        for template, operations in paths.items():
-            for operation in operations.values() if template.startswith("/p2p/") else ():
+        for operations in paths.values():  # only the P2P operations' answers declare it
+            for operation in operations.values():
                 for response in operation["responses"].values():
-                    response.get("headers", {}).pop(role, None)
+                    response.get("headers", {}).pop(ROLE, None)
     return doc

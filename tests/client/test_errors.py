@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import pickle
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import httpx
 import pytest
 
 import kit
-from kit import errors
+from kit import _codes, errors
 from kit.errors import by_code, error_from_response
 
 from .conftest import onboard
-from .sim_codes import problem_codes, sim_problem_codes
 
-SIM = Path(kit.__file__).resolve().parent / "sim"
+ROOT = Path(kit.__file__).resolve().parent.parent
 
 # The codes of the contract (docs/contract.md, "Problem and error codes"), with the class a caller
 # handles them by.
@@ -120,31 +122,51 @@ def test_the_tree_in_the_docstring_is_the_classes_tree() -> None:
     assert textwrap.dedent(block) == errors.tree(), "kit.errors' docstring: paste print(errors.tree())"
 
 
-def _unknown_to_the_client(codes: set[str]) -> list[str]:
-    return sorted(c for c in codes if c not in by_code and c not in errors.GENERIC_CODES)
+def test_every_code_of_the_catalogue_has_its_class_and_no_class_another() -> None:
+    """``kit._codes`` is the one list: the simulator answers only its codes (mypy), and kit.errors
+    has a class for each, no more (checked at import; here too)."""
+    assert set(by_code) == _codes.KNOWN
+    assert set(by_code) >= _codes.SIMULATED - _codes.GENERIC
+    assert {"invalid_client", "session-expired", "card-not-found", "unknown-close-reason"} <= _codes.SIMULATED
 
 
-def test_every_problem_code_the_simulator_raises_is_known_to_the_client() -> None:
-    codes = sim_problem_codes(SIM)
-    # The walk reads every way a code is written: literals, helpers, f-strings, tables.
-    assert {
-        "invalid_client",
-        "session-expired",
-        "card-not-found",
-        "unknown-close-reason",
-        "validation-error",
-        "method-not-allowed",
-        "http-error",
-    } <= codes
-    assert _unknown_to_the_client(codes) == []
+def test_the_simulators_problems_take_only_the_catalogues_codes() -> None:
+    """What makes mypy refuse a code spelled anywhere else: the simulator's problem classes, its
+    not-found codes and its enum tables take the catalogue's types."""
+    from kit.sim import problems, schema
+
+    assert get_type_hints(problems.Problem.__init__)["code"] == _codes.ProblemCode
+    assert get_type_hints(problems.OAuthError.__init__)["error"] == _codes.OAuthCode
+    assert get_type_hints(problems.validation_problem)["code"] == _codes.ProblemCode
+    assert get_args(get_args(schema.Enums)[1])[0] == _codes.ProblemCode
+    assert set(problems.NOT_FOUND.values()) <= _codes.SIMULATED
 
 
-def test_a_new_simulator_code_unknown_to_the_client_is_caught() -> None:
-    planted = (
-        "def gone(kind):\n    return Problem(410, f'{kind}-retired', 'Retired.')\n"
-        "def route():\n    raise gone('savings')\n"
+def test_a_new_simulator_code_outside_the_catalogue_is_refused_by_mypy(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from kit._codes import ProblemCode\n\n\n"
+        "def problem(code: ProblemCode) -> None: ...\n\n\n"
+        "problem('card-not-found')\nproblem('savings-retired')\n"
     )
-    assert _unknown_to_the_client(problem_codes([planted])) == ["savings-retired"]
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent", str(planted)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 1 and out.stdout.count("error:") == 1, out.stdout
+    assert "planted.py:8" in out.stdout and "savings-retired" in out.stdout
+
+
+def test_a_class_for_a_code_outside_the_catalogue_is_refused_at_import() -> None:
+    code = (
+        "import kit._codes as c; c.KNOWN = c.KNOWN - {'card-not-found'}; "
+        "import kit.errors"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode != 0 and "card-not-found" in out.stderr
 
 
 def test_unknown_codes_fall_back_by_family_and_status() -> None:

@@ -310,7 +310,7 @@ def test_an_unexpected_failure_under_the_overlay_names_no_choices() -> None:
 
     app = create_app(Settings(choices=choices.load(OTHER), allowed_hosts=IN_PROCESS))
 
-    @app.get("/sessions/_explode")
+    @app.fastapi().get("/sessions/_explode")
     async def explode() -> None:
         raise RuntimeError("internals")
 

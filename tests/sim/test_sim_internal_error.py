@@ -1,6 +1,6 @@
 """An unexpected failure still answers a problem with the service headers and no detail of
 the failure (A27, A28: every response carries svc-request-id and svc-api-version). The same
-failure in a plain route, served by the fast path, is in ``test_sim_fastpath.py``."""
+failure in a partner endpoint, served by the route table, is in ``test_sim_app.py``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.sim.helpers.wire import IN_PROCESS
 def test_an_unexpected_failure_is_a_problem_with_the_service_headers() -> None:
     app = create_app(Settings(allowed_hosts=IN_PROCESS))
 
-    @app.get("/sessions/_explode")
+    @app.fastapi().get("/sessions/_explode")
     async def explode() -> None:
         raise RuntimeError("secret-looking internals 000-00-0001")
 
@@ -39,7 +39,9 @@ def test_an_unexpected_failure_on_the_legacy_path_is_still_deprecated() -> None:
     """Every answer from the deprecated path carries Deprecation (A03), a 500 included."""
     app = create_app(Settings(allowed_hosts=IN_PROCESS))
 
-    @app.api_route("/authorization/server_api/access_tokens", methods=["PURGE"])  # a method no route has
+    @app.fastapi().api_route(
+        "/authorization/server_api/access_tokens", methods=["PURGE"]
+    )  # a method no route has
     async def explode() -> None:
         raise RuntimeError("boom")
 

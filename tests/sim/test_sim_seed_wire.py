@@ -13,7 +13,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from kit.sim.routes.removed import ALL_METHODS
+from kit.sim.routes import ALL_METHODS
 from tests.sim.helpers.control import snapshot
 from tests.sim.helpers.wire import assert_problem
 

@@ -14,7 +14,7 @@ import pytest
 
 import kit
 from kit import register
-from kit.sim.routes import INDEX
+from kit.sim.routes import OPERATIONS
 from tests.sim.helpers.journeys import Journey, journey
 from tests.sim.helpers.wire import assert_problem, call
 
@@ -53,7 +53,7 @@ def test_the_register_declares_the_four_areas_and_service_1_links_it() -> None:
 
 @pytest.mark.parametrize("area", AREAS)
 def test_no_route_of_the_simulator_is_of_an_unsimulated_area(area: str) -> None:
-    paths = [path for _, _, path in INDEX if path != SAVINGS_CLOSE]
+    paths = [op.path for op in OPERATIONS if op.path != SAVINGS_CLOSE]
     for word in _words(area):
         hits = [p for p in paths if word in p]
         assert not hits, (area, word, hits)

@@ -134,7 +134,7 @@ SHARD_LOOP = "auto"
 def warm_simulator() -> None:
     """Start this process's simulator before its first shard, kept for it (and the next ones):
     its control plane built (its first ``/_sim`` request builds the FastAPI app, see
-    :mod:`kit.sim.lazyapp`) and a client's first calls made once. A worker process does this
+    :mod:`kit.sim.app`) and a client's first calls made once. A worker process does this
     as it starts (:mod:`kit.lab.populations._warm`), while its caller is still planning; the
     shard then finds it idle. Nothing else changes: the shard resets it to its own seed."""
     from kit.sim.server import start_embedded

@@ -17,13 +17,14 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import CardClose, CardCreate
-from kit.sim.fastpath import Routes
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem
 from kit.sim.records import Card
 from kit.sim.representations import CardOut
 from kit.sim.runtime import Sim
+from kit.sim.table import Routes
 
 router = Routes(tags=["cards"])
 #: The register's own card types and close reasons (a simulator's own: ``sim.personality``).
@@ -62,8 +63,7 @@ def _card(call: Call, card: Card, status: int = 200) -> RouteReply:
 
 @declare(
     router,
-    "POST",
-    "/accounts/{account_id}/cards",
+    "create_card",
     CardOut,
     status=201,
     takes=CardCreate,
@@ -90,7 +90,7 @@ async def create_card(request: Request, account_id: str) -> Response:
     return await run(request, handle)
 
 
-@declare(router, "GET", "/cards/{card_id}", CardOut, errors=(403, 404), summary="Read a card")
+@declare(router, "get_card", CardOut, errors=(403, 404), summary="Read a card")
 async def get_card(request: Request, card_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         call.require_rule5_session()
@@ -103,8 +103,7 @@ async def get_card(request: Request, card_id: str) -> Response:
 
 @declare(
     router,
-    "POST",
-    "/cards/{card_id}/close",
+    "close_card",
     CardOut,
     takes=CardClose,
     body_required=False,

@@ -9,19 +9,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit.sim.bodies import DocumentRequestList, DocumentSubmit
-from kit.sim.fastpath import Routes
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, not_found
 from kit.sim.representations import DocumentRequestOut
+from kit.sim.table import Routes
 
 router = Routes(tags=["document requests"])
 
 
 @declare(
     router,
-    "GET",
-    "/persons/{person_id}/document_requests",
+    "list_document_requests",
     DocumentRequestList,
     errors=(403, 404),
     summary="List a person's document requests",
@@ -39,8 +39,7 @@ async def list_document_requests(request: Request, person_id: str) -> Response:
 
 @declare(
     router,
-    "POST",
-    "/document_requests/{document_request_id}/submit",
+    "submit_document",
     DocumentRequestOut,
     takes=DocumentSubmit,
     errors=(403, 404),

@@ -8,13 +8,15 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import EventCreate
+from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time, parse_time
-from kit.sim.fastpath import Routes
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import validation_problem
 from kit.sim.records import InboundEvent
 from kit.sim.representations import EventOut
+from kit.sim.schema import Enums
+from kit.sim.table import Routes
 
 router = Routes(tags=["inbound events"])
 EVENT_TYPES: list[str] = register.fact("inbound_event_types")
@@ -22,8 +24,7 @@ EVENT_TYPES: list[str] = register.fact("inbound_event_types")
 
 @declare(
     router,
-    "POST",
-    "/accounts/{account_id}/events",
+    "send_event",
     EventOut,
     status=202,
     takes=EventCreate,
@@ -35,7 +36,7 @@ async def send_event(request: Request, account_id: str) -> Response:
         call.require_rule5_session()
         account = call.bound_account(account_id)
         allowed = versions.inbound_event_types(call.version)  # change 4
-        enums = {"event_type": ("unknown-event-type", allowed)} if allowed is not None else {}
+        enums: Enums = {"event_type": ("unknown-event-type", allowed)} if allowed is not None else {}
         req = call.body_as(EventCreate, enums, uses=("A17",))
         if not req.event_type:  # 1.1.0 takes any type, but one
             raise validation_problem([{"field": "/event_type", "message": "must not be empty"}])

@@ -17,12 +17,12 @@ import secrets
 from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
+from kit.sim.asgi import encode_json
 from kit.sim.atrest import token_digest
-from kit.sim.fastpath import Routes
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
@@ -30,13 +30,12 @@ from kit.sim.pipeline import authenticate, read_body, reject_clear_pii_parameter
 from kit.sim.problems import ROUTE_DETAILS, ROUTE_ENTRY, OAuthError, Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
+from kit.sim.table import Routes
 
 router = Routes(tags=["partner auth"])
 _TOKEN = register.value("A01")
-#: The deprecated endpoints' one path, and the methods the seed lists for it (POST and DELETE).
-((LEGACY_PATH, LEGACY_METHODS),) = DEPRECATED.items()
-#: The methods of the legacy path's own 405 (any other than the seed's two).
-OTHER_METHODS = sorted({"GET", "HEAD", "PUT", "PATCH", "OPTIONS", "TRACE"} - set(LEGACY_METHODS))
+#: The methods the seed lists for the deprecated path (POST and DELETE).
+((_, LEGACY_METHODS),) = DEPRECATED.items()
 GRANT_TYPES: list[str] = _TOKEN["grant_types"]
 
 
@@ -59,7 +58,7 @@ def _basic_credentials(header: str) -> tuple[str, str] | None:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
-async def _issue(request: Request) -> JSONResponse:
+async def _issue(request: Request) -> Response:
     sim: Sim = request.app.state.sim
     uses(request, "A01")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -109,19 +108,18 @@ async def _issue(request: Request) -> JSONResponse:
     token = secrets.token_urlsafe(32)
     lifetime = sim.personality.token_lifetime  # A01, under a choice overlay
     sim.state.partner_tokens[token_digest(token)] = PartnerToken(client_id, sim.state.clock.after(lifetime))
-    return JSONResponse(
-        {
-            "access_token": token,
-            "token_type": _TOKEN["token_type"],
-            "expires_in": lifetime,
-            "scope": _TOKEN["scope"],
-        },
-        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
-    )
+    body = {
+        "access_token": token,
+        "token_type": _TOKEN["token_type"],
+        "expires_in": lifetime,
+        "scope": _TOKEN["scope"],
+    }
+    headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+    return Response(encode_json(body), 200, headers, media_type="application/json")
 
 
-@router.post(
-    TOKEN_PATH,
+@router.operation(
+    "access_token",
     response_model=TokenResponse,
     responses=oauth_errors(400, 401),
     openapi_extra=form_body(),
@@ -144,8 +142,8 @@ def _strict_refusal(sim: Sim, request: Request) -> Problem | None:
     )
 
 
-@router.post(
-    LEGACY_PATH,
+@router.operation(
+    "legacy_access_token",
     response_model=TokenResponse,
     responses={**oauth_errors(400, 401), **problems(410)},
     openapi_extra=form_body(),
@@ -164,8 +162,8 @@ async def legacy_access_token(request: Request) -> Response:
         return exc.response()
 
 
-@router.delete(
-    LEGACY_PATH,
+@router.operation(
+    "legacy_revoke",
     status_code=204,
     responses=problems(401, 410),
     deprecated=True,
@@ -186,7 +184,7 @@ async def legacy_revoke(request: Request) -> Response:
     return Response(status_code=204)
 
 
-@router.api_route(LEGACY_PATH, methods=OTHER_METHODS, include_in_schema=False)
+@router.operation("legacy_other_methods", include_in_schema=False)
 async def legacy_other_method(request: Request) -> Response:
     """405 naming both methods of the path (Starlette's own 405 would name only the first route's)."""
     uses(request, "A03", "A44")

@@ -23,15 +23,16 @@ from kit.sim.bodies import (
     PersonCreate,
     PiiPlaintext,
 )
+from kit.sim.call import Call, RouteReply
 from kit.sim.crypto import encrypt_to_device
-from kit.sim.fastpath import Routes
 from kit.sim.ids import Ids
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.records import Account, Person
 from kit.sim.representations import AccountOut, PersonOut
 from kit.sim.state import Session
+from kit.sim.table import Routes
 
 router = Routes(tags=["onboarding and KYC"])
 _ACCOUNT = register.value("A10")
@@ -44,8 +45,7 @@ YEAR_TEXT, MONTH_TEXT, NATIONAL_ID_TEXT = _KYC["question_texts"]
 
 @declare(
     router,
-    "POST",
-    register.value("A67")["paths"]["create_account"],
+    "create_account",
     AccountOut,
     status=201,
     takes=AccountCreate,
@@ -125,8 +125,7 @@ def _bound_for_onboarding(call: Call, session: Session, account: Account) -> Non
 
 @declare(
     router,
-    "POST",
-    "/accounts/{account_id}/persons",
+    "create_person",
     PersonOut,
     status=201,
     takes=PersonCreate,
@@ -177,8 +176,7 @@ def _kyc_person(call: Call, person_id: str) -> tuple[Session, Person]:
 
 @declare(
     router,
-    "GET",
-    "/persons/{person_id}/kyc/questions",
+    "kyc_questions",
     KycQuestionsOut,
     errors=(403, 404, 409),
     summary="KYC identity questions, encrypted to the session's device key",
@@ -197,8 +195,7 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
 
 @declare(
     router,
-    "POST",
-    "/persons/{person_id}/kyc/answers",
+    "kyc_answers",
     KycResult,
     takes=KycAnswersCreate,
     errors=(403, 404),

@@ -14,19 +14,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._codes import ProblemCode
 from kit.sim import versions
 from kit.sim.bodies import TransferCreate
-from kit.sim.fastpath import Routes
+from kit.sim.call import Call, RouteReply
+from kit.sim.headers import ROLE
 from kit.sim.models import Money
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, not_found
 from kit.sim.records import Transfer
 from kit.sim.representations import TransferOut
 from kit.sim.schema import parse_model
+from kit.sim.table import Routes
 
 router = Routes(tags=["P2P"])
-ROLE_HEADER = register.value("A18")["role_header"]
 _MONEY = register.value("A19")
 MONEY_RE = re.compile(_MONEY["pattern"], re.ASCII)
 CURRENCIES: list[str] = _MONEY["currencies"]
@@ -55,15 +57,14 @@ def parse_amount(raw: object, field: str = "amount", *, rules: tuple[str, ...] =
     return Decimal(money.value), money.currency
 
 
-def _unprocessable(code: str, detail: str) -> Problem:
+def _unprocessable(code: ProblemCode, detail: str) -> Problem:
     """A refusal by the business rules of a transfer, in their order (A37)."""
     return Problem(422, code, detail, assumptions=("A37",))
 
 
 @declare(
     router,
-    "POST",
-    "/p2p/transfers",
+    "create_transfer",
     TransferOut,
     status=201,
     takes=TransferCreate,
@@ -113,14 +114,13 @@ async def create_transfer(request: Request) -> Response:
 def _transfer(call: Call, status: int, body: dict[str, object], role: str) -> RouteReply:
     """A transfer answer (A36), its money (A19) and the role header (A18)."""
     call.uses("A18", "A19", "A36")
-    headers = {ROLE_HEADER: role} if versions.p2p_role_header(call.version) else {}  # change 7
+    headers = {ROLE: role} if versions.p2p_role_header(call.version) else {}  # change 7
     return RouteReply(status, body, headers)
 
 
 @declare(
     router,
-    "GET",
-    "/p2p/transfers/{transfer_id}",
+    "get_transfer",
     TransferOut,
     errors=(403, 404),
     summary="Read a transfer as its sender or its receiver",

@@ -18,19 +18,17 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim import versions
-from kit.sim.fastpath import Routes
+from kit.sim.call import Call, RouteReply
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.previous import EmptyBody, ReferralCodeOut, ReferralCreate, ReferralOut, SavingsCloseOut
 from kit.sim.problems import Problem, uses
+from kit.sim.table import Routes
 
 router = Routes(tags=["removed in 1.2.0"])
-#: Every method a request can name: the endpoint no longer exists for any of them.
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # The one removed endpoint whose path the seed shows: savings close.
 (SAVINGS_CLOSE,) = [e for e in register.fact("removed_endpoints") if e["path"]]
 REMOVED_IN = SAVINGS_CLOSE["removed_in"]
-REFERRAL_CODE, REFERRALS = versions.REFER_A_FRIEND_PATHS
 CODE_PREFIX: str = register.value("A66")["code_prefix"]
 
 
@@ -71,8 +69,7 @@ async def _gate(
 
 @declare(
     router,
-    "POST",
-    SAVINGS_CLOSE["path"],
+    "savings_close",
     SavingsCloseOut,
     errors=(403, 404),
     summary="1.1.0 only: close the account's savings (removed in 1.2.0)",
@@ -87,7 +84,7 @@ async def savings_close(request: Request, account_id: str) -> Response:
     return await _gate(request, versions.savings_close_removed, "POST", lambda: run(request, handle))
 
 
-@router.api_route(SAVINGS_CLOSE["path"], methods=ALL_METHODS, include_in_schema=False)
+@router.operation("savings_close_other", include_in_schema=False)
 async def savings_close_other(request: Request, account_id: str) -> Response:
     """Another method: removed under 1.2.0, else 405."""
     return _other(request, versions.savings_close_removed, "POST")
@@ -107,8 +104,7 @@ def referral_code(account_id: str) -> str:
 
 @declare(
     router,
-    "GET",
-    REFERRAL_CODE,
+    "referral_code",
     ReferralCodeOut,
     errors=(403, 404),
     summary="1.1.0 only: the account's Refer-a-Friend code (removed in 1.2.0)",
@@ -124,8 +120,7 @@ async def get_referral_code(request: Request, account_id: str) -> Response:
 
 @declare(
     router,
-    "POST",
-    REFERRALS,
+    "create_referral",
     ReferralOut,
     status=202,
     takes=ReferralCreate,
@@ -153,11 +148,11 @@ async def create_referral(request: Request, account_id: str) -> Response:
     return await _gate(request, versions.refer_a_friend_removed, "POST", lambda: run(request, handle))
 
 
-@router.api_route(REFERRAL_CODE, methods=ALL_METHODS, include_in_schema=False)
+@router.operation("referral_code_other", include_in_schema=False)
 async def referral_code_other(request: Request, account_id: str) -> Response:
     return _other(request, versions.refer_a_friend_removed, "GET")
 
 
-@router.api_route(REFERRALS, methods=ALL_METHODS, include_in_schema=False)
+@router.operation("referrals_other", include_in_schema=False)
 async def referrals_other(request: Request, account_id: str) -> Response:
     return _other(request, versions.refer_a_friend_removed, "POST")

@@ -10,16 +10,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit.sim.asgi import encode_json
 from kit.sim.atrest import token_digest
+from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
-from kit.sim.fastpath import Routes
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, json_body, load_session, run, session_expires_at
+from kit.sim.pipeline import load_session, run, session_expires_at
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.state import Nonce, Session
+from kit.sim.table import Routes
 
 router = Routes(tags=["sessions"])
 _SESSION = register.value("A05")
@@ -28,16 +30,16 @@ SESSION_TYPES: list[str] = _SESSION["session_types"]
 STRATEGIES: list[str] = _LIFETIME["strategies"]
 PLATFORMS: list[str] = _SESSION["platforms"]
 _NEXT_TYPE = {"anonymous": "account", "account": "person"}
-#: Init data's body around the key set, the nonce and its expiry (``json_body``'s encoding).
+#: Init data's body around the key set, the nonce and its expiry (``encode_json``'s encoding).
+#: FIXES: "init data's body joined from its parts".
 _JWKS_OPEN = b'{"jwks":'
-_ENC_NONCE = b"," + json_body({"enc": [CONTENT_ENCRYPTION]})[1:-1] + b',"nonce":"'
+_ENC_NONCE = b"," + encode_json({"enc": [CONTENT_ENCRYPTION]})[1:-1] + b',"nonce":"'
 _NONCE_EXPIRES_AT = b'","nonce_expires_at":"'
 
 
 @declare(
     router,
-    "GET",
-    "/sessions/user_session_initialization_data",
+    "init_data",
     InitData,
     summary="Key information for the client SDK (call before POST /sessions)",
 )
@@ -275,8 +277,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
 
 @declare(
     router,
-    "POST",
-    "/sessions",
+    "create_session",
     SessionCreated,
     status=201,
     takes=SessionCreate,
@@ -288,7 +289,7 @@ async def create_session(request: Request) -> Response:
     return await run(request, _create, decrypts=("encrypted_data",))
 
 
-@declare(router, "DELETE", "/sessions", status=204, summary="End the session named in svc-session-id")
+@declare(router, "end_session", status=204, summary="End the session named in svc-session-id")
 async def end_session(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A34")

@@ -14,13 +14,14 @@ from starlette.responses import Response
 from kit import register
 from kit.sim import versions
 from kit.sim.bodies import Jwks, SubscriptionCreate
-from kit.sim.fastpath import Routes
+from kit.sim.call import Call, RouteReply
 from kit.sim.guard import webhook_target_refusal
 from kit.sim.openapi import declare
-from kit.sim.pipeline import Call, RouteReply, run
+from kit.sim.pipeline import run
 from kit.sim.problems import Problem, validation_problem
 from kit.sim.records import Subscription
 from kit.sim.representations import SubscriptionOut
+from kit.sim.table import Routes
 
 router = Routes(tags=["webhooks"])
 _SPEC = {k: register.fact(k) for k in ("webhook_events", "renamed_webhook_events")}
@@ -30,8 +31,7 @@ RENAMED: dict[str, str] = dict(_SPEC["renamed_webhook_events"])
 
 @declare(
     router,
-    "POST",
-    "/webhooks/subscriptions",
+    "subscribe_webhooks",
     SubscriptionOut,
     status=201,
     takes=SubscriptionCreate,
@@ -99,7 +99,7 @@ async def _subscribe(call: Call) -> RouteReply:
     return RouteReply(201, SubscriptionOut.wire(sub))
 
 
-@declare(router, "GET", "/webhooks/jwks", Jwks, summary="Public keys that verify svc-webhook-signature")
+@declare(router, "webhook_keys", Jwks, summary="Public keys that verify svc-webhook-signature")
 async def jwks(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A24")

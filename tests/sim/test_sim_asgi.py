@@ -1,6 +1,7 @@
-"""The pipeline's lean pieces read and write exactly what Starlette's general ones do (issue 37):
-headers off the raw list, the body off its ASGI messages, JSON through one decoder and one
-encoder, a plain JSON answer's headers written out, init data's body joined from its parts."""
+"""The ASGI helpers (``kit.sim.asgi``) read and write exactly what Starlette's general classes and
+the json module do: headers off the raw list, set on it as ``MutableHeaders`` sets them, JSON
+through one decoder and one encoder; the body read with its limit; init data's body joined from
+its parts."""
 
 from __future__ import annotations
 
@@ -10,23 +11,16 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.datastructures import MutableHeaders
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
 
 from kit.sim import Settings, create_app
-from kit.sim.headers import first
-from kit.sim.pipeline import (
-    MAX_BODY,
-    RouteReply,
-    _json_response,
-    json_body,
-    read_body,
-    read_json,
-)
+from kit.sim.asgi import decode_json, encode_json, first, put
+from kit.sim.pipeline import MAX_BODY, read_body, read_json
 from kit.sim.problems import Problem
 from tests.sim.helpers import partner_token
+from tests.sim.helpers.inprocess import InProcess
 from tests.sim.helpers.wire import IN_PROCESS
-from tests.sim.test_sim_fastpath import _InProcess
 
 RAW = [
     (b"host", b"sim"),
@@ -102,38 +96,14 @@ def test_a_json_body_is_read_as_json_loads_reads_it(raw: bytes, parsed: Any) -> 
 
 
 @pytest.mark.parametrize("value", [{"b": "é", "a": [1, 2.5, None]}, [], "x", {"nested": {"k": "\u2028"}}])
-def test_json_body_is_the_compact_utf8_encoding(value: Any) -> None:
-    assert json_body(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        RouteReply(200, {"a": 1}),
-        RouteReply(201, b'{"b":2}'),
-        RouteReply(202, {"a": 1}, {"Retry-After": "1"}),
-        RouteReply(204),
-        RouteReply(200, {}),
-    ],
-)
-def test_a_json_answer_has_starlettes_headers_in_starlettes_order(reply: RouteReply) -> None:
-    answer = _json_response(reply)
-    if reply.body is None:
-        expected = Response(status_code=reply.status, headers=reply.headers)
-    else:
-        content = reply.body if isinstance(reply.body, bytes) else json_body(reply.body)
-        expected = Response(content, reply.status, reply.headers, media_type="application/json")
-    assert (answer.status_code, answer.body, answer.raw_headers) == (
-        expected.status_code,
-        expected.body,
-        expected.raw_headers,
-    )
-    assert answer.background is None
+def test_encode_json_is_the_compact_utf8_encoding(value: Any) -> None:
+    assert encode_json(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def test_init_data_is_the_compact_encoding_of_what_it_says() -> None:
     with httpx.Client(
-        transport=_InProcess(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), ""), base_url="http://sim"
+        transport=InProcess(create_app(Settings(seed=7, allowed_hosts=IN_PROCESS)), ""),
+        base_url="http://sim",
     ) as client:
         token = partner_token(client)
         answer = client.get(
@@ -141,4 +111,35 @@ def test_init_data_is_the_compact_encoding_of_what_it_says() -> None:
         )
     assert answer.status_code == 200
     assert list(answer.json()) == ["jwks", "enc", "nonce", "nonce_expires_at"]
-    assert answer.content == json_body(answer.json())
+    assert answer.content == encode_json(answer.json())
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"a": NaN, "b": [1e999]}', b"\xef\xbb\xbf{}", '{"é": 1}'.encode("utf-16"), b'{"a": 1', b"\xff"],
+)
+def test_a_decrypted_payload_is_read_as_json_loads_reads_bytes(raw: bytes) -> None:
+    def outcome(read: Any) -> Any:
+        try:
+            return repr(read(raw))
+        except ValueError as exc:
+            return type(exc)
+
+    assert outcome(lambda b: decode_json(b, constants=True)) == outcome(json.loads)
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ([], b"svc-a"),
+        ([(b"content-type", b"x")], b"svc-a"),
+        ([(b"svc-a", b"old"), (b"x", b"1")], b"svc-a"),
+        ([(b"svc-a", b"1"), (b"x", b"2"), (b"svc-a", b"3"), (b"svc-a", b"4")], b"svc-a"),
+    ],
+)
+def test_put_sets_a_header_as_mutable_headers_does(raw: list[tuple[bytes, bytes]], name: bytes) -> None:
+    ours = list(raw)
+    put(ours, {k for k, _ in ours}, name, b"new")
+    theirs = {"type": "http.response.start", "headers": list(raw)}
+    MutableHeaders(scope=theirs)[name.decode()] = "new"
+    assert ours == theirs["headers"]
