@@ -181,7 +181,8 @@ class Transport:
             TransportError: the server could not be reached after retries.
         """
         method, path = outgoing.method, self.spelling.path(outgoing)
-        call = self.recorder.call(method, path) if self.recorder is not None else contextlib.nullcontext()
+        record = self.recorder
+        call = record.call(method, path, outgoing.path) if record is not None else contextlib.nullcontext()
         with call:
             request, key = self._build(outgoing, path)
             outcome = self._with_retries(outgoing, request, path)

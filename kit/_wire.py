@@ -101,6 +101,8 @@ class Exchange:
     comment: str | None = None
     step: str | None = None
     dropped: int = 0
+    #: The path in the kit's spelling, when a dialect moved it (``path`` is the wire's).
+    kit_path: str | None = None
 
     @property
     def status(self) -> int | None:
@@ -194,11 +196,13 @@ class Recorder:
         return stack
 
     @contextlib.contextmanager
-    def call(self, method: str, path: str) -> Iterator[Exchange]:
+    def call(self, method: str, path: str, kit_path: str | None = None) -> Iterator[Exchange]:
         """One call on this thread (the transport's ``request``): the attempts sent inside are
         its own. Calls nest (the token exchange the auth flow makes inside a call); an attempt
         left without an answer is kept as such."""
         exchange = self._new("call", method, self.redactor.url(path))
+        if kit_path is not None and kit_path != path:
+            exchange.kit_path = self.redactor.url(kit_path)
         stack = self._stack()
         stack.append(exchange)
         try:

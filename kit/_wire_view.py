@@ -50,7 +50,8 @@ def choose(
     where: Callable[[Exchange], bool] | None = None,
 ) -> Exchange:
     """The ``which``-th (Python indexing: ``-1`` the last) exchange that passes the filters:
-    ``kind`` (``"call"``, ``"delivery"`` or ``None`` for both), ``path`` (a part of the path),
+    ``kind`` (``"call"``, ``"delivery"`` or ``None`` for both), ``path`` (a part of the path, on
+    the wire or in the kit's spelling when a dialect moved it),
     ``method``, ``status`` (of any attempt: ``503`` finds a retried call), ``where``.
 
     Raises:
@@ -60,7 +61,7 @@ def choose(
         e
         for e in exchanges
         if (kind is None or e.kind == kind)
-        and (path is None or path in e.path)
+        and (path is None or path in e.path or path in (e.kit_path or ""))
         and (method is None or e.method == method.upper())
         and (status is None or any(a.status == status for a in e.attempts))
         and (where is None or where(e))
