@@ -13,14 +13,30 @@ spelling is a renaming of the kit's.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from kit._dialect import Dialect
+from kit._drift import Drift
 from kit._outgoing import HeaderNames, Outgoing
 from kit.errors import ApiError
 
 __all__ = ["Spelling"]
+
+
+def _plain(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _keys(body: Any) -> set[str]:
+    """Every member name in a JSON value, at any depth."""
+    if isinstance(body, Mapping):
+        return set(body) | {k for v in body.values() for k in _keys(v)}
+    if isinstance(body, list):
+        return {k for v in body for k in _keys(v)}
+    return set()
+
 
 #: The kit's codes for a route that is not there, or not for this method.
 _ROUTE_CODES = frozenset({"not-found", "method-not-allowed"})
@@ -62,6 +78,21 @@ class Spelling:
             ours = self.dialect.codes_from_wire(body["code"])
             body = {**body, "code": body["code"] if body["code"] in ours else ours[0]}
         return named, body
+
+    def named(self, rows: list[Drift], wire_body: Any) -> list[Drift]:
+        """``rows`` with a required field found missing, but present in ``wire_body`` under
+        another spelling (``accountId`` for ``account_id``), put down to the field names (A68):
+        the server spells them otherwise, and a dialect file can say how."""
+        spelled = {_plain(k): k for k in _keys(wire_body)}
+        out = []
+        for row in rows:
+            name = row.field.rsplit(".", 1)[-1]
+            other = spelled.get(_plain(name)) if row.kind == "body" and row.got == "missing" else None
+            if other is not None and other != name:
+                expected = f"present as {name} (this answer has {other}: field names are A68's)"
+                row = dataclasses.replace(row, expected=expected, basis="A68")
+            out.append(row)
+        return out
 
     def explain(self, error: ApiError, outgoing: Outgoing, path: str, on_sim: bool) -> ApiError:
         """``error`` with its hint naming the A67 key when an operation the spec does not show

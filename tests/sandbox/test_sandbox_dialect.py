@@ -95,3 +95,16 @@ def test_verify_takes_the_dialect_file(pointed: Served) -> None:
     eddsa = "eyJhbGciOiJFZERTQSJ9..c2ln"  # {"alg": "EdDSA"}: refused where ES256 is expected
     with pytest.raises(errors.SignatureInvalid, match="only ES256"):
         verify(b"{}", {"svc-webhook-signature": eddsa}, {"keys": []}, seen=set())
+
+
+def test_without_its_field_names_a_missing_field_names_a68(pointed: Served, tmp_path: Path) -> None:
+    no_names = tmp_path / "no-names.toml"
+    snake = CAMEL.read_text(encoding="utf-8").replace('field_case = "camel"', 'field_case = "snake"')
+    no_names.write_text(snake, encoding="utf-8")  # the renames kept, the case not
+    with kit.connect("sandbox", choices=no_names, sleep=lambda _: None) as api:
+        api.sessions.create("anonymous")
+        account = api.accounts.create()
+        assert account.account_id is None  # the answer says accountId: the kit reads account_id
+        rows = api.drift[api.drift["field"] == "body.account_id"]
+    assert len(rows) and set(rows["basis"]) == {"A68"}, api.drift
+    assert "this answer has accountId: field names are A68's" in rows["expected"].iloc[0]
