@@ -14,10 +14,10 @@ import pytest
 
 import kit
 from kit import errors
+from tests.client.test_mock_transport import _client
 
 pytestmark = pytest.mark.drift_expected  # the stand-ins answer only what each test needs
 
-BASE = "https://sandbox.example"
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
@@ -28,16 +28,7 @@ def dialect(tmp_path: Path, text: str) -> Path:
 
 
 def client(handler: Handler, choices: Path | None = None) -> kit.Client:
-    return kit.connect(
-        "sandbox",
-        base_url=BASE,
-        client_id="partner-1",
-        client_secret="s3cret-value",
-        transport=httpx.MockTransport(handler),
-        sleep=lambda _: None,
-        drift="off",
-        choices=choices,
-    )
+    return _client(handler, choices=choices)
 
 
 def token(request: httpx.Request, tokens: list[str]) -> httpx.Response:
