@@ -25,7 +25,7 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
     [
         ("[A99]\nx = 1\n", "[A99]"),
         ('[A14]\nmonths = "two"\n', "[A14] months"),
-        ('[A04]\nrsa_bits = 3072\n', "[A04] rsa_bits"),
+        ("[A04]\nrsa_bits = 3072\n", "[A04] rsa_bits"),
     ],
 )
 def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text: str, named: str) -> None:
@@ -90,10 +90,15 @@ def test_connect_refuses_a_bad_overlay_naming_entry_and_key(tmp_path: Path) -> N
         kit.connect("sim", choices=str(bad))
 
 
-def test_choices_are_for_a_simulator_the_profile_starts() -> None:
-    with pytest.raises(ConfigError, match="own choices"):
-        kit.connect(
-            "sandbox", base_url="http://127.0.0.1:9", client_id="a", client_secret="b", choices=str(OTHER)
-        )
-    with pytest.raises(ConfigError, match="kit serve --choices"):
-        kit.connect("sim", base_url="http://127.0.0.1:9", choices=str(OTHER))
+def test_choices_are_spoken_on_every_profile_and_served_by_a_started_simulator_only(tmp_path: Path) -> None:
+    camel = OTHER.parent / "camel.toml"
+    options = {"base_url": "http://127.0.0.1:9", "client_id": "a", "client_secret": "b"}
+    with kit.connect("sandbox", choices=str(camel), **options) as sandbox:
+        assert sandbox.config.dialect.field_case == "camel"  # the client speaks it
+    with kit.connect("sim", base_url="http://127.0.0.1:9", choices=str(camel)) as at_url:
+        assert at_url.config.dialect.field_case == "camel"
+        assert at_url.config.profile.choices is None  # a kit serve at base_url= serves its own --choices
+    kebab = tmp_path / "kebab.toml"
+    kebab.write_text('[A68]\nfield_case = "kebab"\n')
+    with pytest.raises(ConfigError, match=r"\[A68\] field_case"):
+        kit.connect("sandbox", choices=str(kebab), **options)
