@@ -257,8 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--choices",
         metavar="FILE",
-        help=f"a choice overlay (TOML, one [Axx] table per register entry) the simulator answers "
-        f"with, e.g. data/choices/other.toml (default: {env.SIM_CHOICES}, else the register's own)",
+        help=f"a choice overlay or dialect file (TOML, one [Axx] table per register entry) the "
+        f"simulator answers with, e.g. data/choices/camel.toml: other paths, names, headers, codes "
+        f"(start one with kit choices template; default: {env.SIM_CHOICES}, else the register's own)",
     )
     serve.add_argument(
         "--allow-webhook-host",
