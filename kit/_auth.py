@@ -43,6 +43,7 @@ from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
 
 __all__ = [
+    "BEARER",
     "CLIENT_CREDENTIALS",
     "TOKEN_PATH",
     "PartnerAuth",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 
 from kit import _env as env
-from kit._auth import CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
+from kit._auth import BEARER, CLIENT_CREDENTIALS, PartnerAuth, TokenGrant, token_headers, token_path
 from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
@@ -229,7 +229,8 @@ class Requestor:
         Raises:
             ApiError: the server refused (e.g. EndpointDeprecated in strict mode).
         """
-        headers = {HEADERS.authorization: f"Bearer {token.reveal()}"}
+        header, scheme = BEARER
+        headers = {header: f"{scheme} {token.reveal()}"}
         operation = Operation("revoke_token", "DELETE", path)
         return self.transport.send(Outgoing(operation, headers=headers, partner=False))
 

@@ -179,7 +179,7 @@ class Transport:
         call = self.recorder.call(method, path) if self.recorder is not None else contextlib.nullcontext()
         with call:
             request, key = self._build(outgoing, path)
-            outcome = self._with_retries(outgoing, request)
+            outcome = self._with_retries(outgoing, request, path)
             for observe in self.observers:
                 observe(outcome)
             response = outcome.response
@@ -232,14 +232,14 @@ class Transport:
         ceiling = min(self.config.backoff_cap, self.config.backoff_base * (2**attempt))
         return ceiling / 2 + self.config.rng.uniform(0, ceiling / 2)
 
-    def _with_retries(self, outgoing: Outgoing, request: httpx.Request) -> Outcome:
-        """Attempts of ``request`` until one is final: an answer not in ``retry_statuses``, or
-        the last one allowed.
+    def _with_retries(self, outgoing: Outgoing, request: httpx.Request, path: str) -> Outcome:
+        """Attempts of ``request`` (of ``outgoing``, at ``path``) until one is final: an answer
+        not in ``retry_statuses``, or the last one allowed.
 
         Raises:
             TransportError: no answer came after retries (the history records it first).
         """
-        method, path = request.method, outgoing.path
+        method = request.method
         auth = self.auth if outgoing.partner else None
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
