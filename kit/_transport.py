@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 import httpx
@@ -80,8 +80,7 @@ class Reply:
     content: bytes = field(default=b"", repr=False)  # as it came: a snapshot's only form
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What the observers see of one call: its final attempt's answer (``None``: none came,
     ``code`` says why), when it started, how long it took and how many attempts came before."""
 
