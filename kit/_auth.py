@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import threading
@@ -38,6 +39,7 @@ import httpx
 from kit import _log, register
 from kit._dialect import DEFAULT, Dialect
 from kit._http import http_client
+from kit._outgoing import OPERATIONS
 from kit._sensitive import Sensitive
 from kit.errors import OAuthError, TransportError, error_from_response
 
@@ -46,14 +48,18 @@ __all__ = [
     "TOKEN_PATH",
     "PartnerAuth",
     "TokenGrant",
+    "bearer",
+    "credentials",
     "fetch_token",
+    "legacy_token_path",
     "problem_code",
     "token_headers",
     "token_path",
+    "token_refused",
     "token_request",
 ]
 
-TOKEN_PATH = "/oauth/accesstoken"
+TOKEN_PATH = OPERATIONS["token"].template
 #: The form of every token request (the deprecated legacy endpoint takes the same).
 CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
 
@@ -69,6 +75,17 @@ def token_path(api_version: str | None) -> str:
     served = register.value("A27")["versions"]
     if api_version is None or api_version == register.fact("version") or api_version not in served:
         return TOKEN_PATH
+    return legacy_token_path()
+
+
+@functools.cache
+def legacy_token_path() -> str:
+    """The token endpoint the seed says ``POST /oauth/accesstoken`` replaced (change.1): 1.1.0's
+    own, deprecated in 1.2.0.
+
+        >>> legacy_token_path()
+        '/authorization/server_api/access_tokens'
+    """
     (change,) = [c for c in register.fact("change") if c["id"] == "change.1"]
     return str(change["previously"][f"POST {TOKEN_PATH}"]).split(" ", 1)[1]
 

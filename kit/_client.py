@@ -28,7 +28,7 @@ from kit._lazy import imported_past
 with imported_past("httpx._main"):  # its CLI (benchmarks/bench.py FIXES: httpx._main)
     import httpx
 
-from kit._auth import TOKEN_PATH, token_path
+from kit._auth import TOKEN_PATH, legacy_token_path, token_path
 from kit._client_wire import RecordedWire
 from kit._config import Config, DriftMode, JweAlg, resolve
 from kit._history import History
@@ -55,9 +55,7 @@ if TYPE_CHECKING:
     from kit._resources.sim import SimControl
     from kit._resources.webhooks import Webhooks
 
-__all__ = ["LEGACY_TOKEN_PATH", "Client", "connect"]
-
-LEGACY_TOKEN_PATH = "/authorization/server_api/access_tokens"
+__all__ = ["Client", "connect"]
 
 
 class Client(RecordedWire):
@@ -216,7 +214,7 @@ class Client(RecordedWire):
             EndpointDeprecated: the server refuses it (strict mode, 410).
         """
         self._deprecated("POST")
-        reply = self._requestor.exchange_token(LEGACY_TOKEN_PATH)
+        reply = self._requestor.exchange_token(legacy_token_path())
         body = reply.body or {}
         return TokenInfo(
             token_type=str(body.get("token_type")),
@@ -247,7 +245,7 @@ class Client(RecordedWire):
             assert auth.token is not None
             secret = auth.token
         try:
-            self._requestor.revoke_token(LEGACY_TOKEN_PATH, secret)
+            self._requestor.revoke_token(legacy_token_path(), secret)
         finally:
             if own:
                 auth.invalidate()
@@ -260,14 +258,14 @@ class Client(RecordedWire):
         return self._requestor.transport.served_version
 
     def _deprecated(self, method: str) -> None:
-        if token_path(self.config.api_version) == LEGACY_TOKEN_PATH:
+        if token_path(self.config.api_version) == legacy_token_path():
             return  # the pinned version's own token endpoint (1.1.0: not deprecated there, A27)
         if not self.config.allow_deprecated:
             raise DeprecatedEndpoint(
-                f"{method} {LEGACY_TOKEN_PATH} is deprecated and must not be used (spec, 1.2.0)"
+                f"{method} {legacy_token_path()} is deprecated and must not be used (spec, 1.2.0)"
             )
         warnings.warn(
-            f"{method} {LEGACY_TOKEN_PATH} is deprecated; use POST {TOKEN_PATH}",
+            f"{method} {legacy_token_path()} is deprecated; use POST {TOKEN_PATH}",
             DeprecationWarning,
             stacklevel=3,
         )

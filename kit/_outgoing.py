@@ -17,20 +17,21 @@ uses them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from kit._dialect import DEFAULT, Dialect
 
-__all__ = ["HEADERS", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
+__all__ = ["HEADERS", "NONE", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
 
 #: The answers sent again after a wait (with backoff, ``Retry-After`` honoured).
 RETRY_STATUSES = frozenset({429, 503})
+#: No path parameters, no extra headers.
+NONE: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class HeaderNames:
+class HeaderNames(NamedTuple):
     """The names of the headers the client writes and reads, each from its register entry."""
 
     #: The partner token (A02's header).
@@ -78,8 +79,7 @@ def seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     """One operation: its key, method and path template (``{name}`` for each parameter)."""
 
     key: str
@@ -109,27 +109,30 @@ OPERATIONS = _operations(
 )
 
 
-@dataclass(frozen=True)
-class Outgoing:
+class Outgoing(NamedTuple):
     """One call as the requestor builds it. ``json``: the body before encoding (or ``data``, a
     form, or ``content``, raw bytes with their type in ``headers``); ``partner``: sent with the
     partner token; ``session_token``: the session presented; ``submitted``: a non-sensitive
     value quoted in error messages (problem code → the value the caller sent);
-    ``retry_statuses``: the answers sent again after a wait; ``timeout``: its own."""
+    ``retry_statuses``: the answers sent again after a wait; ``timeout``: its own. Its repr
+    shows the operation and parameters, never the headers, body or session."""
 
     operation: Operation
-    params: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = NONE
     json: Any = None
     data: Mapping[str, str] | None = None
-    content: bytes | None = field(default=None, repr=False)
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    content: bytes | None = None
+    headers: Mapping[str, str] = NONE
     partner: bool = True
-    session_token: str | None = field(default=None, repr=False)
+    session_token: str | None = None
     session_type: str | None = None
     idempotency_key: str | None = None
     submitted: Mapping[str, str] | None = None
     retry_statuses: frozenset[int] = RETRY_STATUSES
     timeout: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Outgoing({self.operation.key!r}, {self.method} {self.path})"
 
     @property
     def method(self) -> str:

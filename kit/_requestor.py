@@ -34,7 +34,7 @@ from kit._config import Config
 from kit._drift import DriftLog
 from kit._history import History
 from kit._http import http_client
-from kit._outgoing import OPERATIONS, RETRY_STATUSES, Operation, Outgoing
+from kit._outgoing import NONE, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
 from kit._sensitive import Sensitive
 from kit._transport import Reply, Transport
 from kit.crypto import Device, ServerKeys
@@ -169,7 +169,7 @@ class Requestor:
         sent = self._current if session == "current" else session
         outgoing = Outgoing(
             OPERATIONS[operation] if isinstance(operation, str) else operation,
-            params=params or {},
+            params=params or NONE,
             json=json,
             headers={} if partner else self.control_headers(),
             partner=partner,

@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 import httpx
@@ -79,8 +79,7 @@ class Reply:
     content: bytes = field(default=b"", repr=False)  # as it came: a snapshot's only form
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What the observers see of one call: its final attempt's answer (``None``: none came,
     ``code`` says why), when it started, how long it took and how many attempts came before."""
 
@@ -242,8 +241,8 @@ class Transport:
         return ceiling / 2 + self.config.rng.uniform(0, ceiling / 2)
 
     def _with_retries(self, outgoing: Outgoing, request: httpx.Request, path: str) -> Outcome:
-        """Attempts of ``request`` until one is final: an answer not in ``retry_statuses``, or
-        the last one allowed.
+        """Attempts of ``request`` (of ``outgoing``, at ``path``) until one is final: an answer
+        not in ``retry_statuses``, or the last one allowed.
 
         Raises:
             TransportError: no answer came after retries (the history records it first).

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit._choices import Overlay
+from kit._lazy import imported_past, resolved_from
 from kit.sim.app import create_app
 from kit.sim.settings import Settings
 
@@ -51,18 +52,11 @@ def _uvicorn_without_its_cli() -> types.ModuleType:
 
         return call
 
-    def server(name: str) -> Any:
-        if name != "Server":
-            raise AttributeError(name)
-        return importlib.import_module("uvicorn.server").Server
-
     stand_in.main, stand_in.run = later("main"), later("run")  # type: ignore[attr-defined]
-    stand_in.__getattr__ = server  # type: ignore[method-assign]
-    sys.modules["uvicorn.main"] = stand_in
-    try:
+    # the package also imports Server from it: the real one, from uvicorn.server, when asked
+    stand_in.__getattr__, _ = resolved_from("uvicorn.server", ["Server"], vars(stand_in))  # type: ignore[method-assign]
+    with imported_past("uvicorn.main", stand_in=stand_in):
         return importlib.import_module("uvicorn")
-    finally:
-        del sys.modules["uvicorn.main"]
 
 
 if TYPE_CHECKING:

@@ -270,3 +270,58 @@ def test_the_token_before_any_client_goes_through_the_given_transport(no_sockets
         BASE, "partner-1", Sensitive("s3cret-value"), transport=httpx.MockTransport(lambda r: _token())
     )
     assert grant.access_token.reveal() == "tok-1"
+
+
+#: The operations whose paths the seed does not show, by the keys a dialect will name them with.
+UNSHOWN = {
+    "create_account": (),
+    "create_person": ("account_id",),
+    "kyc_questions": ("person_id",),
+    "kyc_answers": ("person_id",),
+    "create_card": ("account_id",),
+    "get_card": ("card_id",),
+    "end_session": (),
+    "create_transfer": (),
+    "get_transfer": ("transfer_id",),
+    "subscribe_webhooks": (),
+    "webhook_keys": (),
+    "list_document_requests": ("person_id",),
+    "submit_document": ("document_request_id",),
+}
+
+
+def test_each_operation_has_a_key_and_a_template_with_its_parameters() -> None:
+    import string
+
+    from kit._outgoing import OPERATIONS
+
+    for key, params in UNSHOWN.items():
+        template = OPERATIONS[key].template
+        assert tuple(name for _, name, _, _ in string.Formatter().parse(template) if name) == params, key
+
+
+def test_a_resource_sends_one_outgoing_request_with_its_operation_and_parameters() -> None:
+    from kit._outgoing import Outgoing
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/accesstoken":
+            return _token()
+        return httpx.Response(200, json={"card_id": "c 1", "status": "active"})
+
+    api = _client(handler)
+    sent: list[Outgoing] = []
+    transport = api._requestor.transport
+    send = transport.send
+    transport.send = lambda outgoing: (sent.append(outgoing), send(outgoing))[1]  # type: ignore[method-assign]
+    try:
+        api.cards.get("c 1")
+    finally:
+        api.close()
+    outgoing, token = sent  # the token exchange, made inside the call by the auth flow, is one too
+    assert token.operation.key == "token" and not token.partner
+    assert (outgoing.operation.key, outgoing.method, outgoing.operation.template) == (
+        "get_card",
+        "GET",
+        "/cards/{card_id}",
+    )
+    assert outgoing.params == {"card_id": "c 1"} and outgoing.path == "/cards/c%201"
