@@ -49,7 +49,7 @@ def first(scope: Mapping[str, Any], name: bytes) -> str | None:
     """A request's first header ``name`` (lower-case bytes) from its ASGI scope, as Starlette's
     ``request.headers.get`` reads it, without building its ``Headers``.
 
-    FIXES: "issue 37, benchmark 1, round 2: a partner request's headers read off the raw ASGI list".
+    FIXES: "… a partner request's headers read off the raw ASGI list" (benchmark 1, round 2).
     """
     for key, value in scope["headers"]:
         if key == name:

@@ -283,9 +283,9 @@ def device_key(jwks: object) -> tuple[ECKey, str]:
 
 @lru_cache(maxsize=4096)
 def _device_key(x: str, y: str) -> tuple[ECKey, str]:
-    # A device presents its key on every session it creates or promotes; importing and
-    # thumbprinting it was 9 % of a session's server time (issue #7 profile). Keyed by the
-    # point alone, so the cache cannot mix up keys; failures are not cached (they raise).
+    # A device presents its key on every session it creates or promotes: imported and
+    # thumbprinted once (benchmarks/bench.py FIXES, benchmark 1). Keyed by the point alone,
+    # so the cache cannot mix up keys; failures are not cached (they raise).
     try:
         key = ECKey.import_key({"kty": "EC", "crv": "P-256", "x": x, "y": y})
         key.public_key  # noqa: B018 - forces the point onto the curve check

@@ -1,6 +1,6 @@
 """JWE decryption in worker processes, for a simulator that many clients share (``kit serve``).
 
-The RSA-OAEP decrypt a session needs is most of its server time (issue #7 profile). On the
+The RSA-OAEP decrypt a session needs is most of its server time (benchmark 1's profile). On the
 event loop it is serial; on a thread it fights the loop for the GIL (measured: each side's CPU
 per session grew by half, and throughput did not move). A worker *process* has its own
 interpreter: the loop writes the token down a pipe and goes on serving other requests.

@@ -15,7 +15,7 @@ webhooks, documents, the control plane) are in :mod:`kit.sim.bodies` and the rep
 """
 
 # No ``from __future__ import annotations``: pydantic would evaluate every field's annotation
-# from its string when each class is created (~250 ForwardRef compilations, ~4 ms of a connect).
+# from its string when each class is created (about 250 ForwardRef compilations on connect).
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime

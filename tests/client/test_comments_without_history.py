@@ -49,3 +49,16 @@ def test_no_issue_numbers_or_speed_up_timings_in_the_clients_comments() -> None:
         if hits:
             found[path.name] = hits
     assert found == {}
+
+
+ISSUE = re.compile(r"\bissue\s*#?\d+", re.IGNORECASE)
+
+
+def test_no_issue_numbers_anywhere_in_kit() -> None:
+    """Timings of libraries may explain a line anywhere (uvicorn's TCP_NODELAY trap); an issue
+    number never does: the history of a change belongs to the FIXES ledger and the commits."""
+    found = {
+        str(path.relative_to(KIT)): [line for line, text in _prose(path.read_text()) if ISSUE.search(text)]
+        for path in sorted(KIT.rglob("*.py"))
+    }
+    assert {name: lines for name, lines in found.items() if lines} == {}
