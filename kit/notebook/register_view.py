@@ -20,7 +20,7 @@ import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kit import register
 
@@ -42,6 +42,8 @@ class RegisterTable:
     entries: tuple[dict[str, Any], ...]
     total: int
     open: bool = True
+    #: A topic longer than this is cut in the text form.
+    topic_width: ClassVar[int] = _TOPIC_WIDTH
 
     @property
     def ids(self) -> list[str]:
@@ -58,8 +60,8 @@ class RegisterTable:
         lines = [f"{self._title()} (open each in Jupyter for the seed's words and the simulator's choice)"]
         for entry in self.entries:
             topic = entry["topic"]
-            if len(topic) > _TOPIC_WIDTH:
-                topic = topic[: _TOPIC_WIDTH - 1] + "…"
+            if len(topic) > self.topic_width:
+                topic = topic[: self.topic_width - 1] + "…"
             lines.append(f"  {entry['id']}  {topic}")
         return "\n".join(lines)
 
