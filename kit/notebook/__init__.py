@@ -31,7 +31,9 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   and the simulator's choice on demand); :func:`entries_used`, the table a notebook ends with:
   the entries its calls and checks relied on;
 - :func:`problem_code`, the problem code a check expects (the register's choice, A64);
-  :func:`calls`, a client's history without the simulator's control calls.
+  :func:`calls`, a client's history without the simulator's control calls;
+  :func:`error_families`, the error catalogue by family, with what a back end should do;
+  :func:`local_app`, an app of the notebook's own (a webhook receiver) served on loopback.
 
 The client core never imports this package, nor IPython; the regression runner reads the
 MIME types from here.
@@ -54,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kit.notebook.basis import Basis, chosen, expect_choices, expectation, problem_code, require_basis
+from kit.notebook.catalogue import ErrorFamilies, error_families
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion, connect
@@ -61,6 +64,7 @@ from kit.notebook.conformity import conformance
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
 from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format
+from kit.notebook.local_app import Running, local_app
 from kit.notebook.refusal import refused
 from kit.notebook.register_view import RegisterTable, register_table
 from kit.notebook.relied import calls, entries_used
@@ -80,9 +84,11 @@ __all__ = [
     "CheckFailed",
     "CheckOutcome",
     "Companion",
+    "ErrorFamilies",
     "Mismatch",
     "Need",
     "RegisterTable",
+    "Running",
     "calls",
     "check",
     "chosen",
@@ -90,6 +96,7 @@ __all__ = [
     "connect",
     "describe",
     "entries_used",
+    "error_families",
     "expect",
     "expect_choices",
     "expect_in",
@@ -98,6 +105,7 @@ __all__ = [
     "findings",
     "id_format",
     "kyc_answers",
+    "local_app",
     "persona",
     "problem_code",
     "refused",
