@@ -228,3 +228,36 @@ BACKLOG = re.compile(r"(?i)\b(todo|fixme|xxx|backlog|a gap noted|not yet (?:done
 def test_no_backlog_remark_is_left(path: Path) -> None:
     found = [m.group(0) for c in _cells(path) for m in BACKLOG.finditer(_source(c))]
     assert not found, f"{path.name}: {found}"
+
+
+CONTRACT = ROOT / "docs" / "contract.md"
+_QUOTE_MARK = re.compile(r"^\s*>\s*— the seed \((.*)\)\s*$")
+_LINKED_ID = re.compile(r"\[([^\]]+)\]\(\.\./docs/contract\.md#([^)]+)\)")
+_BARE_ENTRY = re.compile(r"(?<![\[#\w])A\d\d(?![\]\w])")
+
+
+def _anchors() -> set[str]:
+    text = CONTRACT.read_text(encoding="utf-8")
+    headings = {m.lower() for m in re.findall(r"^### (A\d\d)$", text, re.MULTILINE)}
+    return headings | set(re.findall(r'<a id="([^"]+)"></a>', text)) | {"the-register", "the-seed"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_quotes_and_register_ids_link_their_words_in_the_contract(path: Path) -> None:
+    """A quote's statement ids and a register id in prose link to docs/contract.md, at an anchor
+    that exists; the spec's text is linked once, at data/seed.txt."""
+    anchors = _anchors()
+    markdown = [_source(c) for c in _cells(path) if c["cell_type"] == "markdown"]
+    text = "\n".join(markdown)
+    assert "](../data/seed.txt)" in text, f"{path.name} never links the spec's text"
+    for line in text.splitlines():
+        mark = _QUOTE_MARK.match(line)
+        if mark:
+            linked = _LINKED_ID.findall(mark.group(1))
+            assert linked and all(name == anchor for name, anchor in linked), (path.name, line)
+    missing = sorted({anchor for _, anchor in _LINKED_ID.findall(text)} - anchors)
+    assert not missing, f"{path.name} links anchors the contract lacks: {missing}"
+    for block in markdown:
+        prose = re.sub(r"```.*?```|`[^`]*`|\[[^\]]*\]\([^)]*\)", "", block, flags=re.DOTALL)
+        bare = _BARE_ENTRY.findall(prose)
+        assert not bare, f"{path.name}: register ids not linked to the contract: {bare[:5]}"
