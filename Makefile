@@ -11,7 +11,7 @@ JOBS   ?= 2
 NOTEBOOKS := $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with data/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install run walk regress test slow lint nbval lab serve stress bench clean
+.PHONY: install run walk regress test slow lint nbval lab serve stress bench clean docs site
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,9 +34,18 @@ lint: install
 	$(PY) -m ruff check kit tests benchmarks
 	$(PY) -m mypy kit
 
-test: install lint
+test: install lint site
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope tests
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope $(NBVAL) $(NOTEBOOKS)
+
+# The documentation site (mkdocs.yml): `make docs` serves it on loopback, `make site` builds it
+# into out/site, strictly (a broken link, a missing page or a docstring that does not resolve fails)
+DOCS_ADDR ?= 127.0.0.1:8001
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr $(DOCS_ADDR)
+
+site: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The slow suites (pytest marker `slow`, which pyproject's addopts leave out of every other run):
 # a fresh virtual environment with the light install, … "No tests collected" (exit 5) is no failure.

@@ -4,7 +4,8 @@
 A :class:`WireView` is one exchange of :mod:`kit._wire` as it went over the wire — for each
 attempt the request line, headers and body, then the response status, headers and body —
 already redacted. It renders as HTML in Jupyter and as text elsewhere; long bodies are folded
-so the whole view stays under :data:`VIEW_LIMIT` characters (a stored notebook output). No
+so the whole view stays under :data:`VIEW_LIMIT` characters, its text under :data:`TEXT_LIMIT`
+(stored notebook outputs). No
 timing is shown (it differs from run to run); the HAR keeps them.
 
 Example::
@@ -35,6 +36,8 @@ __all__ = ["VIEW_LIMIT", "WireView", "choose", "har_entries", "write_har"]
 
 #: A view's text stays under this many characters (long bodies are folded to fit).
 VIEW_LIMIT = 4_000
+#: The text form (what a stored notebook output keeps as ``text/plain``) stays under this.
+TEXT_LIMIT = 2_000
 _BODY_START = 1_200
 _CREATOR = "partner-api-kit"
 
@@ -133,23 +136,23 @@ class WireView:
             for i, a in enumerate(attempts, start=1)
         ]
 
-    def _fitted(self, render: Callable[[int], str]) -> str:
+    def _fitted(self, render: Callable[[int], str], most: int = VIEW_LIMIT) -> str:
         limit = _BODY_START
         shown = render(limit)
-        while len(shown) > VIEW_LIMIT - 100 and limit > 40:
+        while len(shown) > most - 100 and limit > 40:
             limit //= 2
             shown = render(limit)
         return shown
 
     def _text_fitted(self, render: Callable[[int], str]) -> str:
-        shown = self._fitted(render)
-        if len(shown) <= VIEW_LIMIT - 100:
+        shown = self._fitted(render, TEXT_LIMIT)
+        if len(shown) <= TEXT_LIMIT - 100:
             return shown
         # many attempts: headers alone are too long; the exchange (``.exchange``) keeps them all
-        return shown[: VIEW_LIMIT - 200] + "\n… (the rest of this call is folded: see .exchange)"
+        return shown[: TEXT_LIMIT - 200] + "\n… (the rest of this call is folded: see .exchange)"
 
     def text(self) -> str:
-        """The view as text (bodies folded to fit :data:`VIEW_LIMIT`)."""
+        """The view as text (bodies folded to fit :data:`TEXT_LIMIT`)."""
 
         def render(limit: int) -> str:
             blocks = [_title(self.exchange)]

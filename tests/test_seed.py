@@ -4,7 +4,8 @@ else, and every quote of the seed in the docs and notebooks is the seed's.
 - Every statement (``id``, ``text`` or ``row``) is verbatim in ``data/seed.txt``, and every line
   of the seed that states something is held by a statement.
 - A quote of the seed is marked one way everywhere: a Markdown blockquote whose last line is
-  ``— the seed (ids)``, naming the statements it quotes. Every marked quote in ``docs/`` and the
+  ``— the seed (ids)``, naming the statements it quotes (each id may link to its words in
+  ``docs/contract.md``). Every marked quote in ``docs/`` and the
   notebooks' Markdown is checked against ``data/seed.txt`` (``kit.register.quote_faults``):
   verbatim fragments, whole sentences, items or cells unless an "…" marks an elision. A quote of
   the seed written any other way ("the seed: "…"") is refused.
@@ -33,7 +34,9 @@ NOT_STATEMENTS = {
     "Changes in 1.2.0:",
 }
 _TABLE_RULE = re.compile(r"^\|(\s*-+\s*\|)+$")
-_MARK = re.compile(r"^\s*>\s*— the seed \(([^)]*)\)\s*$")
+_MARK = re.compile(r"^\s*>\s*— the seed \(((?:[^()]|\([^()]*\))*)\)\s*$")
+#: A statement id linked to its words in the contract: ``[auth.1](../docs/contract.md#auth.1)``.
+_LINKED = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 #: A span in double quotes (straight or curly), and inline code (left out before looking).
 _QUOTED = re.compile(r"[\"“]([^\"“”\n]+)[\"”]")
 _CODE = re.compile(r"`[^`\n]*`")
@@ -246,7 +249,8 @@ def marked_quotes(markdown: str) -> list[tuple[str, list[str]]]:
             mark = _MARK.match(block[-1])
             if mark:
                 words = " ".join(re.sub(r"^\s*>\s?", "", b) for b in block[:-1]).strip()
-                found.append((words, [i.strip() for i in mark.group(1).split(",")]))
+                ids = _LINKED.sub(r"\1", mark.group(1))
+                found.append((words, [i.strip() for i in ids.split(",")]))
         block = []
     return found
 

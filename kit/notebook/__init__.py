@@ -28,7 +28,12 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
   where personas and answers come from: the simulator, or the sandbox fixtures file);
 - :func:`register_table`, register entries as a compact table (one line each, the seed's words
-  and the simulator's choice on demand).
+  and the simulator's choice on demand); :func:`entries_used`, the table a notebook ends with:
+  the entries its calls and checks relied on;
+- :func:`problem_code`, the problem code a check expects (the register's choice, A64);
+  :func:`calls`, a client's history without the simulator's control calls;
+  :func:`error_families`, the error catalogue by family, with what a back end should do;
+  :func:`local_app`, an app of the notebook's own (a webhook receiver) served on loopback.
 
 The client core never imports this package, nor IPython; the regression runner reads the
 MIME types from here.
@@ -50,7 +55,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kit.notebook.basis import Basis, chosen, expect_choices, expectation, require_basis
+from kit.notebook.basis import Basis, chosen, expect_choices, expectation, problem_code, require_basis
+from kit.notebook.catalogue import ErrorFamilies, error_families
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion
@@ -58,8 +64,10 @@ from kit.notebook.conformity import conformance
 from kit.notebook.display import MIME_TYPE as DRIFT_MIME_TYPE
 from kit.notebook.display import text_line
 from kit.notebook.expect import Mismatch, describe, expect, expect_in, expect_true, id_format
+from kit.notebook.local_app import Running, local_app
 from kit.notebook.refusal import refused
 from kit.notebook.register_view import RegisterTable, register_table
+from kit.notebook.relied import calls, entries_used
 
 if TYPE_CHECKING:
     from kit._client import (
@@ -81,14 +89,19 @@ __all__ = [
     "CheckFailed",
     "CheckOutcome",
     "Companion",
+    "ErrorFamilies",
     "Mismatch",
     "Need",
     "RegisterTable",
+    "Running",
+    "calls",
     "check",
     "chosen",
     "conformance",
     "connect",
     "describe",
+    "entries_used",
+    "error_families",
     "expect",
     "expect_choices",
     "expect_in",
@@ -97,7 +110,9 @@ __all__ = [
     "findings",
     "id_format",
     "kyc_answers",
+    "local_app",
     "persona",
+    "problem_code",
     "refused",
     "register_table",
     "require_basis",

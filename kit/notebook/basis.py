@@ -36,7 +36,15 @@ from kit._choices import ChoicesError, Overlay
 from kit.errors import ConfigError
 from kit.notebook.companion import COMPANION
 
-__all__ = ["Basis", "chosen", "expect_choices", "expectation", "require_basis", "statement_ids"]
+__all__ = [
+    "Basis",
+    "chosen",
+    "expect_choices",
+    "expectation",
+    "problem_code",
+    "require_basis",
+    "statement_ids",
+]
 
 _STATEMENT_ID = re.compile(r"^[a-z][a-z_]*\.\d+$")
 
@@ -173,6 +181,30 @@ def chosen(entry: str, key: str) -> Any:
     value = (expectation() or choices.EMPTY).chosen(entry, key)
     COMPANION.chose(entry, key, value)  # what a difference is compared with (kit.notebook.observe)
     return value
+
+
+#: The register entry whose ``codes`` table names every problem code (the spec shows none).
+CODES_ENTRY = "A64"
+
+
+def problem_code(name: str) -> str:
+    """The problem code a choice check expects for the problem ``name`` (the simulator's name
+    for it): the spec shows no codes, so each is register entry A64's choice, or the
+    expectation overlay's (:func:`chosen`, so a difference is observed as for any choice).
+
+    Example::
+
+        >>> problem_code("card-already-closed")            # doctest: +SKIP
+        'card-already-closed'
+
+    Raises:
+        KeyError: no problem of that name in the register's table of codes.
+    """
+    codes = chosen(CODES_ENTRY, "codes")
+    if name not in codes:
+        raise KeyError(f"{name!r} is not a problem of the register's table of codes ({CODES_ENTRY})")
+    code: str = codes[name]
+    return code
 
 
 def chooser(entry: str) -> str:

@@ -1,7 +1,7 @@
 """The assumptions register as a notebook shows it: compact, details on demand.
 
 :func:`register_table` is one line per entry (its id and topic); in Jupyter each line opens
-(an HTML ``<details>``) to what the seed says and what the simulator chose. Its text form
+(an HTML ``<details>``) to what the spec says and what the simulator chose. Its text form
 (``text/plain``, what ``kit regress`` and nbval keep) is the same id-and-topic lines, never the
 entries' full text: a notebook shows the register, it does not dump it.
 
@@ -20,7 +20,7 @@ import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kit import register
 
@@ -42,6 +42,8 @@ class RegisterTable:
     entries: tuple[dict[str, Any], ...]
     total: int
     open: bool = True
+    #: A topic longer than this is cut in the text form.
+    topic_width: ClassVar[int] = _TOPIC_WIDTH
 
     @property
     def ids(self) -> list[str]:
@@ -55,11 +57,11 @@ class RegisterTable:
         )
 
     def __repr__(self) -> str:
-        lines = [f"{self._title()} (open each in Jupyter for the seed's words and the simulator's choice)"]
+        lines = [f"{self._title()} (open each in Jupyter for the spec's words and the simulator's choice)"]
         for entry in self.entries:
             topic = entry["topic"]
-            if len(topic) > _TOPIC_WIDTH:
-                topic = topic[: _TOPIC_WIDTH - 1] + "…"
+            if len(topic) > self.topic_width:
+                topic = topic[: self.topic_width - 1] + "…"
             lines.append(f"  {entry['id']}  {topic}")
         return "\n".join(lines)
 
@@ -69,14 +71,14 @@ class RegisterTable:
             f"<td style='vertical-align:top'><b>{html.escape(e['id'])}</b></td>"
             "<td style='text-align:left'><details>"
             f"<summary>{_inline(e['topic'])}</summary>"
-            f"<p><b>the seed:</b> {_inline(e['spec'])}</p>"
+            f"<p><b>the spec:</b> {_inline(e['spec'])}</p>"
             f"<p><b>the simulator:</b> {_inline(e['choice'])}</p>"
             "</details></td></tr>"
             for e in self.entries
         )
         return (
             f"<details class='kit-register'{' open' if self.open else ''}>"
-            f"<summary>{html.escape(self._title())}: click a topic for the seed's words and the "
+            f"<summary>{html.escape(self._title())}: click a topic for the spec's words and the "
             "simulator's choice</summary>"
             "<table><thead><tr><th>entry</th><th style='text-align:left'>topic</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></details>"
@@ -85,7 +87,7 @@ class RegisterTable:
 
 def register_table(ids: Iterable[str] | None = None, *, open: bool = True) -> RegisterTable:
     """The register entries ``ids`` (every entry when ``None``), in register order, as a compact
-    table: one line per entry, its seed text and choice on demand (see the module docstring).
+    table: one line per entry, the spec's text and choice on demand (see the module docstring).
     ``open``: whether the table itself starts unfolded in Jupyter (the entries never do).
 
     Example::

@@ -40,12 +40,18 @@ class Difference:
         return self.change is not None and self.basis not in (None, "seed")
 
     def line(self) -> str:
+        """One line of the migration report: the change it belongs to (``simulated 1.1.0 (A27)``
+        where what the version before did is the register's reconstruction), what differs, where.
+        A call the code path makes under one version only reads so, never as a removed endpoint."""
         if self.change is None:
             owner = "unexplained"
         elif self.chosen:
-            owner = f"change {self.change}, chosen ({self.basis})"
+            owner = f"change {self.change}, simulated 1.1.0 ({self.basis})"
         else:
             owner = f"change {self.change}"
+        if self.kind == "path" and {self.before, self.after} == {"called", "absent"}:
+            when = "before" if self.before == "called" else "after"
+            return f"{owner}: call {self.where}: made only {when} the migration"
         return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
 
 

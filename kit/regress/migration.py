@@ -275,14 +275,16 @@ def write_report(
     lines = [
         first,
         "",
-        f"From {versions[0]} to {versions[1]}, on the wire of the same code path. A difference is "
-        "explained by the seed (its change list says what changed), chosen (what the version "
-        "before did is the register's, the seed does not say it) or unexplained.",
+        f"What the same code path meets when it moves from {versions[0]} to {versions[1]}, one line "
+        "per difference on the wire. A difference is explained by the spec (its change list says "
+        "what changed), rests on the simulated version before (what it did is the kit's "
+        "reconstruction, a register entry: the spec does not show it; check those lines against "
+        "your own server) or is unexplained.",
         "",
     ]
     sections = (
-        ("Explained by the seed", lambda d: d.change is not None and not d.chosen),
-        ("Chosen by the register", lambda d: d.chosen),
+        ("Explained by the spec", lambda d: d.change is not None and not d.chosen),
+        ("Resting on the simulated version before (the register's reconstruction)", lambda d: d.chosen),
         ("Unexplained", lambda d: d.change is None),
     )
     for notebook, diffs in by_notebook.items():

@@ -242,7 +242,8 @@ def _seed_statements() -> list[str]:
             section = statement["section"]
             lines += [f"### {section}", ""]
         words = statement.get("text") or " | ".join(statement["row"])
-        lines += [f"**{statement['id']}**", ""]
+        # an anchor per statement: notebooks and guides link a quote's id to its words here
+        lines += [f"<a id=\"{statement['id']}\"></a>**{statement['id']}**", ""]
         lines += _quote(words)
         if "types" in statement:
             lines += [*(f"- `{t}`" for t in statement["types"]), ""]

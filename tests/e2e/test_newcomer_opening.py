@@ -1,9 +1,11 @@
-"""What a newcomer sees first: 00_quickstart's opening in JupyterLab (issue 34, item 5).
+"""What a newcomer sees first: 00_quickstart's opening in JupyterLab.
 
-The who-is-who diagram renders as an SVG image naming the partner app, the partner back end and
-the service; the map of the notebooks links every notebook; the register further down is a
-folded table (one line per entry, an entry opens on a click), not a wall of text. The opening is
-saved as ``out/e2e/00_quickstart-opening.png``, the register as ``00_quickstart-register.png``.
+The title cell keeps three things apart (the spec, the simulator's choices, your sandbox) and
+links the spec's text; the who-is-who diagram renders as an SVG image naming the partner app,
+the partner back end and the service; the map of the notebooks links every notebook; the table
+of the entries the notebook relied on, at its end, is folded (one line per entry, an entry opens
+on a click), not a wall of text. Saved as ``out/e2e/00_quickstart-title.png`` (the three
+things), ``00_quickstart-opening.png`` (who is who) and ``00_quickstart-register.png``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ def test_00_opens_with_who_is_who_and_the_map(page: Page, lab: Lab, artifacts: P
     nb = NotebookPage(page, lab, QUICKSTART)
     nb.open()
     findings = nb.diagram_findings(expected=2)
+    title = page.locator(".jp-MarkdownCell").first
+    title_text = title.inner_text()
+    for wanted in ("the spec", "the simulator's choices", "your sandbox", "data/seed.txt"):
+        if wanted not in title_text:
+            findings.append(f"the title cell does not say {wanted!r}")
+    nb.screenshot(artifacts / "00_quickstart-title.png", title)
     first = page.locator(".jp-RenderedMermaid figure img").first
     source = first.get_attribute("src") or ""
     assert source.startswith("data:image/svg+xml"), "the who-is-who diagram is not an SVG image"

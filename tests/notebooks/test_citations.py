@@ -1,8 +1,11 @@
-"""Spec or choice, in every notebook: each register entry its calls relied on is cited in its prose.
+"""Spec or choice, in every notebook: each register entry its calls relied on is named to its reader.
 
 The simulator names, in ``svc-assumptions``, the register entries that shaped each answer. A
-reader of a notebook must be able to tell the seed's word from the simulator's choice, so every
-entry a notebook's calls were answered with is cited (``A12``…) in its markdown.
+reader of a notebook must be able to tell the spec's word from the simulator's choice, so every
+entry a notebook's calls were answered with is listed in the table the notebook ends with
+(``kit.notebook.entries_used()``, its stored output: the entry's topic, and in Jupyter the spec's
+words and the choice), and the entries a notebook's lesson is about are cited (``A12``…) in its
+markdown where the choice is met.
 
 Each notebook's code cells run in a fresh interpreter (the ``sim`` profile, as stored), with the
 call history's ``record`` wrapped to collect every ``assumptions`` value: the test watches the
@@ -56,6 +59,17 @@ def cited(nb: dict) -> set[str]:
     }
 
 
+def tabled(nb: dict) -> set[str]:
+    """The entries the notebook's closing table lists, as stored (``kit.notebook.entries_used()``)."""
+    return {
+        match
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code" and "entries_used()" in "".join(cell["source"])
+        for output in cell.get("outputs", [])
+        for match in re.findall(r"^  (A\d\d)  ", "".join(output.get("data", {}).get("text/plain", "")), re.M)
+    }
+
+
 def used_by(nb: dict) -> set[str]:
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     done = subprocess.run(
@@ -83,9 +97,26 @@ def test_citations_are_read_from_markdown_only() -> None:
 
 @pytest.mark.papermill
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_entry_a_notebook_relies_on_is_cited_in_its_prose(path: Path) -> None:
+def test_every_entry_a_notebook_relies_on_is_in_its_closing_table(path: Path) -> None:
     nb = json.loads(path.read_text(encoding="utf-8"))
     used = used_by(nb)
     assert used, "the notebook's calls named no register entry: the collector saw nothing"
-    missing = sorted(used - cited(nb))
-    assert not missing, f"{path.name} relies on {missing} but its markdown does not cite them"
+    missing = sorted(used - tabled(nb))
+    assert not missing, f"{path.name} relies on {missing} but its closing table does not list them"
+    assert cited(nb) & used, f"{path.name} cites none of the entries it relies on where it meets them"
+
+
+def test_the_closing_table_is_read_from_its_stored_output() -> None:
+    plain = [
+        "the register entries this notebook relied on: 2 (…)\n",
+        "  A04  Session initialization data fields\n",
+        "  A45  The simulator's control plane",
+    ]
+    table = {"output_type": "execute_result", "data": {"text/plain": plain}}
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["A01 in prose"]},
+            {"cell_type": "code", "source": ["kit.notebook.entries_used()"], "outputs": [table]},
+        ]
+    }
+    assert tabled(nb) == {"A04", "A45"}

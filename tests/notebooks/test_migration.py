@@ -87,10 +87,14 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     assert text.splitlines()[0] == first
     role = "header POST /p2p/transfers: svc-p2p-role: absent → svc-p2p-role: sender"
     assert f"- change 7: {role}" in text
-    assert "- change 4, chosen (A27): code POST /accounts/{id}/events: 202 → 422 unknown-event-type" in text
+    assert (
+        "- change 4, simulated 1.1.0 (A27): code POST /accounts/{id}/events: 202 → 422 unknown-event-type"
+        in text
+    )
     assert "- unexplained: field GET /cards/{id}: absent → nickname" in text
-    assert text.index("### Explained by the seed") < text.index("### Chosen by the register")
-    assert text.index("### Chosen by the register") < text.index("### Unexplained")
+    resting = "### Resting on the simulated version before (the register's reconstruction)"
+    assert text.index("### Explained by the spec") < text.index(resting) < text.index("### Unexplained")
+    assert "called → absent" not in text and "absent → called" not in text
     data = json.loads((tmp_path / "migration.json").read_text(encoding="utf-8"))
     assert data["summary"] == first and len(data["notebooks"]["12_x.ipynb"]) == len(diffs)
     counts = (data["explained_by_seed"], data["chosen"], data["unexplained"])

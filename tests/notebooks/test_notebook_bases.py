@@ -105,7 +105,9 @@ def test_a_webhook_1_check_needs_no_signature(name: str) -> None:
 def test_00_quotes_endpoint_7_as_endpoint_7() -> None:
     text = "\n".join(_source(c) for c in _cells("00_quickstart.ipynb") if c["cell_type"] == "markdown")
     quote = re.search(
-        r"> An inbound event with an event type; body shape: not shown[^\n]*\n> — the seed \(([^)]*)\)", text
+        r"> An inbound event with an event type; body shape: not shown[^\n]*\n"
+        r"> — the seed \(\[?([\w.]+)",
+        text,
     )
     assert quote is not None
     assert quote.group(1) == "endpoint.7"

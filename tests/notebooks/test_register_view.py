@@ -30,12 +30,12 @@ def test_a_selection_keeps_register_order_and_says_how_many() -> None:
     )
 
 
-def test_html_folds_each_entry_with_the_seed_and_the_choice() -> None:
+def test_html_folds_each_entry_with_the_spec_and_the_choice() -> None:
     (entry,) = [e for e in register.assumptions() if e["id"] == "A15"]
     page = register_table(["A15"])._repr_html_()
     assert page.startswith("<details class='kit-register' open>")
     assert page.count("<details>") == 1 and "<summary>Close reasons</summary>" in page
-    assert "the seed:" in page and "the simulator:" in page
+    assert "the spec:" in page and "the simulator:" in page
     words = re.sub(r"`([^`]+)`", r"<code>\1</code>", entry["choice"]).replace('"', "&quot;")
     assert words[:60] in page
     assert "<details class='kit-register'>" in register_table(["A15"], open=False)._repr_html_()

@@ -61,9 +61,11 @@ def test_numbered_sections_then_recap_then_checks(cells: list[dict[str, Any]]) -
     numbered = [s for s in sections if re.match(r"## \d+\. ", s)]
     assert [int(s.split()[1].rstrip(".")) for s in numbered] == list(range(1, len(numbered) + 1))
     assert len(numbered) >= 2
-    assert sections[-1] == "## Recap"
+    assert sections[-2:] == ["## Recap", "## The register entries this notebook relied on"]
     recap = next(i for i, c in enumerate(cells) if _source(c).startswith("## Recap"))
-    after = [c for c in cells[recap + 1 :] if c["cell_type"] == "code"]
+    closing = next(i for i, c in enumerate(cells) if _source(c).startswith("## The register entries"))
+    assert _source(cells[closing + 1]).strip() == "kit.notebook.entries_used()"
+    after = [c for c in cells[recap + 1 : closing] if c["cell_type"] == "code"]
     trees = [ast.parse(_source(c)) for c in after]
     calls = [
         n

@@ -38,7 +38,9 @@ def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
     """``api.history`` reduced to :data:`HISTORY_COLUMNS`, typed for display.
 
     ``status`` and ``retries`` are nullable integers, ``method``, ``session_type`` and
-    ``code`` categories; the rows are the last ``last`` calls (all when ``None``).
+    ``code`` categories; the rows are the last ``last`` calls to the partner API (all when
+    ``None``): the simulator's own control calls (``/_sim``) are left out, as every table of
+    calls a notebook shows does (``api.history`` keeps them).
 
     Example::
 
@@ -46,6 +48,7 @@ def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
         Int64Dtype()
     """
     frame = api.history
+    frame = frame[~frame["path"].astype("string").str.startswith("/_sim").fillna(False)]
     frame = frame if last is None else frame.tail(last)
     table = frame.reindex(columns=HISTORY_COLUMNS).reset_index(drop=True)
     return table.astype(

@@ -343,7 +343,7 @@ class Explorer:
             + ("(none: closed)" if self.closed else ", ".join(ACTIONS[s] for s in self.next_steps())),
             f"last ({status}): {self.last_message}",
             *self.flow.describe(),
-            f"last calls (of {len(self.api.history)}):",
+            f"last calls (of {len(history_table(self.api))} to the partner API):",
             frame_text(history_table(self.api, self.history_rows), "no calls yet"),
             "webhooks received:",
             frame_text(webhooks_table(self.api), "none received"),

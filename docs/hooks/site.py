@@ -1,0 +1,87 @@
+"""MkDocs hook: the notebooks and the spec's text join the site from where they live.
+
+The notebooks stay in ``notebooks/`` (JupyterLab, nbval and the wheel read them there); this
+hook adds them to the site's files as ``notebooks/NN_name.ipynb`` (mkdocs-jupyter renders them
+with their stored outputs) and ``data/seed.txt`` as a plain file. A notebook's links are written
+for JupyterLab in the repository (``01_partner_token.ipynb``, ``../docs/contract.md#a15``,
+``../data/seed.txt``); on its rendered page they are rewritten to the site's addresses.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Files of the repository outside docs/ that the site carries, as ``(folder, pattern)``.
+CARRIED = (("notebooks", "[0-9][0-9]_*.ipynb"), ("data", "seed.txt"))
+
+_HREF = re.compile(r'href="([^"#]*)(#[^"]*)?"')
+#: An inline code span holding ``<!`` (a regular expression's look-behind in the contract): MkDocs
+#: scans a page's raw HTML before Markdown does, and Python's HTML parser fails on ``<![``.
+_DECLARATION_IN_CODE = re.compile(r"(`+)([^`\n]*<![^`\n]*)\1")
+
+
+def code_as_html(markdown: str) -> str:
+    """Inline code spans holding ``<!`` written as ``<code>`` elements, their text escaped.
+
+    >>> code_as_html("a `(?<![0-9])_x*` b")
+    'a <code>(?&lt;!&#91;0-9])&#95;x&#42;</code> b'
+    """
+
+    def escaped(match: re.Match[str]) -> str:
+        text = html.escape(match.group(2), quote=False)
+        for char, entity in (("[", "&#91;"), ("_", "&#95;"), ("*", "&#42;"), ("\\", "&#92;")):
+            text = text.replace(char, entity)
+        return f"<code>{text}</code>"
+
+    return _DECLARATION_IN_CODE.sub(escaped, markdown)
+
+
+@event_priority(100)  # before mkdocs-jupyter turns .ipynb files into pages
+def on_files(files: Files, config: Any) -> Files:
+    for folder, pattern in CARRIED:
+        for path in sorted((ROOT / folder).glob(pattern)):
+            uri = f"{folder}/{path.name}"
+            if files.get_file_from_path(uri) is None:
+                files.append(File(uri, str(ROOT), config["site_dir"], config["use_directory_urls"]))
+    return files
+
+
+def site_href(href: str, fragment: str = "") -> str:
+    """A notebook's link, relative to its rendered page ``notebooks/NN_name/``.
+
+    >>> site_href("01_partner_token.ipynb")
+    '../01_partner_token/'
+    >>> site_href("../docs/contract.md", "#a15")
+    '../../contract/#a15'
+    >>> site_href("../data/seed.txt")
+    '../../data/seed.txt'
+    >>> site_href("https://www.rfc-editor.org/rfc/rfc9457")
+    'https://www.rfc-editor.org/rfc/rfc9457'
+    """
+    if "://" in href or href.startswith(("/", "mailto:")) or not href:
+        return href + fragment
+    if href.endswith(".ipynb") and "/" not in href:
+        return f"../{href[: -len('.ipynb')]}/{fragment}"
+    if href.startswith("../docs/") and href.endswith(".md"):
+        page = href[len("../docs/") : -len(".md")]
+        return f"../../{'' if page == 'index' else page + '/'}{fragment}"
+    if href.startswith("../data/"):
+        return "../" + href + fragment
+    return href + fragment
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    return code_as_html(markdown)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    if not page.file.src_uri.startswith("notebooks/"):
+        return html
+    return _HREF.sub(lambda m: f'href="{site_href(m.group(1), m.group(2) or "")}"', html)

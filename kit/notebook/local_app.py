@@ -1,0 +1,113 @@
+"""An ASGI app of the notebook's own, served on loopback for a demonstration: notebook 08's
+webhook receiver runs under it. What a notebook need not read: uvicorn in a background thread,
+a free port, and a record of what the app answered (the event id and the status, never a header
+or the body; the last delivery's body and signature are kept in memory to send it again).
+
+Example::
+
+    >>> with local_app(webhook_app(jwks)) as running:           # doctest: +SKIP
+    ...     api.webhooks.subscribe(running.url, ["card.closed"])
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from time import monotonic, sleep
+from typing import Any
+
+__all__ = ["Running", "local_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: How long the app may take to start, and a caller waits for its first answer.
+START_SECONDS = 10.0
+
+
+@dataclass
+class Running:
+    """The app as it runs: ``url`` (its path ``/webhooks``: the port varies, never print it),
+    ``answers`` (one ``{"event", "answer"}`` per request) and the last delivery answered 2xx."""
+
+    url: str
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    last: tuple[bytes, dict[str, str]] | None = None
+
+    def wait(self, count: int = 1, timeout: float = START_SECONDS) -> None:
+        """Until ``count`` requests have been answered (or ``timeout`` seconds)."""
+        deadline = monotonic() + timeout
+        while len(self.answers) < count and monotonic() < deadline:
+            sleep(0.05)
+
+
+def _event_id(body: bytes) -> str:
+    try:
+        found = json.loads(body).get("id", "-")
+    except (ValueError, AttributeError):
+        return "-"
+    return found if isinstance(found, str) else "-"
+
+
+def _recording(app: ASGIApp, running: Running) -> ASGIApp:
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+
+        async def reading() -> Message:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            return message
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                body = b"".join(chunks)
+                status = int(message["status"])
+                running.answers.append({"event": _event_id(body), "answer": status})
+                if 200 <= status < 300:
+                    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+                    running.last = (body, headers)
+            await send(message)
+
+        await app(scope, reading, sending)
+
+    return wrapped
+
+
+@contextmanager
+def local_app(app: ASGIApp, *, path: str = "/webhooks") -> Iterator[Running]:
+    """Serve ``app`` under uvicorn on a free loopback port in a background thread, for the block;
+    then stop it and wait for the thread.
+
+    Raises:
+        RuntimeError: it did not start within :data:`START_SECONDS`.
+    """
+    import uvicorn
+
+    running = Running(url="")
+    config = uvicorn.Config(_recording(app, running), host="127.0.0.1", port=0, log_level="warning",
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="notebook-app", daemon=True)
+    thread.start()
+    deadline = monotonic() + START_SECONDS
+    while not server.started:
+        if monotonic() > deadline or not thread.is_alive():
+            server.should_exit = True
+            raise RuntimeError("the notebook's app did not start")
+        sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    running.url = f"http://127.0.0.1:{port}{path}"
+    try:
+        yield running
+    finally:
+        server.should_exit = True
+        thread.join(START_SECONDS)

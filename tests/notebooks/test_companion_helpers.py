@@ -1,0 +1,102 @@
+"""What moved out of the notebooks into the companion: 13's table of error families
+(``kit.notebook.error_families``), 08's demonstration server (``kit.notebook.local_app``), and
+the wire view's text, which a stored output keeps (at most 2,000 characters)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+import kit._wire
+from kit import errors
+from kit._wire_view import TEXT_LIMIT, WireView
+from kit.notebook import error_families, local_app
+from kit.notebook.catalogue import SIMULATOR_ONLY, WHAT_TO_DO, family
+
+
+def test_every_family_has_what_a_back_end_does_and_simulator_only_ones_stand_apart() -> None:
+    table = error_families()
+    families = {family(cls).__name__ for cls in errors.by_code.values()}
+    assert set(table.frame.index) | set(table.simulator_only) == families
+    assert not set(table.frame.index) & set(SIMULATOR_ONLY)
+    assert all(WHAT_TO_DO[name] for name in families), "a family without advice"
+    assert list(table.frame["what a back end does"]) == [WHAT_TO_DO[n] for n in table.frame.index]
+
+
+def test_the_token_endpoints_errors_are_told_by_their_class_not_by_an_underscore(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RFC 6749 errors are the OAuthError family's; a problem code with an underscore is not one."""
+
+    class SpelledWithUnderscore(errors.ValidationError):
+        """A problem code another server might spell with an underscore."""
+
+    monkeypatch.setitem(errors.by_code, "unknown_widget", SpelledWithUnderscore)
+    table = error_families().frame
+    assert table.loc["OAuthError", "entries"] == "RFC 6749"
+    assert "RFC 6749" not in table.loc["ValidationError", "entries"]
+    assert not table.drop(index="OAuthError")["entries"].str.contains("RFC 6749").any()
+
+
+def test_the_families_text_is_one_short_line_each() -> None:
+    table = error_families()
+    text = repr(table)
+    lines = text.splitlines()
+    assert len(lines) == len(table.frame) + 2 and len(text) <= 2000
+    assert max(map(len, lines[1:-1])) <= 92
+    assert "<table" in table._repr_html_() and "except errors.ValidationError" in table._repr_html_()
+
+
+def _echo_app(answer: int):  # a minimal ASGI app: reads the body, answers ``answer``
+    async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+        await receive()
+        await send({"type": "http.response.start", "status": answer, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def test_a_local_app_is_served_on_loopback_and_its_answers_recorded() -> None:
+    body = json.dumps({"id": "evt_1", "type": "card.closed"}).encode()
+    with local_app(_echo_app(204)) as running:
+        assert running.url.startswith("http://127.0.0.1:") and running.url.endswith("/webhooks")
+        answered = httpx.post(running.url, content=body, headers={"x-signature": "sig"}, timeout=10)
+        running.wait(1)
+    assert answered.status_code == 204
+    assert running.answers == [{"event": "evt_1", "answer": 204}]
+    assert running.last is not None and running.last[0] == body and running.last[1]["x-signature"] == "sig"
+    try:
+        httpx.post(running.url, content=body, timeout=2)
+    except httpx.TransportError:
+        pass
+    else:
+        raise AssertionError("the app still answers after the block")
+
+
+def test_a_refused_request_is_recorded_but_not_kept_for_a_replay() -> None:
+    with local_app(_echo_app(400)) as running:
+        httpx.post(running.url, content=b"not json", timeout=10)
+        running.wait(1)
+    assert running.answers == [{"event": "-", "answer": 400}] and running.last is None
+
+
+def test_a_two_attempt_view_with_long_bodies_fits_a_stored_text_output() -> None:
+    """A retried call whose answer is a JWK set: the text folds its bodies to stay a short output."""
+    key = {"kty": "RSA", "n": "x" * 342, "e": "AQAB"}
+    keys = json.dumps({"jwks": {"keys": [key, key]}, "nonce": "<nonce>"})
+    json_type = ("content-type", "application/json")
+    request = kit._wire.Message((("authorization", "Bearer <partner-token>"),) * 6, None, "", 0)
+    refused = kit._wire.Message((json_type,) * 8, '{"code": "x"}', "application/json", 13)
+    answer = kit._wire.Message((json_type,) * 8, keys, "application/json", len(keys))
+    attempts = [
+        kit._wire.Attempt(datetime.now(UTC), "GET", "http://127.0.0.1:<port>/init", request, status, reason,
+                          response, 1.0)
+        for status, reason, response in ((401, "Unauthorized", refused), (200, "OK", answer))
+    ]
+    view = WireView(kit._wire.Exchange(1, "call", "GET", "/init", attempts))
+    text = view.text()
+    assert len(text) <= TEXT_LIMIT == 2000
+    assert "attempt 1 of 2" in text and "attempt 2 of 2" in text and "more characters folded" in text

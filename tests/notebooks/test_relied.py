@@ -1,0 +1,80 @@
+"""What a notebook relied on, computed from what it did (``kit.notebook.entries_used``), the
+problem codes read through one helper (``problem_code``), and the call tables notebooks show
+without the simulator's control calls (``calls``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from kit import register
+from kit._history import Entry
+from kit.notebook import COMPANION, calls, entries_used, problem_code, relied
+from kit.notebook.companion import Companion
+from kit.notebook.outcome import CheckOutcome
+
+
+def _call(path: str, assumptions: str | None) -> Entry:
+    return Entry(datetime(2025, 1, 6, tzinfo=UTC), "POST", path, 200, 1.0, None, None, None, False, 0,
+                 assumptions)
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Companion:
+    companion = Companion()
+    monkeypatch.setattr(relied, "COMPANION", companion)
+    return companion
+
+
+def test_the_entries_used_come_from_the_answers_and_the_checks(fresh: Companion) -> None:
+    fresh._on_call(_call("/sessions", "A04,A09"))
+    fresh._on_call(_call("/accounts", None))  # a server that sends no svc-assumptions
+    fresh.record(CheckOutcome("closed with a reason", "passed", kind="choice", basis="A16"))
+    fresh.record(CheckOutcome("a statement", "passed", kind="spec", basis="card.1"))
+    fresh.chose("A15", "reasons", ["lost"])
+    table = entries_used()
+    assert table.ids == ["A04", "A09", "A15", "A16"]
+    assert relied.used_ids() == {"A04": {"answers"}, "A09": {"answers"}, "A15": {"checks"}, "A16": {"checks"}}
+
+
+def test_on_a_server_without_svc_assumptions_the_checks_still_name_their_entries(fresh: Companion) -> None:
+    fresh._on_call(_call("/cards/c/close", None))
+    fresh.record(CheckOutcome("refused with card-already-closed", "differs", kind="choice", basis="A64"))
+    assert entries_used().ids == ["A64"]
+
+
+def test_the_table_never_counts_the_register(fresh: Companion) -> None:
+    """A new register entry must not change a notebook's stored output."""
+    fresh._on_call(_call("/sessions", "A04"))
+    text = repr(entries_used())
+    total = len(register.assumptions())
+    assert text.splitlines()[0].startswith("the register entries this notebook relied on: 1")
+    assert f"of {total}" not in text and f" {total} " not in text
+    assert f"of {total}" not in entries_used()._repr_html_()
+
+
+def test_problem_code_reads_the_registers_table_and_is_noted_as_a_read() -> None:
+    codes = register.value("A64")["codes"]
+    name = sorted(codes)[0]
+    assert problem_code(name) == codes[name]
+    assert (("A64", "codes"), codes) in COMPANION.reads()
+    with pytest.raises(KeyError, match="not a problem"):
+        problem_code("no-such-problem")
+
+
+def test_calls_leave_out_the_control_plane_only() -> None:
+    history = pd.DataFrame(
+        {
+            "method": ["POST", "POST", "GET", "POST"],
+            "path": ["/_sim/reset", "/oauth/accesstoken", "/_sim/clock", "/sessions"],
+            "status": [200, 200, 200, 201],
+            "code": [None, None, None, None],
+        }
+    )
+    shown = calls(SimpleNamespace(history=history))  # type: ignore[arg-type]
+    assert list(shown["path"]) == ["/oauth/accesstoken", "/sessions"]
+    assert list(shown.index) == [1, 2] and list(shown["code"]) == ["-", "-"]
+    assert len(history) == 4, "the history itself keeps every call"
