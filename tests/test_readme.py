@@ -139,10 +139,23 @@ def test_every_relative_link_of_the_readme_reaches_a_file() -> None:
     assert not broken, broken
 
 
-def test_the_sandbox_guide_leaves_its_first_section_to_the_dialect_file() -> None:
+def test_the_sandbox_guide_starts_with_the_dialect_file_from_the_template(tmp_path: Path) -> None:
     text = _text(ROOT / "docs" / "sandbox.md")
-    first_section = text.index("\n## ")
-    assert "Write your dialect file" in text[:first_section]
+    first = text.split("\n## ", 2)[1]
+    assert first.startswith("Write your dialect file")
+    assert "kit choices template > my-sandbox.toml" in first and "kit choices check my-sandbox.toml" in first
+    # the starting point the guide shows is a file kit choices check accepts, as printed
+    choices = [sys.executable, "-m", "kit", "choices"]
+    printed = subprocess.run([*choices, "template"], capture_output=True, text=True)
+    start = tmp_path / "my-sandbox.toml"
+    start.write_text(printed.stdout, encoding="utf-8")
+    checked = subprocess.run([*choices, "check", str(start)], capture_output=True)
+    assert printed.returncode == checked.returncode == 0, checked.stderr
+    # and its example, uncommented, is one too
+    example = first.split("```toml\n", 1)[1].split("```", 1)[0]
+    start.write_text(example, encoding="utf-8")
+    checked = subprocess.run([*choices, "check", str(start)], capture_output=True)
+    assert checked.returncode == 0, checked.stderr
 
 
 def test_the_site_hook_rewrites_notebook_links_for_the_site() -> None:
