@@ -49,13 +49,14 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlencode
 
 from kit import register
 from kit._dialect import DEFAULT, Dialect
 from kit._env import SNAPSHOT_MEDIA_TYPE
+from kit._pii import is_pii_in_context, is_pii_name, is_pii_value
 from kit.crypto import protected_header
 
 __all__ = [
@@ -112,31 +113,6 @@ _CONCEPTS = {"".join(n.split()): n.replace(" ", "-") for n in SECRET_NAMES}
 
 def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", name))]
-
-
-@cache
-def _pii_names() -> tuple[frozenset[str], int]:
-    names = [str(n) for n in register.value("A11")["pii_names"]]
-    return frozenset("".join(_words(n)) for n in names), max(len(_words(n)) for n in names)
-
-
-@cache
-def is_pii_name(name: str) -> bool:
-    """Whether a field name names personal data by the register's rule (A11): some run of its
-    words (cut at separators, case changes and digits) joined is one of the register's names.
-
-    >>> is_pii_name("dateOfBirth"), is_pii_name("customer_national_id"), is_pii_name("adobe")
-    (True, True, False)
-    """
-    joined_names, longest = _pii_names()
-    parts = _words(name)
-    for start in range(len(parts)):
-        joined = ""
-        for part in parts[start : start + longest]:
-            joined += part
-            if joined in joined_names:
-                return True
-    return False
 
 
 @lru_cache(maxsize=4096)  # names come from servers too: bounded
@@ -264,7 +240,9 @@ class Redactor:
             if varying is not None and isinstance(value, str):
                 return varying
             if value is not None and not isinstance(value, bool) and is_pii_name(name):
-                return "<pii>"
+                return "<pii>"  # A11's rule by meaning, the simulator's own (kit._pii)
+        if is_pii_value(value) or is_pii_in_context(name, value):
+            return "<pii>"  # a national id's shape, or a birth date or national id by its words
         if isinstance(value, dict):
             jwk = "kty" in value
             return {

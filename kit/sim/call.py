@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from kit import register
+from kit._pii import pii_path
 from kit.sim import versions
 from kit.sim.asgi import decode_json
 from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, ServerKeys
 from kit.sim.headers import SESSION_ID
-from kit.sim.pii import pii_path
 from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
@@ -175,7 +175,7 @@ class Call:
     # 9. no clear-text PII
     def reject_clear_pii(self) -> None:
         """422 ``pii-must-be-encrypted`` for a field named as personal data, in any spelling,
-        at any depth of the body (A11; the rule is ``kit.sim.pii``'s)."""
+        at any depth of the body (A11; the rule is ``kit._pii``'s)."""
         found = pii_path(self.body)
         if found is not None:
             raise Problem(

@@ -55,6 +55,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._pii import pii_parameter
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json, first
 from kit.sim.atrest import token_digest
@@ -65,7 +66,6 @@ from kit.sim.cryptoworker import WorkerUnavailable
 from kit.sim.headers import AUTHORIZATION, SESSION_EXPIRES_AT, SESSION_ID, TOKEN_SCHEME
 from kit.sim.idempotency import Idempotency, idempotency_record, release, store
 from kit.sim.personality import DEFAULT, SessionLifetimes
-from kit.sim.pii import pii_parameter
 from kit.sim.problems import Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import Fault, IdempotencyRecord, Session, State
@@ -364,7 +364,7 @@ def form_items(raw: bytes) -> list[tuple[str, str]]:
 
 def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) -> None:
     """422 ``pii-must-be-encrypted`` for a query parameter or form field that is personal data
-    (A11, the rule of ``kit.sim.pii``), named by its parameter's name, never its value."""
+    (A11, the rule of ``kit._pii``), named by its parameter's name, never its value."""
     name = pii_parameter(items)
     if name is not None:
         raise Problem(

@@ -188,13 +188,13 @@ def test_the_tables_are_large_enough() -> None:
     ],
 )
 def test_names_are_cut_into_words(name: str, words: list[str]) -> None:
-    from kit.sim import pii
+    from kit import _pii as pii
 
     assert pii.words(name) == words
 
 
 def test_an_objects_own_names_are_read_before_its_childrens() -> None:
-    from kit.sim import pii
+    from kit import _pii as pii
 
     assert pii.pii_path({"a": {"b": [{"ok": 1}, {"ssn": 1}]}, "dob": 2}) == ("dob",)
     assert pii.pii_path({"a": {"b": [{"ok": 1}, {"ssn": 1}]}, "c": {"dob": 2}}) == ("a", "b", 1, "ssn")
@@ -203,7 +203,7 @@ def test_an_objects_own_names_are_read_before_its_childrens() -> None:
 
 
 def test_a_very_deep_or_very_long_body_needs_no_recursion() -> None:
-    from kit.sim import pii
+    from kit import _pii as pii
 
     assert pii.pii_path(_deep({"dob": 1}, 5000)) is not None
     assert not pii.is_pii_name("x_" * 20000)  # a long name is cut once; runs are short
@@ -211,8 +211,8 @@ def test_a_very_deep_or_very_long_body_needs_no_recursion() -> None:
 
 
 def test_every_register_name_is_refused_written_as_snake_and_camel_case() -> None:
+    from kit import _pii as pii
     from kit import register
-    from kit.sim import pii
 
     for words in register.value("A11")["pii_names"]:
         parts = words.split()
@@ -395,7 +395,7 @@ VALUES = st.one_of(st.text(min_size=1, max_size=12), st.integers(), st.just("199
 @PROPERTY
 @given(name=pii_names(), path=NESTINGS, value=VALUES)
 def test_property_every_spelling_at_any_depth_is_refused(name: str, path: list[int], value: Any) -> None:
-    from kit.sim import pii
+    from kit import _pii as pii
 
     assert pii.is_pii_name(name), name
     assert pii.pii_path({"details": nested({name: value}, path)}) is not None, name
@@ -404,7 +404,7 @@ def test_property_every_spelling_at_any_depth_is_refused(name: str, path: list[i
 @PROPERTY
 @given(name=ordinary_names(), path=NESTINGS, flag=st.booleans())
 def test_property_ordinary_fields_and_flags_are_not_refused(name: str, path: list[int], flag: bool) -> None:
-    from kit.sim import pii
+    from kit import _pii as pii
 
     assert not pii.is_pii_name(name), name
     assert pii.pii_path({"details": nested({name: "2025-01-06", "n": flag}, path)}) is None, name

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kit import _pii as pii
 from kit import register
-from kit.sim import pii
 from tests.sim.helpers.control import snapshot
 from tests.sim.helpers.journeys import Journey, journey
 from tests.sim.helpers.properties import PROPERTY

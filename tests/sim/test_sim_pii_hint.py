@@ -1,4 +1,4 @@
-"""The quick search ahead of the national-id pattern (``kit.sim.pii._SHAPE_HINT``) changes no
+"""The quick search ahead of the national-id pattern (``kit._pii._SHAPE_HINT``) changes no
 verdict: every string the register's pattern finds a number in, the hint finds too."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kit import _pii as pii
 from kit import register
-from kit.sim import pii
 
 PATTERN = re.compile(register.value("A11")["national_id_pattern"])
 
