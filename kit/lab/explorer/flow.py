@@ -165,7 +165,7 @@ class Flow:
 
     def _need(self, value: str | None, what: str) -> str:
         if value is None:
-            raise KitError(f"no {what} yet — {what} first")
+            raise KitError(f"not yet: {what} first")
         return value
 
     def listen(self) -> None:

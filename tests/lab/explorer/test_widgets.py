@@ -109,7 +109,7 @@ def test_errors_show_as_messages_and_leave_state_alone(make_client: Callable[...
     assert ex.click("create_account").startswith("SessionRequired (401 session-required): ")
     assert ex.state == "none" and not ex.last_ok
     ex.click("create_session")
-    assert ex.click("promote_person") == "KitError: no onboard a persona yet — onboard a persona first"
+    assert ex.click("promote_person") == "KitError: not yet: onboard a persona first"
     ex.click("create_account")
     # Skipping a step of the state machine: the server refuses, the session stays anonymous.
     ex.ctx.person_id = "per_00000000000000000000"
