@@ -14,7 +14,7 @@ spelling is a renaming of the kit's.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from kit._dialect import Dialect
@@ -67,22 +67,32 @@ class Spelling:
         """A JSON answer in the kit's spelling."""
         return self.dialect.body_from_wire(body)
 
-    def contract_view(self, headers: Mapping[str, str], body: Any) -> tuple[dict[str, str], Any]:
-        """An answer's headers (lower-case names) and body in the kit's spelling, its problem
-        code the kit's (the first it may stand for: A64)."""
+    def contract_view(
+        self, raw: Iterable[tuple[bytes, bytes]], body: Any, wanted: Collection[str]
+    ) -> tuple[dict[str, str], Any]:
+        """The ``wanted`` headers of an answer (``raw``: httpx's list; names lower case, in the
+        kit's spelling) and its body in the kit's spelling, its problem code the kit's (the
+        first it may stand for: A64)."""
+        headers = {}
+        for raw_name, raw_value in raw:  # one pass: each httpx lookup would scan them all
+            name = raw_name.decode("latin-1").lower()
+            name = self._ours.get(name, name)
+            if name in wanted:
+                headers[name] = raw_value.decode("latin-1")
         if self.plain:
-            return dict(headers), body
-        named = {self._ours.get(name, name): value for name, value in headers.items()}
+            return headers, body
         body = self.body_in(body)
         if isinstance(body, Mapping) and isinstance(body.get("code"), str):
             ours = self.dialect.codes_from_wire(body["code"])
             body = {**body, "code": body["code"] if body["code"] in ours else ours[0]}
-        return named, body
+        return headers, body
 
     def named(self, rows: list[Drift], wire_body: Any) -> list[Drift]:
         """``rows`` with a required field found missing, but present in ``wire_body`` under
         another spelling (``accountId`` for ``account_id``), put down to the field names (A68):
         the server spells them otherwise, and a dialect file can say how."""
+        if not any(row.kind == "body" and row.got == "missing" for row in rows):
+            return rows  # the common case: nothing missing, no body to walk
         spelled = {_plain(k): k for k in _keys(wire_body)}
         out = []
         for row in rows:

@@ -342,9 +342,8 @@ class Transport:
         injected = isinstance(body, Mapping) and body.get("code") == INJECTED_FAULT
         if self.config.profile.control_plane and injected:
             return
-        raw = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers.raw}
-        named, body = self.spelling.contract_view(raw, body)  # a dialect's answer in the kit's spelling
-        headers = {name: value for name, value in named.items() if name in CONTRACT_HEADERS}
+        # the headers the check reads, and (a dialect's) answer in the kit's spelling
+        headers, body = self.spelling.contract_view(response.headers.raw, body, CONTRACT_HEADERS)
         rows = Contract.for_version(headers.get(HEADERS.api_version)).check(
             outcome.method,
             outcome.kit_path or outcome.path,
