@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from kit import register
 
@@ -79,12 +78,6 @@ _UPPER = re.compile(r"(?<=[a-z0-9])([A-Z])")
 def snake(name: str) -> str:
     """``sessionToken`` → ``session_token`` (the inverse of :func:`camel` on the kit's names)."""
     return _UPPER.sub(r"_\1", name).lower()
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    """A regular expression of ``template``'s concrete paths (each parameter one segment)."""
-    parts = _PARAM.split(template)  # [text, name, text, …]
-    return re.compile("".join(re.escape(s) if i % 2 == 0 else "[^/]+" for i, s in enumerate(parts)))
 
 
 def _shape(template: str) -> str:
@@ -154,28 +147,12 @@ class Dialect:
         return {register.value(e)[k].lower(): self.values[e][k] for e, k in HEADERS}
 
     def document(self, doc: dict[str, Any]) -> dict[str, Any]:
-        """An OpenAPI document of the simulator's spelling, spelled this dialect's way: the
-        operations moved to their paths (A67), member names (A68), header names and the session
-        values (A05, A06)."""
-        if self.default:
-            return doc
-        ours = Dialect.of(None)
-        paths: dict[str, dict[str, Any]] = {}
-        for template, item in doc.get("paths", {}).items():
-            for method, operation in item.items():
-                key = ours.operation(method, template) if isinstance(operation, dict) else None
-                paths.setdefault(self.paths[key] if key else template, {})[method] = operation
-        return {**_respell(doc, self), "paths": _respell(paths, self)}
+        """An OpenAPI document of the simulator's spelling, spelled this dialect's way: member
+        names (A68), header names and the session values (A05, A06). Its paths are the ones the
+        simulator serves: its route table already puts each operation at the dialect's (A67)."""
+        return doc if self.default else _respell(doc, self)
 
     # ---- paths (A67)
-    def template(self, operation: str) -> str:
-        """The path template of ``operation`` (an A67 key)."""
-        return self.paths[operation]
-
-    def path(self, operation: str, **params: str) -> str:
-        """``operation``'s path with its parameters filled in, each quoted as one segment."""
-        return _PARAM.sub(lambda m: quote(str(params[m.group(1)]), safe=""), self.paths[operation])
-
     def operation(self, method: str, template: str) -> str | None:
         """The A67 key served at ``method template`` (parameter names aside), or ``None``."""
         shape = _shape(template)
@@ -183,17 +160,6 @@ class Dialect:
             if self.methods[op] == method.upper() and _shape(path) == shape:
                 return op
         return None
-
-    def match(self, method: str, path: str) -> str | None:
-        """The A67 key whose template a concrete ``method path`` matches, or ``None``."""
-        for op, pattern in self._patterns.items():
-            if self.methods[op] == method.upper() and pattern.fullmatch(path):
-                return op
-        return None
-
-    @cached_property
-    def _patterns(self) -> dict[str, re.Pattern[str]]:
-        return {op: _pattern(p) for op, p in self.paths.items()}
 
     # ---- field names (A68)
     @cached_property

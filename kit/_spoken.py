@@ -57,7 +57,8 @@ class Spelling:
         key = outgoing.operation.key
         if self.plain or key not in self.dialect.paths:
             return outgoing.path
-        return self.dialect.path(key, **outgoing.params)
+        moved = outgoing.operation._replace(template=self.dialect.paths[key])
+        return outgoing._replace(operation=moved).path
 
     def body_out(self, body: Any) -> Any:
         """A JSON body of the kit's spelling, spelled the server's way."""

@@ -33,7 +33,6 @@ def test_the_default_dialect_is_the_registers_and_maps_nothing() -> None:
     body = {"session_token": "x", "device": {"os_version": "17"}}
     assert _dialect.DEFAULT.paths == register.value("A67")["paths"]
     assert _dialect.DEFAULT.to_wire(body) is body and _dialect.DEFAULT.from_wire(body) is body
-    assert _dialect.DEFAULT.path("get_transfer", transfer_id="p2p_1") == "/p2p/transfers/p2p_1"
 
 
 def test_camel_case_spells_our_names_and_keeps_the_standard_ones() -> None:
@@ -78,12 +77,11 @@ def test_renames_win_over_the_case_both_ways() -> None:
     }
 
 
-def test_a_re_chosen_path_is_filled_quoted_and_found_again() -> None:
+def test_a_re_chosen_path_is_found_by_method_and_template() -> None:
     dialect = _dialect.Dialect.of(_choices.load(CAMEL_FILE))
-    assert dialect.path("get_card", card_id="a/b") == "/v2/payment-cards/a%2Fb"
-    assert dialect.match("GET", "/v2/payment-cards/card_1") == "get_card"
-    assert dialect.match("GET", "/cards/card_1") is None
     assert dialect.operation("POST", "/v2/accounts/{id}/people") == "create_person"
+    assert dialect.operation("GET", "/v2/accounts/{id}/people") is None
+    assert _dialect.DEFAULT.operation("GET", "/cards/{id}") == "get_card"
 
 
 def test_codes_values_and_headers_of_the_second_dialect() -> None:
