@@ -9,7 +9,6 @@ re-choose, commented out, with the simulator's value and the spec's words it fil
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -17,28 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from kit import _choices, register
+from kit._tomltext import key as toml_key
+from kit._tomltext import value as toml_value
 
 __all__ = ["add_parser", "check", "template"]
 
 #: The entries a dialect file re-chooses first (the wire's spelling), then the rest of what the
 #: simulator serves under an overlay, in the register's order.
 _DIALECT_FIRST = ("A67", "A68", "A01", "A02", "A05", "A06", "A18", "A20", "A24", "A27", "A28", "A64")
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }" if value else "{}"
-    return str(value)
-
-
-def _key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
 def _overlayable() -> Iterator[tuple[str, list[str]]]:
@@ -75,15 +60,15 @@ def template() -> str:
         lines.append(f"# [{entry}]")
         for k in scalars:
             note = "   # the spec fixes part of it" if k in fixed else ""
-            lines.append(f"# {_key(k)} = {_toml(value[k])}{note}")
+            lines.append(f"# {toml_key(k)} = {toml_value(value[k])}{note}")
         for k in keys:
             if k in scalars:
                 continue
-            lines.append(f"# [{entry}.{_key(k)}]")
+            lines.append(f"# [{entry}.{toml_key(k)}]")
             methods = register.value("A67")["methods"] if (entry, k) == ("A67", "paths") else {}
             for name, v in value[k].items():
                 tail = f"   # {methods[name]}" if name in methods else ""
-                lines.append(f"# {_key(name)} = {_toml(v)}{tail}")
+                lines.append(f"# {toml_key(name)} = {toml_value(v)}{tail}")
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,7 @@ BASE = {
     "kit._dialect",
     "kit._dialect_rules",
     "kit._pii",
+    "kit._tomltext",
 }
 ENTRY = {"kit.cli", "kit.__main__", "kit._choicetool"}
 #: The lab's two rooms (never importing each other) and their public names, ordinary modules.

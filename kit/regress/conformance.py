@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from kit import _choices as choices
+from kit._tomltext import key as toml_key
+from kit._tomltext import value as toml_value
 from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
 from kit.regress.model import NotebookResult
 
@@ -39,7 +41,6 @@ __all__ = ["FILES", "checked_in", "from_results", "overlay_text", "report", "wri
 #: The files a run writes in its output folder (scanned for leaks with the other reports).
 FILES = ("conformance.md", "conformance.json")
 _CHOICE = re.compile(r"""choice\s*=\s*\\?["'](A\d\d)\\?["']""")
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def checked_in(notebooks_dir: str | os.PathLike[str] | None) -> dict[str, list[str]]:
@@ -99,25 +100,6 @@ def report(
     return list(write(from_results(results, notebooks_dir, expected), out))
 
 
-def _key(name: str) -> str:
-    return name if _BARE_KEY.match(name) else json.dumps(name)
-
-
-def _toml(value: Any) -> str:
-    """A TOML value (strings, numbers, booleans, lists, inline tables)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"not a TOML value: {type(value).__name__}")
-
-
 def _served(entry: str, key: str) -> bool:
     keys = choices.SERVED.get(entry, frozenset())
     return keys is None or key in keys
@@ -160,13 +142,15 @@ def _unobserved(data: Mapping[str, Mapping[str, Any]]) -> list[str]:
             continue
         value = choices.EMPTY.chosen(entry, key)
         if isinstance(value, Mapping) and value:
-            lines += [f"# [{entry}.{_key(key)}]"] + [f"# {_key(k)} = {_toml(v)}" for k, v in value.items()]
+            lines += [f"# [{entry}.{toml_key(key)}]"] + [
+                f"# {toml_key(k)} = {toml_value(v)}" for k, v in value.items()
+            ]
             entry_seen = ""
             continue
         if entry != entry_seen:
             lines.append(f"# [{entry}]")
             entry_seen = entry
-        lines.append(f"# {_key(key)} = {_toml(value)}")
+        lines.append(f"# {toml_key(key)} = {toml_value(value)}")
     return lines
 
 
@@ -184,7 +168,7 @@ def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | 
         + ", written by kit regress --write-choices.",
         "# Load it in `kit serve --choices FILE` (answer like that server) or `kit regress --choices",
         "# FILE` (expect it). Each table re-chooses only the keys a run observed.",
-        f'description = {_toml("observed differences: " + table.first_line())}',
+        f"description = {toml_value('observed differences: ' + table.first_line())}",
     ]
     data: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
@@ -217,10 +201,10 @@ def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | 
         tables = []
         for key, value in data[entry].items():
             if isinstance(value, Mapping):
-                tables += ["", f"[{entry}.{_key(key)}]"]
-                tables += [f"{_key(k)} = {_toml(v)}" for k, v in value.items()]
+                tables += ["", f"[{entry}.{toml_key(key)}]"]
+                tables += [f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()]
             else:
-                lines.append(f"{_key(key)} = {_toml(value)}")
+                lines.append(f"{toml_key(key)} = {toml_value(value)}")
         lines += tables
     if unwritten:
         lines += ["", "# Also differed, not written:"] + [f"#   {text}" for text in unwritten]
