@@ -52,20 +52,13 @@ class Spoken:
         self.app = app
         self.dialect = dialect
         ours = Dialect.of(None)
-        renamed = [
-            (ours.chosen(entry, key), dialect.chosen(entry, key))
-            for entry, key in (
-                ("A02", "header"), ("A18", "role_header"), ("A20", "header"), ("A20", "replayed_header"),
-                ("A24", "header"), ("A27", "header"), ("A28", "request_id"), ("A28", "session_expires_at"),
-                ("A28", "assumptions"),
-            )
-        ]  # fmt: skip
-        self._in = {t.lower().encode(): o.lower().encode() for o, t in renamed if o.lower() != t.lower()}
-        # our names of the request headers the dialect renamed: not honoured under it
-        self._unheard = {o.lower().encode() for o, t in renamed[:4] if o.lower() != t.lower()} - {
-            b"authorization"
-        }
-        self._out = {o.lower().encode(): t.encode() for o, t in renamed if o.lower() != t.lower()}
+        # the header names the dialect renames: ours (lower case) → theirs (A02, A18, A20, A24, A27, A28)
+        renamed = {o: t for o, t in dialect.headers.items() if o != t.lower()}
+        self._in = {t.lower().encode(): o.encode() for o, t in renamed.items()}
+        self._out = {o.encode(): t.encode() for o, t in renamed.items()}
+        # our names of the request headers it renamed (besides the token's): not honoured under it
+        sent = {str(ours.chosen(e, k)).lower() for e, k in (("A20", "header"), ("A27", "header"))}
+        self._unheard = {o.encode() for o in renamed if o in sent}
         self._auth = ours.chosen("A02", "header").lower().encode()
         self._token_header = dialect.chosen("A02", "header").lower().encode()
         self._scheme = (ours.chosen("A02", "scheme"), dialect.chosen("A02", "scheme"))

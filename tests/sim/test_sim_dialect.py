@@ -167,3 +167,11 @@ def test_the_openapi_document_follows_the_dialect(http: httpx.Client) -> None:
     assert {"token", "sessionType", "expiresAt"} <= set(created)
     headers = doc["paths"]["/v2/accounts"]["post"]["responses"]["201"]["headers"]
     assert "X-Request-Id" in headers and "svc-request-id" not in headers
+
+
+def test_request_headers_are_read_under_the_dialects_names_only(http: httpx.Client) -> None:
+    token = token_of(http)
+    ours = http.get("/v2/webhook-keys", headers=partner(token, **{"svc-api-version": "1.1.0"}))
+    theirs = http.get("/v2/webhook-keys", headers=partner(token, **{"X-Api-Version": "1.1.0"}))
+    assert ours.headers["X-Api-Version"] == "1.2.0-20221215"  # our name is not this server's
+    assert theirs.headers["X-Api-Version"] == "1.1.0"
