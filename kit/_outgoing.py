@@ -141,7 +141,11 @@ class Outgoing(NamedTuple):
     @property
     def path(self) -> str:
         """The path on the wire: the template, each parameter quoted as one segment."""
-        template = self.operation.template
+        return self.path_at(self.operation.template)
+
+    def path_at(self, template: str) -> str:
+        """``template`` (the operation's, or a dialect's for it) with this call's parameters,
+        each quoted as one segment."""
         if not self.params:
             return template
         return template.format_map({name: seg(value) for name, value in self.params.items()})

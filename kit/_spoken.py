@@ -57,8 +57,7 @@ class Spelling:
         key = outgoing.operation.key
         if self.plain or key not in self.dialect.paths:
             return outgoing.path
-        moved = outgoing.operation._replace(template=self.dialect.paths[key])
-        return outgoing._replace(operation=moved).path
+        return outgoing.path_at(self.dialect.paths[key])
 
     def body_out(self, body: Any) -> Any:
         """A JSON body of the kit's spelling, spelled the server's way."""
