@@ -187,7 +187,7 @@ def test_the_seed_section_holds_every_statement_with_its_id() -> None:
     for statement in register.statements():
         assert f"**{statement['id']}**" in section, statement["id"]
         words = statement.get("text") or " | ".join(statement["row"])
-        assert f"> {words}\n> — the seed ({statement['id']})" in section, statement["id"]
+        assert f"> {words}\n> — the spec ({statement['id']})" in section, statement["id"]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ else, and every quote of the seed in the docs and notebooks is the seed's.
 - Every statement (``id``, ``text`` or ``row``) is verbatim in ``data/seed.txt``, and every line
   of the seed that states something is held by a statement.
 - A quote of the seed is marked one way everywhere: a Markdown blockquote whose last line is
-  ``— the seed (ids)``, naming the statements it quotes (each id may link to its words in
+  ``— the spec (ids)``, naming the statements it quotes (each id may link to its words in
   ``docs/contract.md``). Every marked quote in ``docs/`` and the
   notebooks' Markdown is checked against ``data/seed.txt`` (``kit.register.quote_faults``):
   verbatim fragments, whole sentences, items or cells unless an "…" marks an elision. A quote of
@@ -34,7 +34,7 @@ NOT_STATEMENTS = {
     "Changes in 1.2.0:",
 }
 _TABLE_RULE = re.compile(r"^\|(\s*-+\s*\|)+$")
-_MARK = re.compile(r"^\s*>\s*— the seed \(((?:[^()]|\([^()]*\))*)\)\s*$")
+_MARK = re.compile(r"^\s*>\s*— the spec \(((?:[^()]|\([^()]*\))*)\)\s*$")
 #: A statement id linked to its words in the contract: ``[auth.1](../docs/contract.md#auth.1)``.
 _LINKED = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 #: A span in double quotes (straight or curly), and inline code (left out before looking).
@@ -55,7 +55,7 @@ def unmarked_quotes(markdown: str) -> list[str]:
         for span in _QUOTED.findall(plain):
             if len(span.split()) < 2 or span.strip() == "not shown":
                 continue
-            if span in SEED or re.search(r"\bseed\b", plain, re.IGNORECASE):
+            if span in SEED or re.search(r"\bseed\b|\bthe spec\b", plain, re.IGNORECASE):
                 found.append(span)
     return found
 
@@ -298,20 +298,20 @@ def test_every_marked_quote_is_the_seeds(where: str, words: str, ids: list[str])
 def test_no_quote_of_the_seed_is_written_another_way(where: str, text: str) -> None:
     unmarked = unmarked_quotes(text)
     assert not unmarked, (
-        f"{where}: mark a quote of the seed as a blockquote ending '— the seed (id)': {unmarked}"
+        f"{where}: mark a quote of the seed as a blockquote ending '— the spec (id)': {unmarked}"
     )
 
 
 PLANTED = """Some notebook text.
 
 > header names: not shown
-> — the seed (p2p.1)
+> — the spec (p2p.1)
 
 > P2P endpoints carry header information (added in 1.2.0); header names: not shown
-> — the seed (p2p.1)
+> — the spec (p2p.1)
 
 > P2P endpoints carry header information (added in 1.2.0); header names: not shown here beyond svc-session-id.
-> — the seed (auth.4)
+> — the spec (auth.4)
 """
 
 

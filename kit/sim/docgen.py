@@ -118,9 +118,9 @@ def covered_codes() -> dict[tuple[int, str], list[str]]:
 
 
 def _quote(text: str, indent: str = "") -> list[str]:
-    """A quote of the seed, marked the one way: a blockquote ending "— the seed (ids)"."""
+    """A quote of the seed, marked the one way: a blockquote ending "— the spec (ids)"."""
     ids = ", ".join(register.cite(text))
-    return [f"{indent}> {text}", f"{indent}> — the seed ({ids})", ""]
+    return [f"{indent}> {text}", f"{indent}> — the spec ({ids})", ""]
 
 
 def _row_words(row: dict[str, str]) -> str:
