@@ -14,8 +14,8 @@ uses them.
     ('/cards/card%201%2F2', 'GET')
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: a NamedTuple evaluates its field annotations
+# when the class is made, and a string annotation is compiled there (``typing.ForwardRef``).
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -54,7 +54,7 @@ class HeaderNames(NamedTuple):
     p2p_role: str
 
     @classmethod
-    def of(cls, dialect: Dialect = DEFAULT) -> HeaderNames:
+    def of(cls, dialect: Dialect = DEFAULT) -> "HeaderNames":
         """The names ``dialect`` gives (the register's own by default)."""
         answers = dialect.values["A28"]
         return cls(
@@ -87,7 +87,7 @@ class Operation(NamedTuple):
     template: str
 
     @classmethod
-    def raw(cls, method: str, path: str, key: str = "raw") -> Operation:
+    def raw(cls, method: str, path: str, key: str = "raw") -> "Operation":
         """A call by its method and path alone (the control plane, a test's own request)."""
         return cls(key, method, path)
 
