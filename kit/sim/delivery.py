@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kit import register
-from kit._dialect import Dialect
+from kit._dialect import DEFAULT, Dialect
 from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.guard import webhook_target_refusal
@@ -47,12 +47,15 @@ class DeliveryEngine:
         'evt_…'
     """
 
-    def __init__(self, state: State, version: str, settings: Settings | None = None) -> None:
+    def __init__(
+        self, state: State, version: str, settings: Settings | None = None, dialect: Dialect = DEFAULT
+    ) -> None:
         self.state = state
         self.version = version
         self.settings = settings or Settings()  # whose targets are allowed (A39)
-        #: How deliveries are spelled and signed (A24's header and algorithm, A68's names).
-        self.dialect = Dialect.of(self.settings.choices)
+        #: How deliveries are spelled and signed (A24's header and algorithm, A68's names): the
+        #: personality's, resolved once from the settings' choices.
+        self.dialect = dialect
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._resuming: set[asyncio.Task[None]] = set()  # run_due after a load (it awaits _tasks)

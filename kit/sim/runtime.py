@@ -36,7 +36,7 @@ class Sim:
             wall_clock=settings.follows_wall_clock,
             uuid_ids=self.personality.uuid_ids,
         )
-        self.delivery = DeliveryEngine(self.state, self.version, settings)
+        self.delivery = DeliveryEngine(self.state, self.version, settings, self.personality.dialect)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
             CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
