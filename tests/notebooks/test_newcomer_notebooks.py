@@ -231,7 +231,7 @@ def test_no_backlog_remark_is_left(path: Path) -> None:
 
 
 CONTRACT = ROOT / "docs" / "contract.md"
-_QUOTE_MARK = re.compile(r"^\s*>\s*— the seed \((.*)\)\s*$")
+_QUOTE_MARK = re.compile(r"^\s*>\s*— the spec \((.*)\)\s*$")
 _LINKED_ID = re.compile(r"\[([^\]]+)\]\(\.\./docs/contract\.md#([^)]+)\)")
 _BARE_ENTRY = re.compile(r"(?<![\[#\w])A\d\d(?![\]\w])")
 
@@ -261,3 +261,16 @@ def test_quotes_and_register_ids_link_their_words_in_the_contract(path: Path) ->
         prose = re.sub(r"```.*?```|`[^`]*`|\[[^\]]*\]\([^)]*\)", "", block, flags=re.DOTALL)
         bare = _BARE_ENTRY.findall(prose)
         assert not bare, f"{path.name}: register ids not linked to the contract: {bare[:5]}"
+
+
+def test_the_quote_mark_finds_the_notebooks_quotes() -> None:
+    """The link check above reads quotes by their mark: a mark that matched none would pass it
+    for nothing."""
+    lines = [
+        line
+        for path in NOTEBOOKS
+        for c in _cells(path)
+        if c["cell_type"] == "markdown"
+        for line in _source(c).splitlines()
+    ]
+    assert sum(bool(_QUOTE_MARK.match(line)) for line in lines) >= 20
