@@ -260,12 +260,18 @@ class Client(RecordedWire):
     def _deprecated(self, method: str) -> None:
         if token_path(self.config.api_version) == legacy_token_path():
             return  # the pinned version's own token endpoint (1.1.0: not deprecated there, A27)
+        # The spec names a replacement for the POST only (endpoint.2); none for the DELETE (endpoint.3).
+        named = method == "POST"
         if not self.config.allow_deprecated:
-            raise DeprecatedEndpoint(
+            refused = DeprecatedEndpoint(
                 f"{method} {legacy_token_path()} is deprecated and must not be used (spec, 1.2.0)"
             )
+            if not named:
+                refused.hint = "the spec names no replacement; connect(..., allow_deprecated=True) to call it"
+            raise refused
+        instead = f"; use POST {TOKEN_PATH}" if named else " (the spec names no replacement)"
         warnings.warn(
-            f"{method} {legacy_token_path()} is deprecated; use POST {TOKEN_PATH}",
+            f"{method} {legacy_token_path()} is deprecated{instead}",
             DeprecationWarning,
             stacklevel=3,
         )

@@ -55,7 +55,6 @@ WHAT_TO_DO = {
 }
 #: Families only the simulator sends (its control plane and whom it answers): never a sandbox.
 SIMULATOR_ONLY = ("InvalidControlToken", "SnapshotInvalid", "HostNotAllowed", "OriginNotAllowed")
-_TEXT_WIDTH = 92
 
 
 def family(cls: type[errors.ApiError]) -> type[errors.ApiError]:
@@ -77,7 +76,8 @@ def _chosen_by() -> dict[str, tuple[int, str]]:
 @dataclass(frozen=True)
 class ErrorFamilies:
     """The families a partner meets (:attr:`frame`) and those only the simulator sends
-    (:attr:`simulator_only`); a table in Jupyter, one short line per family as text."""
+    (:attr:`simulator_only`); a table in Jupyter, one line per family as text, its advice in
+    full (no line cut short: the whole text stays under 2,000 characters)."""
 
     frame: pd.DataFrame
     simulator_only: tuple[str, ...]
@@ -85,8 +85,7 @@ class ErrorFamilies:
     def __repr__(self) -> str:
         lines = ["except errors.<family>: statuses (the entries that chose them) — what a back end does"]
         for name, row in self.frame.iterrows():
-            line = f"  {name} {row['status']} ({row['entries']}) — {row['what a back end does']}"
-            lines.append(line if len(line) <= _TEXT_WIDTH else line[: _TEXT_WIDTH - 1] + "…")
+            lines.append(f"  {name} {row['status']} ({row['entries']}) — {row['what a back end does']}")
         lines.append("only the simulator sends: " + ", ".join(self.simulator_only))
         return "\n".join(lines)
 

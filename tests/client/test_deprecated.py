@@ -13,9 +13,21 @@ from kit import errors
 def test_legacy_endpoints_are_refused_by_default(api: kit.Client) -> None:
     with pytest.raises(errors.DeprecatedEndpoint, match="must not be used"):
         api.legacy_token()
-    with pytest.raises(errors.DeprecatedEndpoint):
+    with pytest.raises(errors.DeprecatedEndpoint) as refused:
         api.legacy_revoke()
+    assert "oauth" not in refused.value.hint  # the spec names no replacement for the DELETE
     assert len(api.history) == 0  # refused before any request
+
+
+def test_only_the_post_is_said_to_have_a_replacement(make_client) -> None:  # type: ignore[no-untyped-def]
+    """endpoint.2 names POST /oauth/accesstoken as the POST's replacement; endpoint.3 names none."""
+    api = make_client(allow_deprecated=True)
+    with pytest.warns(DeprecationWarning) as caught:
+        legacy = api.legacy_token()
+        api.legacy_revoke(legacy)
+    post, delete = (str(w.message) for w in caught)
+    assert post.startswith("POST ") and post.endswith("use POST /oauth/accesstoken")
+    assert delete.startswith("DELETE ") and "oauth" not in delete and "names no replacement" in delete
 
 
 def test_allowed_legacy_token_warns_and_works(make_client) -> None:  # type: ignore[no-untyped-def]

@@ -101,11 +101,13 @@ class Explorer:
         persona: int = 0,
         other_persona: int = 1,
         history_rows: int = 12,
+        webhook_rows: int | None = None,
         webhook_wait: float = 3.0,
     ) -> None:
         self.api = api
         self.flow = Flow(api, other=other, other_persona=other_persona, webhook_wait=webhook_wait)
         self.history_rows = history_rows
+        self.webhook_rows = webhook_rows
         self.last_message = "Ready: create a session to start."
         self.last_ok = True
         self._closed = False
@@ -219,12 +221,29 @@ class Explorer:
 
     # -- actions: each button runs a step of the flow with the pickers' values ----------------
 
-    def click(self, action: str) -> str:
+    def click(self, action: str, **picks: str) -> str:
         """Run a button by name (what clicking it does) and return the message shown.
 
+        ``picks`` set pickers first, by name (``persona``, ``card_type``, ``reason``,
+        ``event_type``, ``amount``). A value a dropdown does not offer is added to its options,
+        so that one the server may refuse can be tried (a close reason the register does not
+        list, an event type off the spec's list), and the widget shows it picked.
+
+        Example::
+
+            >>> ex.click("close_card", reason="misplaced")       # doctest: +SKIP
+            "UnknownCloseReason (422 unknown-close-reason): ..."
+
         Raises:
-            KeyError: an unknown action (see :data:`ACTIONS`).
+            KeyError: an unknown action (see :data:`ACTIONS`) or picker.
         """
+        pickers = {"persona": self.persona, "card_type": self.card_type, "reason": self.reason,
+                   "event_type": self.event_type, "amount": self.amount}
+        for name, value in picks.items():
+            picker = pickers[name]
+            if isinstance(picker, w.Dropdown) and value not in picker.options:
+                picker.options = [*picker.options, value]
+            picker.value = value
         self.buttons[action].click()
         return self.last_message
 
@@ -321,16 +340,24 @@ class Explorer:
         self.context_view.value = "<br>".join(html.escape(line) for line in self.flow.describe())
         self.history_view.value = table_html(history_table(self.api, self.history_rows), "no calls yet")
         try:
-            hooks = webhooks_table(self.api)
+            hooks = self._last_webhooks()[0]
         except KitError as exc:
             hooks = pd.DataFrame(columns=WEBHOOK_COLUMNS)
             self.last_ok, self.last_message = False, error_message(exc)
         self.webhooks_view.value = table_html(hooks, "none received")
 
+    def _last_webhooks(self) -> tuple[pd.DataFrame, int]:
+        """The webhooks shown (the last ``webhook_rows``; all when ``None``) and how many arrived."""
+        hooks = webhooks_table(self.api)
+        shown = hooks if self.webhook_rows is None else hooks.tail(self.webhook_rows)
+        return shown, len(hooks)
+
     def text(self) -> str:
         """A plain-text summary of what the widget shows (deterministic for a seed: seeded
         ids and simulator times only; no wall-clock times, durations, tokens or PII)."""
         marks = [f"[{s.title()}]" if s == self.state else s.title() for s in STATES]
+        hooks, total = self._last_webhooks()
+        shown = len(hooks)
         status = "ok" if self.last_ok else "error"
         profile = self.api.config.profile.name
         lines = [
@@ -345,15 +372,15 @@ class Explorer:
             *self.flow.describe(),
             f"last calls (of {len(history_table(self.api))} to the partner API):",
             frame_text(history_table(self.api, self.history_rows), "no calls yet"),
-            "webhooks received:",
-            frame_text(webhooks_table(self.api), "none received"),
+            f"webhooks received{'' if shown == total else f' (the last {shown} of {total})'}:",
+            frame_text(hooks, "none received"),
         ]
         return "\n".join(lines)
 
 
 def explorer(api: kit.Client, **options: Any) -> Explorer:
     """An :class:`Explorer` for ``api`` (options as for the class: ``other``, ``persona``,
-    ``other_persona``, ``history_rows``, ``webhook_wait``).
+    ``other_persona``, ``history_rows``, ``webhook_rows``, ``webhook_wait``).
 
     Example::
 

@@ -120,6 +120,42 @@ def test_errors_show_as_messages_and_leave_state_alone(make_client: Callable[...
     assert ex.click("p2p").startswith("Invalid input (ValueError)")
 
 
+def test_a_click_may_pick_a_value_the_dropdown_does_not_offer(make_client: Callable[..., kit.Client]) -> None:
+    """``click(action, **picks)``: off-list values are added to the dropdown, and the server judges."""
+    ex = Explorer(make_client(device=DEVICE))
+    for action in ONBOARDING:
+        ex.click(action)
+    ex.click("create_card")
+    refused = ex.click("close_card", reason="misplaced")
+    assert refused.startswith("UnknownCloseReason (422 unknown-close-reason)") and not ex.last_ok
+    assert ex.reason.value == "misplaced" and list(ex.reason.options)[-1] == "misplaced"
+    assert ex.ctx.card is not None and ex.ctx.card.status == "active"  # the refusal changed nothing
+    assert ex.click("close_card", reason="stolen").endswith("card.closed webhook received")
+    assert list(ex.reason.options).count("stolen") == 1  # a listed value is picked, not added
+    assert ex.click("send_event", event_type="password.reset").startswith(
+        "UnknownEventType (422 unknown-event-type)"
+    )
+    assert ex.click("p2p", amount="0.00").startswith("InvalidAmount (422 invalid-amount)")
+    assert ex.amount.value == "0.00"
+    with pytest.raises(KeyError):
+        ex.click("create_card", colour="red")
+
+
+def test_the_webhooks_shown_may_be_the_last_few(make_client: Callable[..., kit.Client]) -> None:
+    ex = Explorer(make_client(device=DEVICE), webhook_rows=1)
+    for action in (*ONBOARDING, "create_card", "close_card"):
+        ex.click(action)
+    first = ex.ctx.card.card_id if ex.ctx.card else None
+    assert "webhooks received:\n" in ex.text()  # one arrived, one shown: no count
+    ex.click("create_card")
+    ex.click("close_card")
+    last = ex.ctx.card.card_id if ex.ctx.card else None
+    text = ex.text()
+    assert "webhooks received (the last 1 of 2):" in text
+    assert last in text.split("webhooks received")[1] and first not in text.split("webhooks received")[1]
+    assert last in ex.webhooks_view.value and first not in ex.webhooks_view.value
+
+
 def test_event_and_p2p_to_another_customer(make_client: Callable[..., kit.Client]) -> None:
     api = make_client(device=DEVICE)
     other_api = make_client()
