@@ -68,6 +68,7 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
     result: SimulationResult, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(env.REGRESS, raising=False)
+    monkeypatch.setenv("JPY_SESSION_NAME", "notebook.ipynb")  # a kernel JupyterLab started
     figures = [result.plot_funnel(), result.plot_latency(), result.plot_errors()]
     for fig in figures:
         assert isinstance(fig, Figure) and isinstance(fig, Plot) and fig.axes
@@ -102,6 +103,31 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
         assert published[-1]["image/png"] and published[-1]["text/plain"] == repr(figures[0])
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_stored_plots_are_the_same_bytes_every_run_and_wall_clock_ones_stay_text(
+    result: SimulationResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel that stores outputs (papermill, nbval, a re-execution; no person watching):
+    the funnel and errors are PNGs of a fixed size, without metadata, byte for byte the same
+    when drawn again; the latency plot, wall-clock, shows as its text line only."""
+    monkeypatch.delenv(env.REGRESS, raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setattr(display, "person_watching", lambda: False)
+    monkeypatch.setattr("kit.lab.populations.plots.person_watching", lambda: False)
+    for draw in (result.plot_funnel, result.plot_errors):
+        first, again = draw()._repr_png_(), draw()._repr_png_()
+        assert first is not None and first == again
+        assert b"tEXt" not in first and b"Matplotlib" not in first  # no software name, no date
+        width, height = int.from_bytes(first[16:20], "big"), int.from_bytes(first[20:24], "big")
+        figure = draw()
+        assert (width, height) == tuple(round(v * Plot.DPI) for v in figure.get_size_inches())
+    latency = result.plot_latency()
+    assert latency.wall_clock and latency._repr_png_() is None
+    assert latency._ipython_display_ is not None  # IPython shows its text line alone
+    assert result.plot_funnel()._ipython_display_ is None  # IPython's formatters: the PNG
+    monkeypatch.setattr("kit.lab.populations.plots.person_watching", lambda: True)
+    assert (latency._repr_png_() or b"").startswith(b"\x89PNG")  # in JupyterLab: drawn
 
 
 def test_plots_without_errors_or_retries_say_so() -> None:
