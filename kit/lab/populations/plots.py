@@ -28,9 +28,10 @@ Example::
 
 from __future__ import annotations
 
+import base64
 import io
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import matplotlib
@@ -60,26 +61,27 @@ class Plot(Figure):
 
     def __repr__(self) -> str:
         width, height = self.get_size_inches()
+        shown = "shown inline in a notebook"
+        if self.wall_clock:
+            shown = "wall-clock figures: drawn in JupyterLab, a stored copy keeps this line"
         return (
-            f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — shown inline in a "
-            "notebook; .show() opens a window, .savefig('plot.png') saves it>"
+            f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — {shown}; "
+            ".show() opens a window, .savefig('plot.png') saves it>"
         )
 
-    @property
-    def _ipython_display_(self) -> Callable[[], None] | None:
-        """Where the figure shows as its text line (:meth:`_text_only`), how IPython shows it:
-        that line alone. A kernel's inline matplotlib backend renders every ``Figure`` to PNG by
-        its type, before :meth:`_repr_png_` is asked (notebook 11's three plots: ~1 s of a
-        regression run, for images it must not keep). Elsewhere none: IPython's formatters."""
-        if not self._text_only():
-            return None
+    def _ipython_display_(self) -> None:
+        """How IPython shows this figure: its PNG (:meth:`_repr_png_`) with its text line, or
+        the text line alone (:meth:`_text_only`). Published here, not by a kernel's inline
+        matplotlib backend, which renders every ``Figure`` to PNG by its type (a tight bounding
+        box, matplotlib's metadata: bytes that change with its version), and in a regression
+        run would draw images it must not keep (notebook 11's three plots: ~1 s)."""
+        from IPython.display import publish_display_data
 
-        def text_line() -> None:
-            from IPython.display import publish_display_data
-
-            publish_display_data({"text/plain": repr(self)})
-
-        return text_line
+        data = {"text/plain": repr(self)}
+        png = self._repr_png_()
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        publish_display_data(data)
 
     def _repr_png_(self) -> bytes | None:
         """The PNG a notebook shows, the same bytes for the same figure (none where the text
