@@ -316,7 +316,9 @@ class Transport:
             retries=outcome.retries,
             assumptions=headers.get(self.names.assumptions),
         )
-        self.history.record(entry)
+        number = self.history.record(entry)
+        if number is not None and self.recorder is not None:
+            self.recorder.numbered(number)  # the wire view titles the call as the table numbers it
         for hook in self.config.hooks.call:
             hook(entry)
 

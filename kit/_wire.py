@@ -103,6 +103,8 @@ class Exchange:
     dropped: int = 0
     #: The path in the kit's spelling, when a dialect moved it (``path`` is the wire's).
     kit_path: str | None = None
+    #: A call's rows in the history's table of calls (:mod:`kit._history`); a delivery's number.
+    numbers: list[int] = field(default_factory=list)
 
     @property
     def status(self) -> int | None:
@@ -212,6 +214,11 @@ class Recorder:
             stack.pop()
             self._done(exchange)
 
+    def numbered(self, number: int) -> None:
+        """The history numbered a row of the call running on this thread (the view shows it)."""
+        if stack := self._stack():
+            stack[-1].numbers.append(number)
+
     def event_hooks(self) -> dict[str, list[Callable[..., Any]]]:
         """httpx ``event_hooks`` that record every attempt of the client."""
         return {"request": [self._on_request], "response": [self._on_response]}
@@ -291,6 +298,7 @@ class Recorder:
         items = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
         request_headers = httpx.Headers(items)
         exchange = self._new("delivery", "POST", self.redactor.url(httpx.URL(url).path))
+        exchange.numbers.append(sum(e.kind == "delivery" for e in self.exchanges()))
         answer = Message((("content-length", "0"),), None, "", 0)
         attempt = Attempt(
             started=datetime.now(UTC),
@@ -339,6 +347,7 @@ def as_dict(exchange: Exchange) -> dict[str, Any]:
         "comment": exchange.comment,
         "step": exchange.step,
         "dropped": exchange.dropped,
+        "numbers": list(exchange.numbers),
         "attempts": [
             {
                 "started": a.started.isoformat(),
@@ -387,4 +396,5 @@ def from_dict(data: Mapping[str, Any]) -> Exchange:
         data.get("comment"),
         data.get("step"),
         int(data.get("dropped", 0)),
+        numbers=[int(n) for n in data.get("numbers", [])],
     )

@@ -8,10 +8,14 @@ so the whole view stays under :data:`VIEW_LIMIT` characters, its text under :dat
 (stored notebook outputs). No
 timing is shown (it differs from run to run); the HAR keeps them.
 
+A call is titled with its number among the partner API's calls, the number of its row in every
+table of calls a notebook shows (``kit.notebook.calls``, ``kit.widgets.history_table``): the
+simulator's control calls (``/_sim``) are left out of both (:func:`label`).
+
 Example::
 
     >>> api.wire()                                          # doctest: +SKIP
-    call 7 · POST /accounts · 201
+    call 4 · POST /accounts · 201
     POST http://127.0.0.1:<port>/accounts HTTP/1.1
     ...
     >>> api.export_har("out/quickstart.har")                # doctest: +SKIP
@@ -30,9 +34,10 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import harfile
 
+from kit._history import CONTROL_PREFIX
 from kit._wire import Attempt, Exchange, Message
 
-__all__ = ["VIEW_LIMIT", "WireView", "choose", "har_entries", "write_har"]
+__all__ = ["VIEW_LIMIT", "WireView", "choose", "har_entries", "label", "write_har"]
 
 #: A view's text stays under this many characters (long bodies are folded to fit).
 VIEW_LIMIT = 4_000
@@ -105,9 +110,26 @@ def _status_line(attempt: Attempt) -> str:
     return f"HTTP/1.1 {attempt.status} {attempt.reason}".rstrip()
 
 
+def label(exchange: Exchange) -> str:
+    """What an exchange is and its number: ``call 7`` (row 7 of the table of the partner API's
+    calls), ``calls 5 and 7`` (a partner token refused inside the call is a row of its own),
+    ``delivery 2`` (among the webhook deliveries received), ``control call`` (the simulator's,
+    left out of the tables). A recorder used without a client's history numbers calls itself."""
+    numbers = [str(n) for n in exchange.numbers]
+    if exchange.kind == "delivery":
+        return f"delivery {numbers[0] if numbers else exchange.index}"
+    if len(numbers) > 1:
+        return f"calls {', '.join(numbers[:-1])} and {numbers[-1]}"
+    if numbers:
+        return f"call {numbers[0]}"
+    if exchange.path.startswith(CONTROL_PREFIX):
+        return "control call"
+    return f"call {exchange.index}"
+
+
 def _title(exchange: Exchange) -> str:
     statuses = " → ".join(str(a.status) if a.status is not None else "no answer" for a in exchange.attempts)
-    parts = [f"{exchange.kind} {exchange.index}", f"{exchange.method} {exchange.path}", statuses]
+    parts = [label(exchange), f"{exchange.method} {exchange.path}", statuses]
     if len(exchange.attempts) > 1 or exchange.dropped:
         parts.append(f"{len(exchange.attempts) + exchange.dropped} attempts")
     if exchange.step:  # not the notebook cell (HAR comments carry it): it depends on the runner
@@ -191,7 +213,7 @@ def _records(headers: Iterable[tuple[str, str]]) -> list[harfile.Record]:
 
 
 def _entry_comment(exchange: Exchange, number: int) -> str:
-    parts = ["webhook delivery received" if exchange.kind == "delivery" else f"call {exchange.index}"]
+    parts = ["webhook delivery received" if exchange.kind == "delivery" else label(exchange)]
     if len(exchange.attempts) > 1:
         parts.append(f"attempt {number} of {len(exchange.attempts)}")
     if exchange.note:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from kit import register
+from kit._history import CONTROL_PREFIX, partner_calls
 from kit.notebook.companion import COMPANION
 from kit.notebook.register_view import RegisterTable
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CONTROL_PREFIX", "calls", "entries_used", "used_ids"]
 
-#: The simulator's control plane: calls a notebook makes to set the scene, not the partner API's.
-CONTROL_PREFIX = "/_sim"
 #: Where each source of an entry is named in the table.
 _CALL, _CHECK = "answers", "checks"
 
@@ -79,9 +78,6 @@ def entries_used(*, open: bool = True) -> RegisterTable:
 
 def calls(api: Client, columns: Sequence[str] = ("method", "path", "status", "code")) -> pd.DataFrame:
     """``api.history``'s ``columns`` for the partner API's calls only (the simulator's control
-    calls, under ``/_sim``, left out), numbered from 1, empty cells as ``-``."""
-    history = api.history
-    shown = history[~history["path"].str.startswith(CONTROL_PREFIX)][list(columns)]
-    shown = shown.reset_index(drop=True)
-    shown.index += 1
-    return shown.fillna("-")
+    calls, under ``/_sim``, left out), numbered from 1 as the wire view numbers them
+    (``api.wire()``'s ``call 7`` is row 7), empty cells as ``-``."""
+    return partner_calls(api.history)[list(columns)].fillna("-")

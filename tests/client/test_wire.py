@@ -121,7 +121,8 @@ def test_a_retried_call_keeps_both_attempts(make_client: Callable[..., kit.Clien
     assert key is not None and re.fullmatch(r"<idempotency-key \d+>", key)
     assert header(second.request, "idempotency-key") == key  # the same key, replayed
     text = view.text()
-    assert text.startswith(f"call {view.exchange.index} · POST /accounts · 503 → 201 · 2 attempts")
+    (number,) = view.exchange.numbers  # one row of the history for the call and its retry
+    assert text.startswith(f"call {number} · POST /accounts · 503 → 201 · 2 attempts")
     assert "HTTP/1.1 503 Service Unavailable" in text and "HTTP/1.1 201 Created" in text
     assert "── attempt 2 of 2" in text
 
@@ -162,6 +163,9 @@ def test_a_delivery_is_recorded_with_its_signature_shown_by_shape(
     assert "eyJ" not in dumped(api)
     assert view.exchange in seen  # the wire hook saw it too
     assert any(e.kind == "call" for e in seen)
+    deliveries = [e for e in api.wire_log.exchanges() if e.kind == "delivery"]  # type: ignore[union-attr]
+    number = deliveries.index(view.exchange) + 1  # numbered among deliveries, not among calls
+    assert view.text().startswith(f"delivery {number} · POST /webhooks · 200")
 
 
 def test_memory_is_bounded(make_client: Callable[..., kit.Client], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,3 +235,41 @@ def test_a_call_with_many_attempts_still_fits() -> None:
     text, page = view.text(), view._repr_html_()
     assert len(text) < 4000 and len(page) < 4000
     assert text.endswith("see .exchange)") and page.startswith("<pre>")
+
+
+def test_the_wire_view_numbers_a_call_as_the_tables_of_calls_do(
+    make_client: Callable[..., kit.Client],
+) -> None:
+    """One numbering: ``call N`` in a wire view is row N of ``kit.notebook.calls`` and of
+    ``kit.widgets.history_table``, both of which leave out the simulator's control calls (which
+    ``api.history`` keeps); a partner token refused inside a call adds a row of its own."""
+    from kit.notebook import calls
+    from kit.widgets import history_table
+
+    api = make_client(record=True)
+    api.sim.reset(7)  # control calls before, between and after the partner API's
+    api.sessions.create("anonymous")
+    api.sim.personas()
+    account = api.accounts.create()
+    api.sim.advance(25 * 3600)  # past the partner token's lifetime: the next call is refused once
+    api.sessions.open("account", account_id=account.account_id)
+    table = calls(api, ["method", "path", "status"])
+    history = api.history
+    control = int(history["path"].str.startswith("/_sim").sum())
+    assert control == 3 and len(table) == len(history) - control
+    assert list(table.index) == list(range(1, len(table) + 1))
+    accounts = api.wire(path="/accounts")
+    (number,) = accounts.exchange.numbers
+    assert accounts.text().startswith(f"call {number} · POST /accounts · 201")
+    assert table.loc[number].tolist() == ["POST", "/accounts", 201]
+    refused = api.wire(status=401)  # one call, two attempts, two rows: the 401 and the answer
+    first, last = refused.exchange.numbers
+    init = "GET /sessions/user_session_initialization_data"
+    assert refused.text().startswith(f"calls {first} and {last} · {init} · 401 → 200")
+    assert (table.loc[first, "status"], table.loc[last, "status"]) == (401, 200)
+    assert table.loc[first + 1, "path"] == "/oauth/accesstoken"  # the token fetched in between
+    assert api.wire(path="/_sim/clock/advance").text().startswith("control call · POST /_sim/clock/advance")
+    numbered = [n for e in api.wire_log.exchanges() for n in e.numbers]  # type: ignore[union-attr]
+    assert sorted(numbered) == list(table.index)  # every row is one call's, none twice
+    assert list(history_table(api, last=2).index) == list(table.index[-2:])
+    assert from_dict(as_dict(refused.exchange)).numbers == [first, last]  # kit regress carries them

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from collections import Counter
 from itertools import pairwise
@@ -146,13 +147,16 @@ def test_har_needs_the_local_pool(tmp_path: Path) -> None:
 
 
 def _call_numbers(entries: list[dict[str, Any]]) -> Counter[int]:
-    """How many clients made a call numbered n (a retried call's later attempts not again)."""
+    """How many clients made a call numbered n (a retried call's later attempts not again; a
+    call with a refused partner token, ``calls 5 and 7``, counts for both of its rows; the
+    simulator's ``control call``s are not numbered)."""
     seen: Counter[int] = Counter()
     for entry in entries:
         parts = [part.strip() for part in entry["comment"].split(";")]
         later = any(p.startswith("attempt ") and not p.startswith("attempt 1 ") for p in parts[1:])
-        if parts[0].startswith("call ") and not later:
-            seen[int(parts[0].removeprefix("call "))] += 1
+        if parts[0].startswith(("call ", "calls ")) and not later:
+            for number in re.findall(r"\d+", parts[0]):
+                seen[int(number)] += 1
     return seen
 
 

@@ -16,6 +16,7 @@ import re
 import pandas as pd
 
 import kit
+from kit._history import partner_calls
 from kit.errors import ApiError, KitError
 
 __all__ = [
@@ -39,7 +40,8 @@ def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
 
     ``status`` and ``retries`` are nullable integers, ``method``, ``session_type`` and
     ``code`` categories; the rows are the last ``last`` calls to the partner API (all when
-    ``None``): the simulator's own control calls (``/_sim``) are left out, as every table of
+    ``None``), indexed by their number as the wire view shows it (``api.wire()``'s ``call 7``
+    is row 7): the simulator's own control calls (``/_sim``) are left out, as every table of
     calls a notebook shows does (``api.history`` keeps them).
 
     Example::
@@ -47,10 +49,9 @@ def history_table(api: kit.Client, last: int | None = None) -> pd.DataFrame:
         >>> history_table(api, last=5).dtypes["status"]          # doctest: +SKIP
         Int64Dtype()
     """
-    frame = api.history
-    frame = frame[~frame["path"].astype("string").str.startswith("/_sim").fillna(False)]
+    frame = partner_calls(api.history)
     frame = frame if last is None else frame.tail(last)
-    table = frame.reindex(columns=HISTORY_COLUMNS).reset_index(drop=True)
+    table = frame.reindex(columns=HISTORY_COLUMNS)
     return table.astype(
         {
             "method": "category",

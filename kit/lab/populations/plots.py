@@ -11,6 +11,12 @@ itself:
 - **in a regression run** (``KIT_REGRESS=1``) it shows as its text line only: latencies are
   wall-clock, and stored outputs must not change from run to run.
 
+A figure drawn from wall-clock figures (the latency plot: ``wall_clock=True``) is a PNG only
+where a person is watching (JupyterLab, :func:`kit.lab.display.person_watching`); a kernel
+that stores outputs (papermill, nbval, a notebook re-executed) keeps its text line. The other
+figures' PNGs are the same bytes on every run: a fixed size and dpi, and no metadata (no
+matplotlib version, no date).
+
 Example::
 
     >>> import pandas as pd
@@ -22,16 +28,17 @@ Example::
 
 from __future__ import annotations
 
+import base64
 import io
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
-from kit.lab.display import regression_run
+from kit.lab.display import person_watching, regression_run
 
 __all__ = ["Plot", "errors_figure", "funnel_figure", "latency_figure"]
 
@@ -39,39 +46,50 @@ __all__ = ["Plot", "errors_figure", "funnel_figure", "latency_figure"]
 class Plot(Figure):
     """A figure that displays itself in a notebook and explains itself in a REPL (see above)."""
 
-    def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
+    #: Dots per inch of the PNG a notebook shows (with the figure's fixed size: its pixels).
+    DPI = 100
+
+    def __init__(self, name: str, *args: Any, wall_clock: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.name = name
+        self.wall_clock = wall_clock
+
+    def _text_only(self) -> bool:
+        """Whether this figure shows as its text line: in a regression run, and for a
+        wall-clock figure wherever no person is watching (the outputs are being stored)."""
+        return regression_run() or (self.wall_clock and not person_watching())
 
     def __repr__(self) -> str:
         width, height = self.get_size_inches()
+        shown = "shown inline in a notebook"
+        if self.wall_clock:
+            shown = "wall-clock figures: drawn in JupyterLab, a stored copy keeps this line"
         return (
-            f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — shown inline in a "
-            "notebook; .show() opens a window, .savefig('plot.png') saves it>"
+            f"<Plot {self.name!r}: {width:g}×{height:g} in, {len(self.axes)} axes — {shown}; "
+            ".show() opens a window, .savefig('plot.png') saves it>"
         )
 
-    @property
-    def _ipython_display_(self) -> Callable[[], None] | None:
-        """In a regression run, how IPython shows this figure: its text line alone. A kernel's
-        inline matplotlib backend renders every ``Figure`` to PNG by its type, before
-        :meth:`_repr_png_` is asked (notebook 11's three plots: ~1 s of a regression run, for
-        images a regression run must not keep). Elsewhere none: IPython's usual formatters."""
-        if not regression_run():
-            return None
+    def _ipython_display_(self) -> None:
+        """How IPython shows this figure: its PNG (:meth:`_repr_png_`) with its text line, or
+        the text line alone (:meth:`_text_only`). Published here, not by a kernel's inline
+        matplotlib backend, which renders every ``Figure`` to PNG by its type (a tight bounding
+        box, matplotlib's metadata: bytes that change with its version), and in a regression
+        run would draw images it must not keep (notebook 11's three plots: ~1 s)."""
+        from IPython.display import publish_display_data
 
-        def text_line() -> None:
-            from IPython.display import publish_display_data
-
-            publish_display_data({"text/plain": repr(self)})
-
-        return text_line
+        data = {"text/plain": repr(self)}
+        png = self._repr_png_()
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        publish_display_data(data)
 
     def _repr_png_(self) -> bytes | None:
-        """The PNG a notebook shows (none in a regression run: the text line stays)."""
-        if regression_run():
+        """The PNG a notebook shows, the same bytes for the same figure (none where the text
+        line stays: :meth:`_text_only`)."""
+        if self._text_only():
             return None
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=100)
+        self.savefig(buffer, format="png", dpi=self.DPI, metadata={"Software": None})
         return buffer.getvalue()
 
     def show(self, warn: bool = True) -> None:
@@ -146,7 +164,7 @@ def funnel_figure(funnels: Mapping[str, pd.DataFrame]) -> Plot:
 
 def latency_figure(steps: pd.DataFrame) -> Plot:
     """Box plots of ``latency_ms`` per step (log scale); skipped steps are left out."""
-    fig = Plot("Latency", figsize=(8, 4), layout="constrained")
+    fig = Plot("Latency", figsize=(8, 4), layout="constrained", wall_clock=True)
     ax = fig.add_subplot()
     done = steps[steps["outcome"] != "skipped"]
     groups = [(str(name), g["latency_ms"].to_numpy()) for name, g in done.groupby("step", observed=True)]

@@ -4,6 +4,8 @@ that varies from run to run in a regression run (``KIT_REGRESS=1``). No simulato
 
 from __future__ import annotations
 
+import base64
+
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
@@ -68,6 +70,7 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
     result: SimulationResult, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(env.REGRESS, raising=False)
+    monkeypatch.setenv("JPY_SESSION_NAME", "notebook.ipynb")  # a kernel JupyterLab started
     figures = [result.plot_funnel(), result.plot_latency(), result.plot_errors()]
     for fig in figures:
         assert isinstance(fig, Figure) and isinstance(fig, Plot) and fig.axes
@@ -75,11 +78,6 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
         assert png is not None and png.startswith(b"\x89PNG")  # what a notebook cell shows
         assert fig.name in repr(fig) and ".savefig(" in repr(fig) and ".show()" in repr(fig)
     assert [f.name for f in figures] == ["Funnel", "Latency", "Errors"]
-    # What Jupyter does with a cell's value: no pyplot import, no %matplotlib needed.
-    from IPython.core.formatters import DisplayFormatter
-
-    data, _ = DisplayFormatter().format(figures[0])
-    assert data["image/png"].startswith(b"\x89PNG") and "Funnel" in data["text/plain"]
     figures[0].show()  # the Agg backend of a test run: no window, a line saying how to save it
     assert "savefig('funnel.png')" in capsys.readouterr().out
     monkeypatch.setenv(env.REGRESS, "1")
@@ -98,10 +96,38 @@ def test_plots_display_in_a_notebook_and_explain_themselves_in_a_repl(
         display(figures[0])
         assert published == [{"text/plain": repr(figures[0])}]
         monkeypatch.delenv(env.REGRESS)
-        display(figures[0])  # a person's notebook: the PNG, from the same printer
-        assert published[-1]["image/png"] and published[-1]["text/plain"] == repr(figures[0])
+        # a person's notebook, a cell's value or display(): the figure's own PNG (fixed size,
+        # no metadata), not the inline backend's; no pyplot import, no %matplotlib needed
+        display(figures[0])
+        shell.displayhook.compute_format_data(figures[0])
+        own = base64.b64encode(figures[0]._repr_png_() or b"").decode("ascii")
+        assert published[-2:] == [{"text/plain": repr(figures[0]), "image/png": own}] * 2
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_stored_plots_are_the_same_bytes_every_run_and_wall_clock_ones_stay_text(
+    result: SimulationResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel that stores outputs (papermill, nbval, a re-execution; no person watching):
+    the funnel and errors are PNGs of a fixed size, without metadata, byte for byte the same
+    when drawn again; the latency plot, wall-clock, shows as its text line only."""
+    monkeypatch.delenv(env.REGRESS, raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setattr(display, "person_watching", lambda: False)
+    monkeypatch.setattr("kit.lab.populations.plots.person_watching", lambda: False)
+    for draw in (result.plot_funnel, result.plot_errors):
+        first, again = draw()._repr_png_(), draw()._repr_png_()
+        assert first is not None and first == again
+        assert b"tEXt" not in first and b"Matplotlib" not in first  # no software name, no date
+        width, height = int.from_bytes(first[16:20], "big"), int.from_bytes(first[20:24], "big")
+        figure = draw()
+        assert (width, height) == tuple(round(v * Plot.DPI) for v in figure.get_size_inches())
+    latency = result.plot_latency()
+    assert latency.wall_clock and latency._repr_png_() is None
+    assert "a stored copy keeps this line" in repr(latency)
+    monkeypatch.setattr("kit.lab.populations.plots.person_watching", lambda: True)
+    assert (latency._repr_png_() or b"").startswith(b"\x89PNG")  # in JupyterLab: drawn
 
 
 def test_plots_without_errors_or_retries_say_so() -> None:
