@@ -231,7 +231,7 @@ def test_no_backlog_remark_is_left(path: Path) -> None:
 
 
 CONTRACT = ROOT / "docs" / "contract.md"
-_QUOTE_MARK = re.compile(r"^\s*>\s*— the seed \((.*)\)\s*$")
+_QUOTE_MARK = re.compile(r"^\s*>\s*— the spec \((.*)\)\s*$")
 _LINKED_ID = re.compile(r"\[([^\]]+)\]\(\.\./docs/contract\.md#([^)]+)\)")
 _BARE_ENTRY = re.compile(r"(?<![\[#\w])A\d\d(?![\]\w])")
 

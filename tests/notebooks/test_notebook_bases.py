@@ -106,7 +106,7 @@ def test_00_quotes_endpoint_7_as_endpoint_7() -> None:
     text = "\n".join(_source(c) for c in _cells("00_quickstart.ipynb") if c["cell_type"] == "markdown")
     quote = re.search(
         r"> An inbound event with an event type; body shape: not shown[^\n]*\n"
-        r"> — the seed \(\[?([\w.]+)",
+        r"> — the spec \(\[?([\w.]+)",
         text,
     )
     assert quote is not None
