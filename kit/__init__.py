@@ -12,7 +12,7 @@ partners' own servers in :mod:`kit.webhooks` (``kit.webhooks.verify``).
 
 ``__all__`` is the whole of ``kit``'s own names; other public modules are imported by name
 (``import kit.models``, ``kit.register``, ``kit.sim``, ``kit.simulate``, ``kit.widgets``,
-``kit.lab``, ``kit.regress``: README, "The public API"). No other attribute resolves: a
+``kit.lab``, ``kit.regress``: docs/api.md, "The public API"). No other attribute resolves: a
 submodule is reached by importing it, never through ``kit.<name>``.
 
 The names below are loaded on first use (PEP 562), so ``import kit.sim`` (``kit serve``, the

@@ -66,7 +66,7 @@ CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
 
 def token_path(api_version: str | None) -> str:
     """Where the partner token is issued under ``api_version``: ``POST /oauth/accesstoken`` from
-    1.2.0 on; under the version before (A27: 1.1.0) the endpoint the seed says it replaced
+    1.2.0 on; under the version before (A27: 1.1.0) the endpoint the spec says it replaced
     (change.1), which is that version's own token endpoint, not a deprecated one.
 
         >>> token_path("1.1.0"), token_path(None)
@@ -80,7 +80,7 @@ def token_path(api_version: str | None) -> str:
 
 @functools.cache
 def legacy_token_path() -> str:
-    """The token endpoint the seed says ``POST /oauth/accesstoken`` replaced (change.1): 1.1.0's
+    """The token endpoint the spec says ``POST /oauth/accesstoken`` replaced (change.1): 1.1.0's
     own, deprecated in 1.2.0.
 
         >>> legacy_token_path()

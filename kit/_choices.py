@@ -1,6 +1,6 @@
 """Choice overlays: a TOML file that re-chooses values of register entries.
 
-The register (``data/assumptions.toml``) holds the simulator's choices where the seed says
+The register (``data/assumptions.toml``) holds the simulator's choices where the spec says
 "not shown"; an entry's ``value`` table is what code reads (:func:`kit.register.value`). An
 overlay re-chooses some of those values, one table per entry id, its keys overriding that
 entry's value keys::
@@ -13,7 +13,7 @@ entry's value keys::
 :class:`ChoicesError` (a ``ValueError``) naming the entry and key for: an entry the register
 does not have, an entry with no value to re-choose, a key the entry's value does not have, a
 value of another type than the register's, and a value the seed contradicts (:data:`SEED_FIXED`:
-the seed states it, so no overlay may change it; a register entry may also say so itself, with
+the spec states it, so no overlay may change it; a register entry may also say so itself, with
 ``seed_fixed = {key = "statement id"}``). :meth:`Overlay.value` is an entry's effective value
 under the overlay, :meth:`Overlay.chosen` one key of it.
 
@@ -103,7 +103,7 @@ class ChoicesError(ValueError):
 
 
 class Fixed(NamedTuple):
-    """A register value the seed states: the statement and what any value must satisfy."""
+    """A register value the spec states: the statement and what any value must satisfy."""
 
     statement: str
     rule: str
@@ -118,19 +118,19 @@ def _session_types(value: Any) -> bool:
     return sorted(str(v).lower() for v in value) == ["account", "anonymous", "person"]
 
 
-#: What the seed states of a register value: ``(entry, key)`` → the statement and the rule an
+#: What the spec states of a register value: ``(entry, key)`` → the statement and the rule an
 #: overlay's value must keep. Anything else of a value table is a choice.
 SEED_FIXED: Mapping[tuple[str, str], Fixed] = MappingProxyType(
     {
         ("A05", "session_types"): Fixed(
             "session.1", "exactly the three session types anonymous, account, person", _session_types
         ),
-        ("A13", "types"): Fixed("card.1", 'every card type the seed names ("temporary")', _seed_card_types),
+        ("A13", "types"): Fixed("card.1", 'every card type the spec names ("temporary")', _seed_card_types),
         ("A27", "version"): Fixed(
-            "version.1", "the seed's version", lambda v: v == register.spec().get("version")
+            "version.1", "the spec's version", lambda v: v == register.spec().get("version")
         ),
         ("A28", "session_id"): Fixed(
-            "session.4", "the seed's session header", lambda v: v == register.spec().get("session_header")
+            "session.4", "the spec's session header", lambda v: v == register.spec().get("session_header")
         ),
     }
 )
@@ -236,7 +236,7 @@ def _check_entry(entry_id: str, table: Any, entry: Mapping[str, Any] | None) -> 
             continue
         if isinstance(fixed_here, Mapping) and key in fixed_here and got != base[key]:
             problems.append(
-                Problem(entry_id, key, f"the seed states it ({fixed_here[key]}): no overlay may change it")
+                Problem(entry_id, key, f"the spec states it ({fixed_here[key]}): no overlay may change it")
             )
             continue
         fixed = SEED_FIXED.get((entry_id, key))

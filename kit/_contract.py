@@ -18,10 +18,10 @@ checks an answer the client received (method, path, status, headers, parsed body
   response schema nor in the kit's error catalogue (:data:`kit.errors.by_code`; register A21).
 
 A row holds no value from the answer (a type drift names JSON types); never a body.
-**Seed or choice.** Each row names its ``basis`` (:attr:`Drift.basis`) from the explicit tables
-:data:`OPERATIONS` and :data:`HEADER_BASIS`: a departure from the seed (an endpoint it names
+**Spec or choice.** Each row names its ``basis`` (:attr:`Drift.basis`) from the explicit tables
+:data:`OPERATIONS` and :data:`HEADER_BASIS`: a departure from the spec (an endpoint it names
 answering 404/405, a removed endpoint answering, another version) is **drift**; one from a
-register entry (a field, type, status, code or header the seed does not show) is a
+register entry (a field, type, status, code or header the spec does not show) is a
 **difference** (:attr:`Drift.differs`).
 
 Example::
@@ -68,8 +68,8 @@ _CODE_SHAPE = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9_.:-]{1,64}$")
 _ABSENT = frozenset({404, 405})
 _VERSION_SHAPE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
 
-#: What each operation of the document rests on: ``(seed statement, register entry)``. The
-#: statement (``""`` where the seed does not name the operation) is what the seed states — that
+#: What each operation of the document rests on: ``(spec statement, register entry)``. The
+#: statement (``""`` where the spec does not name the operation) is what the spec states — that
 #: the endpoint exists; the entry chose the rest — its statuses, fields, types and body shape.
 OPERATIONS: Mapping[str, tuple[str, str]] = {
     "POST /oauth/accesstoken": ("endpoint.1", "A01"),
@@ -96,19 +96,19 @@ OPERATIONS: Mapping[str, tuple[str, str]] = {
 #: The simulator's control plane (``/_sim/…``): the simulator's own (A45).
 CONTROL_PLANE_ENTRY = "A45"
 #: Error answers (status 400 and above): their statuses, media type, body shape and codes are
-#: the register's choice (the seed shows none: ``error.1``).
+#: the register's choice (the spec shows none: ``error.1``).
 ERROR_ENTRY = "A21"
 #: An operation the document does not have, answered anyway.
 UNKNOWN_ENTRY = "A44"
-#: Endpoints the seed says no longer exist: an answer other than 404/405 is drift.
+#: Endpoints the spec says no longer exist: an answer other than 404/405 is drift.
 REMOVED: Mapping[str, str] = {"POST /accounts/{account_id}/savings/close": "endpoint.8"}
 _REMOVED_PATTERNS = {
     re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(k.split(" ", 1)[1])) + "$"): (k, v)
     for k, v in REMOVED.items()
 }
 #: What the checked response headers rest on: the request id (A28), the version header (A27),
-#: the deprecation headers (A03), the P2P role (A18); the version announced is the seed's
-#: (``version.1``). No header name is the seed's: a missing one is a difference.
+#: the deprecation headers (A03), the P2P role (A18); the version announced is the spec's
+#: (``version.1``). No header name is the spec's: a missing one is a difference.
 HEADER_BASIS: Mapping[str, str] = {
     f"header {NAMES.request_id}": "A28",
     f"header {_VERSION_HEADER}": "A27",
@@ -119,7 +119,7 @@ _CHECKED = frozenset({NAMES.request_id, _VERSION_HEADER})  # by ``_headers``, on
 
 
 def basis_of(kind: str, operation: str, status: int, field: str) -> str:
-    """The basis of one drift row (see the module docstring): a seed statement id or a
+    """The basis of one drift row (see the module docstring): a spec statement id or a
     register entry id.
 
     Example::
@@ -143,7 +143,7 @@ def basis_of(kind: str, operation: str, status: int, field: str) -> str:
         return CONTROL_PLANE_ENTRY
     statement, entry = OPERATIONS.get(operation, ("", UNKNOWN_ENTRY))
     if kind == "status" and statement and status in _ABSENT:
-        return statement  # an endpoint the seed names is not there
+        return statement  # an endpoint the spec names is not there
     if kind == "code" or status >= 400:
         return ERROR_ENTRY
     return entry
@@ -161,7 +161,7 @@ class _Answer:
 
 @cache
 def _versions() -> tuple[str, frozenset[str]]:
-    """The seed's version and A27's served versions, read once."""
+    """The spec's version and A27's served versions, read once."""
     return str(register.fact("version")), frozenset(register.value("A27")["versions"])
 
 

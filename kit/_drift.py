@@ -44,7 +44,7 @@ class Drift:
     ``kind``: operation, status, content-type, body, header, version or code; ``operation``:
     ``"GET /cards/{card_id}"``; ``field``: ``status``, ``body.last4``, ``header svc-api-version``…;
     ``basis``: what the departed part rests on (:data:`kit._contract.OPERATIONS`) — a statement
-    of the seed (``"endpoint.5"``, ``"version.1"``: the row is **drift**) or a register entry
+    of the spec (``"endpoint.5"``, ``"version.1"``: the row is **drift**) or a register entry
     (``"A35"``: the row is a **difference** from the simulator's choice, :attr:`differs`).
     """
 
@@ -58,7 +58,7 @@ class Drift:
 
     @property
     def differs(self) -> bool:
-        """True when the row departs from a choice (a register entry), not from the seed."""
+        """True when the row departs from a choice (a register entry), not from the spec."""
         return self.basis[:1] == "A"
 
     def __str__(self) -> str:

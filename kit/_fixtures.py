@@ -370,7 +370,7 @@ def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
     header = (
         "Sandbox fixtures for kit serve's simulated personas (synthetic: obviously fake numbers).\n"
         f"Point {env.SANDBOX_FIXTURES} at this file. Format: kit._fixtures "
-        "(README: Running against your sandbox)."
+        "(docs/sandbox.md, Test personas)."
     )
     return render(written, header=header)
 

@@ -69,8 +69,8 @@ def token_fetched(client_id: str, expires_in: int | None, again: bool) -> None:
 
 
 def drift(method: str, path: str, status: int, request_id: str | None, rows: Sequence[Any]) -> None:
-    """WARNING per departure from the seed, INFO per difference from a register entry: the
-    operation, the field or header, and the seed statement or entry it rests on (never the
+    """WARNING per departure from the spec, INFO per difference from a register entry: the
+    operation, the field or header, and the spec statement or entry it rests on (never the
     values)."""
     for row in rows:
         level = logging.INFO if row.differs else logging.WARNING

@@ -3,7 +3,7 @@ JSON body before encoding, and the names of the headers the kit reads and writes
 
 The requestor builds one :class:`Outgoing` per call; the transport turns it into a request in one
 place (:meth:`Outgoing.path` builds the path; :class:`~kit._transport.Transport` adds the
-headers). Each partner operation has a key (:data:`OPERATIONS`): the seed shows the paths of a
+headers). Each partner operation has a key (:data:`OPERATIONS`): the spec shows the paths of a
 few of them; the others are the simulator's choices.
 
 Header names come from the register (:data:`HEADERS`), never from a literal beside the code that
@@ -36,7 +36,7 @@ class HeaderNames(NamedTuple):
 
     #: The partner token (A02's header).
     authorization: str
-    #: The session presented (A28 ``session_id``; the seed's ``svc-session-id``).
+    #: The session presented (A28 ``session_id``; the spec's ``svc-session-id``).
     session_id: str
     #: The key that makes a POST safe to send again (A20).
     idempotency_key: str

@@ -1,6 +1,6 @@
 """Clear-text PII judged by meaning, not by a list of spellings (A11).
 
-The seed accepts personal data "only encrypted" (rule.3, auth.4). A request is refused when it
+The spec accepts personal data "only encrypted" (rule.3, auth.4). A request is refused when it
 holds personal data in clear, wherever it is: a field of a JSON body at any depth, in objects and
 arrays, a query parameter or a form field.
 

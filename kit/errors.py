@@ -257,7 +257,7 @@ class FixturesError(ConfigError):
     """The sandbox fixtures file (``PARTNER_API_SANDBOX_FIXTURES``) cannot be used: unreadable,
     not TOML, or an entry of the wrong shape. The message names the entry, never its value."""
 
-    hint = "see the format in kit._fixtures (README: Running against your sandbox)"
+    hint = "see the format in docs/sandbox.md, Test personas (and kit._fixtures)"
 
 
 class ContractDrift(KitError):

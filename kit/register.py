@@ -67,22 +67,22 @@ def _statements() -> tuple[dict[str, Any], ...]:
 
 
 def statements() -> list[dict[str, Any]]:
-    """Every statement of the seed, in its order: ``id`` (``"rule.3"``, ``"change.7"``),
+    """Every statement of the spec, in its order: ``id`` (``"rule.3"``, ``"change.7"``),
     ``section``, ``text`` (or ``row``, a table row's cells), ``chosen_by`` where it leaves
     something open, and the facts code reads (``types``, ``version``…)."""
     return [json.loads(json.dumps(s)) for s in _statements()]
 
 
 def statement(statement_id: str) -> dict[str, Any]:
-    """One statement of the seed by id (``"auth.4"``); KeyError when there is none."""
+    """One statement of the spec by id (``"auth.4"``); KeyError when there is none."""
     for entry in _statements():
         if entry["id"] == statement_id:
             return json.loads(json.dumps(entry))
-    raise KeyError(f"no statement {statement_id!r} in the seed")
+    raise KeyError(f"no statement {statement_id!r} in the spec")
 
 
 def seed_text() -> str:
-    """The seed itself, verbatim (``data/seed.txt``): what every quote of it is checked against."""
+    """The spec itself, verbatim (``data/seed.txt``): what every quote of it is checked against."""
     return (data_dir() / "seed.txt").read_text(encoding="utf-8")
 
 
@@ -94,7 +94,7 @@ def _facts(statement: dict[str, Any]) -> dict[str, Any]:
 
 
 def _derived(items: tuple[dict[str, Any], ...]) -> dict[str, Any]:
-    """The seed's facts as code reads them, each derived from the statements that state it."""
+    """The spec's facts as code reads them, each derived from the statements that state it."""
     items = tuple(_facts(s) for s in items)
     by_id = {s["id"]: s for s in items}
 
@@ -178,8 +178,8 @@ CHANGE_LISTS = (
 
 def changes() -> list[dict[str, str]]:
     """The nine changes as a table, from their records alone (``docs/contract.md`` and notebook
-    09 show these rows): what each touches, what it did, what the seed says of the version
-    before, and the register entries that choose where the seed is silent.
+    09 show these rows): what each touches, what it did, what the spec says of the version
+    before, and the register entries that choose where the spec is silent.
 
     >>> changes()[1]["did"]
     'added reason'
@@ -196,7 +196,7 @@ def changes() -> list[dict[str, str]]:
         did = [f"{verb} {', '.join(change[verb])}" for verb in verbs if change[verb]]
         previously = change["previously"].items()
         renamed = [f"{old} → {new}" for new, old in previously if new not in change["added"]]
-        verb = "corrected" if "corrected" in change["spec"] else "renamed"  # the seed's own word
+        verb = "corrected" if "corrected" in change["spec"] else "renamed"  # the spec's own word
         did += [f"{verb} {', '.join(renamed)}"] if renamed else []
         did += [f"merged {old} into {new}" for new, old in change["merged"].items()]
         before = [f"{old} (now {new})" for new, old in change["previously"].items()]
@@ -209,7 +209,7 @@ def changes() -> list[dict[str, str]]:
                 "change": change["id"],
                 "touches": "; ".join(touches),
                 "did": "; ".join(did),
-                "before 1.2.0 (the seed)": "; ".join(before) or "not said",
+                "before 1.2.0 (the spec)": "; ".join(before) or "not said",
                 "on the wire": change["on_the_wire"] or "yes",
                 "chosen by": ", ".join(change["chosen_by"]),
             }
@@ -234,7 +234,7 @@ def _spec() -> dict[str, Any]:
 
 
 def spec() -> dict[str, Any]:
-    """What the seed states: ``statements`` (see :func:`statements`) and the facts code reads,
+    """What the spec states: ``statements`` (see :func:`statements`) and the facts code reads,
     derived from them (``version``, ``inbound_event_types``, ``webhook_events``, ``endpoint``
     rows, ``removed_endpoints``, ``deprecated_endpoints``, ``categories``, the nine ``change``s…)."""
     return json.loads(json.dumps(_spec()))
@@ -260,9 +260,9 @@ def personas() -> list[dict[str, Any]]:
     return [json.loads(json.dumps(p)) for p in _personas()]
 
 
-# --- quotes of the seed ----------------------------------------------------------------------------
+# --- quotes of the spec ----------------------------------------------------------------------------
 #
-# A quote of the seed is verbatim: fragments joined by "…" (an elision), each a run of the seed's
+# A quote of the spec is verbatim: fragments joined by "…" (an elision), each a run of the spec's
 # words that starts where a sentence, list item or table cell starts and ends where one ends,
 # except where an "…" marks the cut. ``quote_faults`` says what is wrong with one; ``cite`` names
 # the statements a quote comes from.
@@ -273,7 +273,7 @@ _ELISION = "…"
 
 @cache
 def _units() -> tuple[tuple[str, ...], frozenset[int], frozenset[int], str]:
-    """The seed's lines joined by newlines, with the offsets where its units start and end."""
+    """The spec's lines joined by newlines, with the offsets where its units start and end."""
     text = seed_text()
     starts: set[int] = set()
     ends: set[int] = set()
@@ -304,7 +304,7 @@ def _fragments(quote: str) -> tuple[list[str], bool, bool]:
 
 
 def quote_faults(quote: str) -> list[str]:
-    """What makes ``quote`` not the seed's words (empty when it is): a fragment not in the seed,
+    """What makes ``quote`` not the spec's words (empty when it is): a fragment not in the spec,
     or cut inside a sentence, item or cell without an "…" there."""
     _, starts, ends, text = _units()
     parts, open_start, open_end = _fragments(quote)
@@ -316,7 +316,7 @@ def quote_faults(quote: str) -> list[str]:
         may_end_inside = index < len(parts) - 1 or open_end
         found = [m.start() for m in re.finditer(re.escape(part), text)]
         if not found:
-            faults.append(f"not in the seed: {part!r}")
+            faults.append(f"not in the spec: {part!r}")
         elif not any(
             (may_start_inside or at in starts) and (may_end_inside or at + len(part) in ends) for at in found
         ):
@@ -325,7 +325,7 @@ def quote_faults(quote: str) -> list[str]:
 
 
 def cite(quote: str) -> list[str]:
-    """The ids of the statements ``quote``'s fragments come from, in the seed's order."""
+    """The ids of the statements ``quote``'s fragments come from, in the spec's order."""
     parts, _, _ = _fragments(quote)
     found: list[str] = []
     for entry in _statements():

@@ -174,16 +174,16 @@ def test_nothing_cites_files_outside_the_repository(folder: str) -> None:
     assert not hits, "cite the register or docs/contract.md instead:\n" + "\n".join(hits)
 
 
-# --- the seed's section holds the seed, and only the seed -----------------------------------------
+# --- the spec's section holds the spec, and only the spec -----------------------------------------
 
 
-def _seed_section() -> str:
+def _spec_section() -> str:
     text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
-    return text[text.index("\n## The seed\n") :]
+    return text[text.index("\n## The spec\n") :]
 
 
-def test_the_seed_section_holds_every_statement_with_its_id() -> None:
-    section = _seed_section()
+def test_the_spec_section_holds_every_statement_with_its_id() -> None:
+    section = _spec_section()
     for statement in register.statements():
         assert f"**{statement['id']}**" in section, statement["id"]
         words = statement.get("text") or " | ".join(statement["row"])
@@ -194,16 +194,16 @@ def test_the_seed_section_holds_every_statement_with_its_id() -> None:
     "choice",
     ["svc-p2p-role", "410", "30 days", "event-renamed", "endpoint-removed", "successor", "Image\" = "],
 )
-def test_the_seed_section_presents_no_choice_as_the_seeds(choice: str) -> None:
-    """The simulator's choices the issue found presented as the seed's words are not in it."""
-    assert choice not in _seed_section()
+def test_the_spec_section_presents_no_choice_as_the_specs(choice: str) -> None:
+    """The simulator's choices the issue found presented as the spec's words are not in it."""
+    assert choice not in _spec_section()
 
 
-def test_the_categories_are_said_as_the_seed_says() -> None:
-    section = _seed_section()
+def test_the_categories_are_said_as_the_spec_says() -> None:
+    section = _spec_section()
     assert "Two renames (Top Up → External Card Transfers; Tokens → Digital Wallet Tokens)" in section
     assert "one merge (Image into Payback Rewards)" in section
-    assert "Document Request webhooks (the seed names no category they were in before)" in section
+    assert "Document Request webhooks (the spec names no category they were in before)" in section
     assert "Document Request webhooks →" not in section and "Image → Payback" not in section
 
 

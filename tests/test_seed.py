@@ -227,11 +227,11 @@ def test_each_change_says_what_it_touches_and_what_it_did() -> None:
 def test_the_change_table_comes_from_the_records() -> None:
     rows = register.changes()
     assert [r["change"] for r in rows] == [f"change.{n}" for n in range(1, 10)]
-    assert rows[4]["before 1.2.0 (the seed)"] == "had POST /accounts/{account_id}/savings/close"
-    before = rows[5]["before 1.2.0 (the seed)"]
+    assert rows[4]["before 1.2.0 (the spec)"] == "had POST /accounts/{account_id}/savings/close"
+    before = rows[5]["before 1.2.0 (the spec)"]
     assert "person.document_request.created (now document_request.created)" in before
     assert rows[8]["on the wire"] == "Category names do not change paths."
-    assert rows[3]["before 1.2.0 (the seed)"] == "not said" and "A27" in rows[3]["chosen by"]
+    assert rows[3]["before 1.2.0 (the spec)"] == "not said" and "A27" in rows[3]["chosen by"]
 
 
 # --- quotes of the seed, marked one way ----------------------------------------------------------

@@ -9,7 +9,7 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   profile, :mod:`kit._profiles`); each outcome is a line of text and a display of MIME type
   :data:`CHECK_MIME_TYPE` that ``kit regress`` counts;
 - each check's basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` — a statement of the
-  seed, which any conforming server must hold — or ``choice="A15"`` — a register entry, the
+  spec, which any conforming server must hold — or ``choice="A15"`` — a register entry, the
   simulator's choice; off the simulator a choice check that does not hold **differs**
   (``≠ check differs: … — differs from A15: the simulator chooses …, this server answered …``),
   counted apart and never raising. :func:`chosen` is the value a choice check expects (the
@@ -22,12 +22,12 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
   :data:`DRIFT_MIME_TYPE`, one :func:`text_line` per drift);
 - :func:`conformance`: which register entries this kernel's calls confirmed, which differ
   (what the simulator chooses, what the server answered) and which none could tell, and the
-  seed statements checked — a DataFrame, the table ``kit regress`` writes to ``conformance.md``;
-- :func:`start`, the preamble of every flow notebook (connect, and reset the simulator to the
-  seed where the profile can);
+  spec's statements checked — a DataFrame, the table ``kit regress`` writes to ``conformance.md``;
+- :func:`start`, the preamble of every flow notebook (connect, and reset the simulator to its
+  random seed where the profile can);
 - the test persona helpers :func:`persona` and :func:`kyc_answers` (the client's profile says
   where personas and answers come from: the simulator, or the sandbox fixtures file);
-- :func:`register_table`, register entries as a compact table (one line each, the seed's words
+- :func:`register_table`, register entries as a compact table (one line each, the spec's words
   and the simulator's choice on demand); :func:`entries_used`, the table a notebook ends with:
   the entries its calls and checks relied on;
 - :func:`problem_code`, the problem code a check expects (the register's choice, A64);

@@ -1,9 +1,9 @@
-"""What a check rests on: a statement of the seed or a register entry, and the values expected.
+"""What a check rests on: a statement of the spec or a register entry, and the values expected.
 
 Every check names its **basis** (:func:`kit.notebook.check`): ``spec="card.1"`` — a statement
-of the seed (its id in ``data/spec.toml``): any server that keeps the spec must hold it — or
+of the spec (its id in ``data/spec.toml``): any server that keeps the spec must hold it — or
 ``choice="A15"`` — a register entry (``data/assumptions.toml``): what the simulator chose where
-the seed says "not shown", which another server may choose differently.
+the spec says "not shown", which another server may choose differently.
 
 The values a choice check compares with come from :func:`chosen`: the register's, or those of
 an **expectation overlay** (:mod:`kit._choices`) — named by ``KIT_EXPECT_CHOICES`` (``kit regress
@@ -51,7 +51,7 @@ _STATEMENT_ID = re.compile(r"^[a-z][a-z_]*\.\d+$")
 
 @cache
 def statement_ids() -> frozenset[str]:
-    """The ids of the seed's statements (``data/spec.toml`` ``[[statement]]``; empty when the
+    """The ids of the spec's statements (``data/spec.toml`` ``[[statement]]``; empty when the
     file has no ids)."""
     with open(register.data_dir() / "spec.toml", "rb") as f:
         found = tomllib.load(f).get("statement", [])
@@ -65,7 +65,7 @@ def _entry_ids() -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Basis:
-    """A check's basis: ``kind`` ``"spec"`` (a seed statement) or ``"choice"`` (a register
+    """A check's basis: ``kind`` ``"spec"`` (a spec statement) or ``"choice"`` (a register
     entry), and the ``id``; ``kind == ""`` for a check that names none (deprecated)."""
 
     kind: str = ""
@@ -94,7 +94,7 @@ class Basis:
             return cls("choice", choice)
         if _STRICT.on:
             raise TypeError(
-                "a check names its basis: check(name, spec='<statement id>') for what the seed "
+                "a check names its basis: check(name, spec='<statement id>') for what the spec "
                 "states, or check(name, choice='A..') for a register entry"
             )
         return cls()

@@ -150,7 +150,7 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
     """A named check (see the module docstring): a ``with`` block, or a decorated function
     that runs at once — or is reported skipped when this profile lacks what it ``needs``.
 
-    Its basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` (a statement of the seed: fails on
+    Its basis (:mod:`kit.notebook.basis`): ``spec="card.1"`` (a statement of the spec: fails on
     any server that violates it) or ``choice="A15"`` (a register entry: fails on the simulator;
     on any other profile, a miss is reported as a **difference** — ``≠ check differs: … —
     differs from A15: …`` — and the notebook goes on). Compare with :meth:`expect`,

@@ -1,11 +1,11 @@
 """Conformance: which of the register's choices a server confirmed, which it made otherwise,
-which no call could tell, and the seed statements checked — one table.
+which no call could tell, and the spec's statements checked — one table.
 
 Every register entry (``data/assumptions.toml``, in its order) gets a status: **confirmed** (a
 choice check of it passed), **differs** (a choice check or a contract row departed from it: what
 the simulator chooses, what the server answered, where it was seen) or **not observed**, with
 why (a check skipped for a need the server lacks; a check that stopped at another entry's
-difference first; no check in the notebooks run). Every seed statement a check named, or
+difference first; no check in the notebooks run). Every spec statement a check named, or
 contract drift departed from, is **passed** or **violated** (or **not checked**: skipped).
 
 The rows are built from :class:`Seen` records — one per check outcome or contract row — by
@@ -62,7 +62,7 @@ _NO_CHECK = "the seed leaves it to the server and no call in this run showed it"
 
 @dataclass(frozen=True)
 class Seen:
-    """One thing a run saw of a register entry or a seed statement (``basis``): a check's
+    """One thing a run saw of a register entry or a spec statement (``basis``): a check's
     outcome (``kind`` ``choice`` or ``spec``) or a contract row (``contract``), ``where`` (the
     notebook, cell and check or operation), its ``reason``, and its :class:`Observation` s."""
 
@@ -116,7 +116,7 @@ def shown(value: Any, chosen: Any = None) -> str:
 
 @dataclass(frozen=True)
 class Table:
-    """The entries (register order) and the seed statements seen (sorted by id)."""
+    """The entries (register order) and the spec statements seen (sorted by id)."""
 
     entries: tuple[Row, ...]
     statements: tuple[Row, ...] = field(default=())
@@ -165,7 +165,7 @@ class Table:
                 row = (r.id, _bold(r.status), "; ".join(r.seen[:3]), r.why)
                 lines.append("| " + " | ".join(_md(c) for c in row) + " |")
         else:
-            lines.append("No check named a seed statement.")
+            lines.append("No check named a spec statement.")
         return "\n".join(lines) + "\n"
 
     def frame(self) -> pd.DataFrame:

@@ -22,7 +22,7 @@ MIME_TYPE = "application/vnd.partner-api-kit._drift+json"
 
 
 def text_line(drift: Drift) -> str:
-    """The line a notebook shows for one drift: ``contract drift: …`` where the seed's word was
+    """The line a notebook shows for one drift: ``contract drift: …`` where the spec's word was
     departed from, ``≠ differs from A35 (contract): …`` where a register entry's choice was.
 
     Example::

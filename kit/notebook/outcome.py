@@ -16,7 +16,7 @@ OUTCOMES = tuple(_MARKS)
 @dataclass(frozen=True)
 class CheckOutcome:
     """One check's outcome: ``passed``, ``failed``, ``skipped`` or ``differs`` (``reason`` says
-    why); ``kind`` and ``basis`` what it rests on (``spec`` and a seed statement id, ``choice``
+    why); ``kind`` and ``basis`` what it rests on (``spec`` and a spec statement id, ``choice``
     and a register entry id; empty for a check that names none); ``observed``, for a difference,
     the register keys as this server answered them (:meth:`kit.notebook.observe.Observation.data`)."""
 

@@ -1,6 +1,6 @@
 """A refusal the notebook expects, whatever code the server refuses with.
 
-The seed shows no error codes: the codes are the simulator's choices (register entries). A
+The spec shows no error codes: the codes are the simulator's choices (register entries). A
 notebook that expects a refusal catches it with :class:`refused`, goes on, and checks the code
 as a choice check (a difference, not a crash, on a server that chose another code)::
 
@@ -42,7 +42,7 @@ class refused:  # lower case: used as ``with refused(…)``, like a function
     ) -> None:
         if expect_code is not None and not choice:
             raise ValueError(
-                "refused(expect_code=…) needs choice='A..': the seed shows no codes, so the code "
+                "refused(expect_code=…) needs choice='A..': the spec shows no codes, so the code "
                 "is a register entry's choice"
             )
         self.expect_code = expect_code

@@ -2,7 +2,7 @@
 
 :func:`attribute` finds the change whose record in ``data/spec.toml`` touches a difference (its
 operations, fields, card and event types, and the values of the register entries that choose for
-it); :func:`basis` says whether the seed's own words explain it (``"seed"``) or the register chose
+it); :func:`basis` says whether the spec's own words explain it (``"seed"``) or the register chose
 it for the version before (a register entry id); a :class:`Difference` carries both. Used by
 :mod:`kit.regress.migration`.
 
@@ -36,7 +36,7 @@ class Difference:
 
     @property
     def chosen(self) -> bool:
-        """Explained by the register's choice for the version before, not by the seed."""
+        """Explained by the register's choice for the version before, not by the spec."""
         return self.change is not None and self.basis not in (None, "seed")
 
     def line(self) -> str:
@@ -123,5 +123,5 @@ def basis(change: int | None, kind: str, where: str) -> str | None:
             return str(entry)
     added_values = set(record.get("added", [])) & {*record.get("fields", []), *record.get("card_types", [])}
     if added_values and kind in ("code", "path"):
-        return "A27"  # what 1.1.0 answered to what it did not have: the seed does not say
+        return "A27"  # what 1.1.0 answered to what it did not have: the spec does not say
     return "seed"

@@ -3,7 +3,7 @@
 Exit status (:mod:`kit.regress.model`): 0 when every notebook passed and nothing leaked, 1 when
 a notebook failed or leaked, 2 for a usage error (a refused parameter, a missing variable, no
 notebook selected, an unusable fixtures file), 3 when an answer differed from the contract
-(``data/openapi.json``) departed from what the seed states — unless ``--allow-drift``, which
+(``data/openapi.json``) departed from what the spec states — unless ``--allow-drift``, which
 only reports it; ``--reruns N`` makes a notebook that passes on a rerun flaky (0), not a failure,
 except on ``sim``. A difference from the simulator's choices (a register entry) is reported
 apart and fails the run (1) only with ``--strict-choices``; ``--choices FILE`` makes the run's
@@ -193,7 +193,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "(kit._fixtures). "
         "Exit status: 0 all passed (flaky ones too), 1 a notebook failed or leaked (or differed, with "
         "--strict-choices), "
-        "2 a usage error, 3 contract drift from the seed (unless --allow-drift)."
+        "2 a usage error, 3 contract drift from the spec (unless --allow-drift)."
     )
     parser.set_defaults(func=command)
     return parser

@@ -4,7 +4,7 @@ and ``--write-choices FILE``, the differences as a choice overlay.
 Every ``kit regress`` run on a profile other than ``sim`` writes the conformance table
 (:mod:`kit.notebook.conformity`) of its notebooks: a row per register entry — confirmed,
 differs (the simulator's value, the server's answer, the notebook, cell and check or call), or
-not observed and why — then the seed statements checked, passed or violated. The first line
+not observed and why — then the spec's statements checked, passed or violated. The first line
 counts them: ``N entries: C confirmed, D differ, U not observed; S seed statements checked, V
 violated``. Both files are scanned for leaks like the other reports.
 

@@ -9,8 +9,8 @@ version header itself are left out or replaced by placeholders) and compared cal
 difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
 ``change.N``: its operations, fields, card and event types, and the values of the register
 entries that choose for it) or reported "unexplained". An explained difference is either the
-seed's (what the change says was added, removed, deprecated or renamed, present on one side and
-absent on the other) or the register's choice (:func:`basis`): what 1.1.0 did where the seed
+spec's (what the change says was added, removed, deprecated or renamed, present on one side and
+absent on the other) or the register's choice (:func:`basis`): what 1.1.0 did where the spec
 says nothing of it, such as refusing a field or card type 1.2.0 added (A27), its answer before
 the event types were specified (change 4, A27), the fields of its answers (A27) or the paths
 the kit chose for Refer a Friend (A66). ``OUT/migration.md`` starts with exactly

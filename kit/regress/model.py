@@ -8,7 +8,7 @@ could not start; :data:`EXIT_DRIFT` 3 an answer differed from the contract (``da
 — it wins over 1, since a drifting API is the likely cause of the failures it brings; with
 ``--allow-drift`` drift is only reported.
 
-Drift is a departure from what the seed states. A departure from a register entry — a choice
+Drift is a departure from what the spec states. A departure from a register entry — a choice
 check that **differs** (:mod:`kit.notebook`) or a contract row whose basis is an entry
 (:attr:`kit._drift.Drift.differs`) — is a **difference**: reported apart, and it fails the run
 (exit 1) only with ``--strict-choices``.
@@ -56,7 +56,7 @@ class RegressError(KitError):
 class CheckResult:
     """One named check of a notebook (:mod:`kit.notebook`): ``passed``, ``failed``, ``skipped``
     or ``differs`` (``reason`` says why), in ``cell`` (``cell 7``, counted from 1); ``kind`` and
-    ``basis`` what it rests on (``spec`` and a seed statement id, ``choice`` and an entry id);
+    ``basis`` what it rests on (``spec`` and a spec statement id, ``choice`` and an entry id);
     ``observed`` what a difference observed of the register's keys (:mod:`kit.notebook.observe`)."""
 
     name: str
@@ -124,7 +124,7 @@ class NotebookResult:
 
     @property
     def seed_drift(self) -> tuple[Drift, ...]:
-        """Its drift that departs from the seed (the rest differs from a register entry)."""
+        """Its drift that departs from the spec (the rest differs from a register entry)."""
         return tuple(d for d in self.drift if not d.differs)
 
     @property
@@ -184,7 +184,7 @@ class RegressReport:
 
     @property
     def drift(self) -> tuple[tuple[str, Drift], ...]:
-        """Every departure from the seed in the contract check: (notebook, drift)."""
+        """Every departure from the spec in the contract check: (notebook, drift)."""
         return tuple((r.notebook, d) for r in self.results for d in r.seed_drift)
 
     @property

@@ -3,7 +3,7 @@
 The file holds the run's parameters (and parameter sets), the kit's version and the API
 version the notebooks spoke, when it started and ended, its exit status, and one record per
 notebook (status — ``passed``, ``failed``, ``leaked`` or ``flaky`` —, seconds, failing cell,
-error, earlier failed attempts), per named check (notebook, cell, title, basis — a seed
+error, earlier failed attempts), per named check (notebook, cell, title, basis — a spec
 statement id or a register entry —, outcome — ``passed``, ``failed``, ``skipped``, ``differs``
 or ``flaky`` —, expected and got when the check compared, message), per difference from a
 register entry and per contract drift; ``since_last_run`` is the comparison with the previous

@@ -6,7 +6,7 @@ The summary opens with what changed **since the last run** when there is one to 
 one, which passed on a rerun, says so with its first failure), then (when there are any) a
 **Checks** section — per notebook how many named checks ran, passed, failed, were skipped and
 differ, and each one that did not pass with its reason (a failure says what was expected and
-what came) — a **Contract drift** section: each answer that departed from what the seed states
+what came) — a **Contract drift** section: each answer that departed from what the spec states
 (operation, field or header, expected, got, request id) — and a **Differences from the
 simulator's choices** section: one line per departure from a register entry, naming the entry
 and saying "differs", with the notebook, the check or contract field, and what.
@@ -154,7 +154,7 @@ def differences_section(results: Sequence[NotebookResult]) -> list[str]:
         "",
         f"{len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
         f"({', '.join(entries)}) differ on this server, {sum(counted.values())} time(s): the simulator "
-        'chose otherwise where the seed says "not shown" (`data/assumptions.toml`). Not a failure '
+        'chose otherwise where the spec says "not shown" (`data/assumptions.toml`). Not a failure '
         "unless `--strict-choices`.",
         "",
     ]
@@ -178,10 +178,10 @@ def drift_section(results: Sequence[NotebookResult]) -> list[str]:
         "",
         "## Contract drift",
         "",
-        f"{len(rows)} time(s) an answer departed from what the seed states "
+        f"{len(rows)} time(s) an answer departed from what the spec states "
         "(checked against `data/openapi.json`):",
         "",
-        "| notebook | operation | field or header | expected | got | request id | seed |",
+        "| notebook | operation | field or header | expected | got | request id | spec |",
         "|---|---|---|---|---|---|---|",
     ]
     for nb, d in rows:

@@ -2,7 +2,7 @@
 
 ``data/openapi.json`` is exactly the OpenAPI document the simulator serves at ``/openapi.json``
 (default settings), pretty-printed. ``docs/contract.md`` puts together, per area, the routes,
-their answers and codes, and for each behaviour whether the seed states it (its words, from
+their answers and codes, and for each behaviour whether the spec states it (its words, from
 ``data/spec.toml``) or the simulator chose it (the register entry of ``data/assumptions.toml``).
 Both are generated, never edited; ``tests/test_contract_docs.py`` fails when either is stale.
 
@@ -38,7 +38,7 @@ NAMING_RULE = (
     "validity (A06, A07, A30, A34), not found (A30 and the resource's entry), business rules. What "
     "shapes a success is named by the route (its representation, A35, A36…); every problem+json "
     "answer names A21, every control-plane answer A45. An idempotent replay repeats the stored "
-    "answer's list. A behaviour no entry names comes from the seed itself."
+    "answer's list. A behaviour no entry names comes from the spec itself."
 )
 
 
@@ -61,7 +61,7 @@ def openapi_documents() -> dict[str, dict[str, Any]]:
 
 
 def document_path(root: Path, version: str) -> Path:
-    """Where a version's document is kept: ``data/openapi.json`` for the seed's version,
+    """Where a version's document is kept: ``data/openapi.json`` for the spec's version,
     ``data/openapi-<version>.json`` beside it for another."""
     from kit.sim.versions import CURRENT
 
@@ -118,13 +118,13 @@ def covered_codes() -> dict[tuple[int, str], list[str]]:
 
 
 def _quote(text: str, indent: str = "") -> list[str]:
-    """A quote of the seed, marked the one way: a blockquote ending "— the spec (ids)"."""
+    """A quote of the spec, marked the one way: a blockquote ending "— the spec (ids)"."""
     ids = ", ".join(register.cite(text))
     return [f"{indent}> {text}", f"{indent}> — the spec ({ids})", ""]
 
 
 def _row_words(row: dict[str, str]) -> str:
-    """A row of the seed's endpoint table, its cells as the seed writes them."""
+    """A row of the spec's endpoint table, its cells as the spec writes them."""
     return " | ".join(row[key] for key in ("method", "path", "sent", "returned", "notes"))
 
 
@@ -158,16 +158,16 @@ def _route_section(method: str, path: str, op: dict[str, Any]) -> list[str]:
     key = DEFAULT_DIALECT.operation(method, path)
     if seed is None and key is not None:
         lines += [
-            f"The endpoint is not in the seed's table: its path is **choice A67** `paths.{key}` (a "
+            f"The endpoint is not in the spec's table: its path is **choice A67** `paths.{key}` (a "
             "dialect file may give another), its body and answers are the simulator's.",
             "",
         ]
         lines += _quote("All other endpoints of the service: not shown.")
     elif seed is None:
-        lines += ["The endpoint is not in the seed's table: path, body and answers are the simulator's.", ""]
+        lines += ["The endpoint is not in the spec's table: path, body and answers are the simulator's.", ""]
         lines += _quote("All other endpoints of the service: not shown.")
     else:
-        lines += [f"The seed's table ({seed['id']}: method, path, sent, returned, notes):", ""]
+        lines += [f"The spec's table ({seed['id']}: method, path, sent, returned, notes):", ""]
         lines += _quote(_row_words(seed))
     for status in success:
         for entry in covering_entries(method, path, status):
@@ -208,7 +208,7 @@ def _register() -> list[str]:
     lines = [
         "## The register",
         "",
-        "The simulator's choices, each beside the seed's words that leave it open.",
+        "The simulator's choices, each beside the spec's words that leave it open.",
         "",
     ]
     for entry in register.assumptions():
@@ -229,9 +229,9 @@ def _register() -> list[str]:
 def _seed_statements() -> list[str]:
     spec = register.spec()
     lines = [
-        "## The seed",
+        "## The spec",
         "",
-        f"Every statement of the seed (the API's specification, version {spec['version']}), in its own "
+        f"Every statement of the spec (the API's description, version {spec['version']}), in its own "
         "words and with its id (`data/spec.toml`; the whole text is `data/seed.txt`). Nothing here is "
         "a choice: where a statement leaves something open, the register entries that choose are named.",
         "",
@@ -254,7 +254,7 @@ def _seed_statements() -> list[str]:
             own = ", ".join(categories["own_category"])
             lines += [
                 f"Two renames ({renamed}), one merge ({merged}) and a category of its own for {own} "
-                "webhooks (the seed names no category they were in before); paths unchanged.",
+                "webhooks (the spec names no category they were in before); paths unchanged.",
                 "",
             ]
         if statement.get("chosen_by"):
@@ -282,7 +282,7 @@ def _versions(documents: dict[str, dict[str, Any]]) -> list[str]:
         f"operations in one: `data/openapi.json` is `{versions.CURRENT}`'s (served at `/openapi.json`) "
         f"and `data/openapi-{versions.PREVIOUS}.json` is `{versions.PREVIOUS}`'s, made from the same "
         "routes by undoing each change's gate (`kit/sim/versions.py`), so a client or a drift check "
-        "reads one whole contract per version and `data/openapi.json` stays exactly the seed "
+        "reads one whole contract per version and `data/openapi.json` stays exactly the spec "
         "version's. The client's drift check judges each answer by the document of the version that "
         "served it. The changes, as undone under "
         f"{versions.PREVIOUS}, are the table above; the operations only {versions.PREVIOUS} has:",
@@ -305,15 +305,16 @@ def contract_markdown(document: dict[str, Any], documents: dict[str, dict[str, A
         "the simulator's OpenAPI document (data/openapi.json). Do not edit by hand. -->",
         "",
         f"Partner Financial Services API {spec['version']}, as the simulator serves it. For every "
-        "behaviour this page says whether the seed (the API's specification) states it — its own words, "
-        "quoted as blockquotes that end by naming the seed and the statement's id — or the simulator "
-        "chose it where the seed says "
+        "behaviour this page says whether the spec (the API's description, `data/seed.txt`, one id per "
+        "statement in `data/spec.toml`) states it — its own words, quoted as blockquotes that end by "
+        "naming the spec and the statement's id — or the simulator "
+        "chose it where the spec says "
         "“not shown”: a **choice** with its register entry (`Axx`, below). A partner sandbox may choose "
         "differently.",
         "",
         "## Every answer",
         "",
-        f"- The session token travels in `{spec['session_header']}` (the seed, session.4, sequence.4); "
+        f"- The session token travels in `{spec['session_header']}` (the spec, session.4, sequence.4); "
         "the partner token in `Authorization: Bearer` (choice A02).",
         "- Every answer carries `svc-request-id`, `svc-api-version` and `svc-assumptions`, and "
         "`svc-session-expires-at` when a valid session was presented (choices A27, A28).",
@@ -329,8 +330,8 @@ def contract_markdown(document: dict[str, Any], documents: dict[str, dict[str, A
         "## The changes of 1.2.0",
         "",
         "The nine changes from the version before (1.1.0, the kit's name for it: A27), each as its record "
-        "in `data/spec.toml` states it: what it touches, what it did, what the seed says of the version "
-        "before, and the register entries that choose where the seed is silent.",
+        "in `data/spec.toml` states it: what it touches, what it did, what the spec says of the version "
+        "before, and the register entries that choose where the spec is silent.",
         "",
         register.changes_markdown(),
     ]

@@ -39,12 +39,12 @@ REPLAYED = "Idempotent-Replayed"
 
 _SPEC = {"deprecated_endpoints": register.fact("deprecated_endpoints")}
 _LEGACY = register.value("A03")
-#: The token endpoint: the seed's replacement for the deprecated POST ("Replaced by POST
+#: The token endpoint: the spec's replacement for the deprecated POST ("Replaced by POST
 #: /oauth/accesstoken", endpoint.2).
 (TOKEN_PATH,) = {
     e["replaced_by"].split(" ", 1)[1] for e in _SPEC["deprecated_endpoints"] if "replaced_by" in e
 }
-#: The deprecated endpoints' path(s) and the methods the seed lists for each (endpoint.2, endpoint.3).
+#: The deprecated endpoints' path(s) and the methods the spec lists for each (endpoint.2, endpoint.3).
 DEPRECATED: dict[str, list[str]] = {}
 for _endpoint in _SPEC["deprecated_endpoints"]:
     DEPRECATED.setdefault(_endpoint["path"], []).append(_endpoint["method"])
@@ -55,7 +55,7 @@ _REPLACED = {
 
 def deprecation_headers(method: str, path: str) -> dict[str, str]:
     """The headers of every answer from a deprecated endpoint's path, whatever the method (A03):
-    ``Deprecation``, and a ``Link`` to the replacement only where the seed names one (the POST's:
+    ``Deprecation``, and a ``Link`` to the replacement only where the spec names one (the POST's:
     "Replaced by POST /oauth/accesstoken"; it names none for the DELETE). Empty for other paths.
 
     >>> sorted(deprecation_headers("DELETE", "/authorization/server_api/access_tokens"))

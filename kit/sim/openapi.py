@@ -147,7 +147,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str
             _finish(schema, served)
             if chosen.overlay:
                 follow(schema, chosen)
-            # One document per version served (A27); FastAPI's own is the seed version's.
+            # One document per version served (A27); FastAPI's own is the spec version's.
             app.state.openapi_documents = {v: versions.document(schema, v) for v in chosen.versions}
             app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
         return app.openapi_schema
@@ -269,7 +269,7 @@ _EVERY_ANSWER = {
 
 def response_header(required: bool, entry: str, what: str) -> dict[str, Any]:
     """A response header's declaration: its entry names the choice (a missing one is a
-    difference from that entry: no header name is the seed's but svc-session-id)."""
+    difference from that entry: no header name is the spec's but svc-session-id)."""
     return {
         "description": f"{what} (register {entry})",
         "required": required,

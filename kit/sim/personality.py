@@ -173,7 +173,7 @@ def _problems(overlay: Overlay) -> list[Refusal]:
                 Refusal(
                     "A27",
                     "versions",
-                    f"must list distinct versions of {', '.join(known)}, the seed's "
+                    f"must list distinct versions of {', '.join(known)}, the spec's "
                     f"{register.fact('version')} among them (version.1)",
                 )
             )

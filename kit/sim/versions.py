@@ -3,10 +3,10 @@
 A request names its version in ``svc-api-version`` (absent: the server's default); an unknown
 one is refused before routing (step 0 of the order of checks, :func:`refusal`, asked by
 ``kit.sim.middleware``). Every other difference between 1.1.0 and 1.2.0-20221215 is one change
-of the seed's list, and each change's version logic sits in its section below, and only there:
+of the spec's list, and each change's version logic sits in its section below, and only there:
 routes, the pipeline and the webhook engine ask these functions, never compare versions
 themselves. What each change touches is its record in ``data/spec.toml`` (``change.N``); what
-the seed leaves open about the version before is the register's (A27, A65, A66).
+the spec leaves open about the version before is the register's (A27, A65, A66).
 
     >>> in_force(2, "1.1.0"), in_force(2, CURRENT)
     (False, True)
@@ -40,11 +40,11 @@ _VALUE = register.value("A27")
 #: The request and response header naming the version.
 HEADER: str = API_VERSION
 _HEADER_BYTES = HEADER.encode("latin-1")
-#: The seed's version (version.1), the default.
+#: The spec's version (version.1), the default.
 CURRENT: str = _SPEC["version"]
 #: Every version served, oldest first.
 SUPPORTED: tuple[str, ...] = tuple(_VALUE["versions"])
-#: The version before 1.2.0, as the kit names it (the seed names none: A27).
+#: The version before 1.2.0, as the kit names it (the spec names none: A27).
 (PREVIOUS,) = [v for v in SUPPORTED if v != CURRENT]
 _CHANGES = {c["number"]: c for c in _SPEC["change"]}
 #: The changes of 1.2.0 and the versions each is in force in. Change 9 renames categories, names
@@ -263,9 +263,9 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
         return doc
     doc["info"]["version"] = version
     doc["info"]["description"] = doc["info"]["description"].replace(CURRENT, version) + (
-        f" {version} is the kit's name for the version before {CURRENT} (the seed names none), and "
-        "this document is the kit's reconstruction of it: only what the seed's change list says "
-        f"{CURRENT} changed is the seed's; everything else of {version} is the register's choice "
+        f" {version} is the kit's name for the version before {CURRENT} (the spec names none), and "
+        "this document is the kit's reconstruction of it: only what the spec's change list says "
+        f"{CURRENT} changed is the spec's; everything else of {version} is the register's choice "
         "(A27, A65, A66)."
     )
     if not token_endpoint_exists(version):  # change 1

@@ -44,7 +44,7 @@ def test_public_all_is_pinned_and_sorted() -> None:
     assert "version" in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dynamic"]
 
 
-#: The modules users and notebooks import by name (README, "The public API"; issue 30 item 3).
+#: The modules users and notebooks import by name (docs/api.md, "The public API"; issue 30 item 3).
 PUBLIC_MODULES = (
     "kit",
     "kit.errors",

@@ -39,7 +39,7 @@ class Operation:
     rest: bool = False
 
 
-#: The deprecated token path (the seed's endpoint.2 and .3) and the methods it lists.
+#: The deprecated token path (the spec's endpoint.2 and .3) and the methods it lists.
 ((LEGACY_PATH, _LEGACY_METHODS),) = DEPRECATED.items()
 _LEGACY_OTHER = tuple(sorted(set(ALL_METHODS) - {"POST", "DELETE", *_LEGACY_METHODS}))
 (_SAVINGS_CLOSE,) = [e["path"] for e in register.fact("removed_endpoints") if e["path"]]

@@ -34,7 +34,7 @@ from kit.sim.table import Routes
 
 router = Routes(tags=["partner auth"])
 _TOKEN = register.value("A01")
-#: The methods the seed lists for the deprecated path (POST and DELETE).
+#: The methods the spec lists for the deprecated path (POST and DELETE).
 ((_, LEGACY_METHODS),) = DEPRECATED.items()
 GRANT_TYPES: list[str] = _TOKEN["grant_types"]
 

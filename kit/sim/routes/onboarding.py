@@ -74,7 +74,7 @@ async def create_account(request: Request) -> Response:
 
 
 def _questions(ids: Ids, person_id: str, born: date, national_id: str) -> tuple[list[dict], dict]:
-    """Three questions answerable from the PII; choices drawn from the seed (A12)."""
+    """Three questions answerable from the PII; choices drawn from the random seed (A12)."""
     rng = ids.rng("kyc", person_id)
     per = int(_KYC["choices_per_question"])
     years = sorted({born.year, *rng.sample([born.year + d for d in range(-8, 9) if d], per - 1)})

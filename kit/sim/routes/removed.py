@@ -1,8 +1,8 @@
 """Endpoints removed in 1.2.0: savings close (change 5) and Refer a Friend (change 8).
 
 Under 1.2.0 they answer 404 ``endpoint-removed``, no token needed (A29): the removed endpoints
-are the seed's own list (``removed_endpoints`` of ``kit.register.spec()``: endpoint.8,
-endpoint.10), and Refer a Friend's paths are the ones the kit chose for 1.1.0 (A66). The seed
+are the spec's own list (``removed_endpoints`` of ``kit.register.spec()``: endpoint.8,
+endpoint.10), and Refer a Friend's paths are the ones the kit chose for 1.1.0 (A66). The spec
 says the endpoint "no longer exists", whatever the method: every method of its path answers the
 same, and the answer names none. Under 1.1.0 (A27) they are served: savings close (A65) and the
 two Refer-a-Friend operations (A66); another method there is 405. Which version removed them is
@@ -26,7 +26,7 @@ from kit.sim.problems import Problem, uses
 from kit.sim.table import Routes
 
 router = Routes(tags=["removed in 1.2.0"])
-# The one removed endpoint whose path the seed shows: savings close.
+# The one removed endpoint whose path the spec shows: savings close.
 (SAVINGS_CLOSE,) = [e for e in register.fact("removed_endpoints") if e["path"]]
 REMOVED_IN = SAVINGS_CLOSE["removed_in"]
 CODE_PREFIX: str = register.value("A66")["code_prefix"]
