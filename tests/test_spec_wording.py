@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The files whose prose is read, as globs from the repository root.
-SOURCES: tuple[str, ...] = ("README.md", "docs/*.md")
+SOURCES: tuple[str, ...] = ("README.md", "docs/*.md", "notebooks/[0-9]*.ipynb", "notebooks/_template.ipynb")
 
 #: Phrasings that say "seed" for the API's description (case-insensitive).
 REFUSED: tuple[str, ...] = (
