@@ -210,8 +210,9 @@ def changes() -> list[dict[str, str]]:
                 "touches": "; ".join(touches),
                 "did": "; ".join(did),
                 "before 1.2.0 (the spec)": "; ".join(before) or "not said",
-                "on the wire": change["on_the_wire"] or "yes",
-                "chosen by": ", ".join(change["chosen_by"]),
+                # a change the spec says leaves the wire alone (category.1) has nothing chosen
+                "on the wire": f"no ({', '.join(change['see'])})" if change["on_the_wire"] else "yes",
+                "chosen by": ", ".join(change["chosen_by"]) or "nothing",
             }
         )
     return rows

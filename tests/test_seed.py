@@ -230,7 +230,8 @@ def test_the_change_table_comes_from_the_records() -> None:
     assert rows[4]["before 1.2.0 (the spec)"] == "had POST /accounts/{account_id}/savings/close"
     before = rows[5]["before 1.2.0 (the spec)"]
     assert "person.document_request.created (now document_request.created)" in before
-    assert rows[8]["on the wire"] == "Category names do not change paths."
+    assert (rows[8]["on the wire"], rows[8]["chosen by"]) == ("no (category.1)", "nothing")
+    assert rows[0]["on the wire"] == "yes"
     assert rows[3]["before 1.2.0 (the spec)"] == "not said" and "A27" in rows[3]["chosen by"]
 
 
