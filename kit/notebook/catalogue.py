@@ -112,7 +112,7 @@ def error_families() -> ErrorFamilies:
     grouped = codes.groupby("family").agg(
         status=("status", lambda s: "/".join(str(int(x)) for x in sorted(set(s.dropna()))) or "-"),
         codes=("code", "size"),
-        entries=("entry", lambda s: ",".join(sorted(set(s.dropna()))[:3])),
+        entries=("entry", lambda s: ",".join(sorted(set(s.dropna())))),
     )
     order = [c.__name__ for c in errors.ApiError.__subclasses__()]
     partner = [n for n in order if n in grouped.index and n not in SIMULATOR_ONLY]

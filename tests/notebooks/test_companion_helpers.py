@@ -102,3 +102,18 @@ def test_a_two_attempt_view_with_long_bodies_fits_a_stored_text_output() -> None
     text = view.text()
     assert len(text) <= TEXT_LIMIT == 2000
     assert "attempt 1 of 2" in text and "attempt 2 of 2" in text and "more characters folded" in text
+
+
+def test_a_familys_entries_are_every_entry_that_chose_one_of_its_codes() -> None:
+    from kit.notebook.catalogue import _chosen_by
+
+    table = error_families().frame
+    chose = _chosen_by()
+    for name in table.index.drop("OAuthError"):
+        expected = {
+            chose[code][1]
+            for code, cls in errors.by_code.items()
+            if family(cls).__name__ == name and chose.get(code, (None, None))[1]
+        }
+        assert set(table.loc[name, "entries"].split(",")) == expected, name
+    assert len(table.loc["ValidationError", "entries"].split(",")) > 3  # none cut short
