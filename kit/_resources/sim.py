@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,27 @@ class SimControl(Resource):
         now = parse_time(body.get("now"))
         assert now is not None
         return now
+
+    def advance_to(self, when: datetime | date) -> datetime:
+        """Move the simulator's clock forward to ``when`` (an aware datetime; a date means its
+        start, 00:00Z); returns the new time. ``advance_to(api.sim.clock())`` moves nothing but,
+        as ``advance(0)``, lets deliveries in flight finish first.
+
+        Example::
+
+            >>> api.sim.advance_to(card.expires_on + timedelta(days=1))  # doctest: +SKIP
+
+        Raises:
+            ValueError: ``when`` is naive, or before the simulator's time (it never goes back).
+        """
+        if not isinstance(when, datetime):
+            when = datetime.combine(when, time(0), tzinfo=UTC)
+        if when.tzinfo is None:
+            raise ValueError("when must be timezone-aware")
+        seconds = math.ceil((when - self.clock()).total_seconds())
+        if seconds < 0:
+            raise ValueError(f"the simulator's clock never goes back: {when.isoformat()} is past")
+        return self.advance(seconds)
 
     def _raw(self, method: str, path: str, content: bytes | None = None) -> Reply:
         # Snapshots are binary and large: a longer time-out; through the client's own

@@ -28,6 +28,7 @@ from kit import register
 from kit._requestor import Requestor
 from kit._resources._base import Resource
 from kit.crypto import WebhookKeys
+from kit.errors import WebhookTimeout
 from kit.models import Subscription, WebhookEvent, parse_time
 from kit.webhooks import EventFilter, Receiver
 
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from kit._wire import Recorder
 
 __all__ = ["AUTO_EVENTS", "Webhooks"]
+
+_POLL_S = 0.05
 
 AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.completed")
 
@@ -189,6 +192,26 @@ class Webhooks(Resource):
             WebhookTimeout: nothing arrived in time.
         """
         return self._ensure_receiver().wait_for(event_type, timeout=timeout, where=where)
+
+    def wait_received(self, event_type: str, *, timeout: float = 5.0) -> pd.DataFrame:
+        """Wait until the receiver has recorded a delivery of this type, verified or not (unlike
+        :meth:`wait_for`, which hands over verified events only); return :attr:`events`.
+
+        Example::
+
+            >>> api.webhooks.wait_received("card.closed", timeout=10)  # doctest: +SKIP
+
+        Raises:
+            WebhookTimeout: none was recorded within ``timeout`` seconds (wall time).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self.events
+            if event_type in set(frame["type"]):
+                return frame
+            if time.monotonic() >= deadline:
+                raise WebhookTimeout(f"no {event_type!r} delivery recorded within {timeout:g} s")
+            time.sleep(_POLL_S)
 
     def close(self) -> None:
         if self._receiver is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
@@ -154,6 +154,12 @@ def test_wrong_kyc_answers_count_down_then_lock(make_client) -> None:  # type: i
 def test_control_plane_clock_fund_and_personas(api: kit.Client) -> None:
     start = api.sim.clock()
     assert api.sim.advance(90) == start + timedelta(seconds=90)
+    assert api.sim.advance_to(start + timedelta(seconds=100)) == start + timedelta(seconds=100)
+    assert api.sim.advance_to(start.date() + timedelta(days=2)) == datetime.combine(
+        start.date() + timedelta(days=2), time(0), tzinfo=UTC
+    )
+    with pytest.raises(ValueError, match="never goes back"):
+        api.sim.advance_to(start)
     customer = onboard(api)
     assert str(api.sim.fund(customer.account_id, "25.00")) == "525.00 USD"
     frame = api.sim.personas()

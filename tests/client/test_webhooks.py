@@ -159,6 +159,18 @@ def test_receiver_gets_and_verifies_card_closed(api: kit.Client, capfd: pytest.C
     assert capfd.readouterr().err == ""  # neither the simulator nor the receiver logs
 
 
+def test_wait_received_returns_what_arrived_verified_or_not(api: kit.Client) -> None:
+    customer = onboard(api)
+    api.webhooks.listen()
+    api.webhooks._keys = kit.crypto.WebhookKeys(JWKS)  # type: ignore[attr-defined]
+    api.webhooks._receiver._refresh = None  # type: ignore[union-attr]
+    with pytest.raises(errors.WebhookTimeout, match=r"card\.closed"):
+        api.webhooks.wait_received("card.closed", timeout=0.2)
+    api.cards.close(api.cards.create(customer.account_id, type="virtual").card_id)
+    events = api.webhooks.wait_received("card.closed", timeout=10)
+    assert list(events["type"]) == ["card.closed"] and not events["verified"].any()
+
+
 def test_document_request_webhooks(api: kit.Client) -> None:
     customer = onboard(api)
     api.webhooks.listen()
