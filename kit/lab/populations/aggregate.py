@@ -274,11 +274,25 @@ class Partial:
         return frame.round(2)
 
     def p2p_figures(self) -> Mapping[str, Any]:
-        """P2P planned and confirmed, transfers in the ledger, and the ledger verdict (or that
-        the ledger was not checked)."""
+        """What became of the planned P2P transfers, adding up to ``p2p_planned``: confirmed,
+        failed (an error answer), skipped for want of an established recipient, or not
+        attempted (the sender's journey ended before P2P: a KYC failure or a step lost to
+        faults); then the transfers in the ledger and its verdict (or that it was not checked)."""
+        at_p2p: Counter[str] = Counter()
+        for (step, outcome, _status, _code), n in self.errors.items():
+            if step == "p2p_transfer":
+                at_p2p[outcome] += n
+        confirmed, failed, skipped = (
+            self.reached["p2p_transfer"],
+            at_p2p["error"] + at_p2p["failed"],
+            at_p2p["skipped"],
+        )
         figures: dict[str, Any] = {
             "p2p_planned": self.p2p_planned,
-            "p2p_confirmed": self.reached["p2p_transfer"],
+            "p2p_confirmed": confirmed,
+            "p2p_failed": failed,
+            "p2p_no_recipient": skipped,
+            "p2p_not_attempted": self.p2p_planned - confirmed - failed - skipped,
         }
         if self.unchecked:
             return {**figures, "ledger": "not checked (needs the simulator's control plane)"}

@@ -136,6 +136,17 @@ def test_events_and_p2p_follow_the_plan(population: sim.SimulationResult) -> Non
     assert summary.p2p["p2p_confirmed"] == summary.p2p["transfers_in_ledger"] == len(sent) > 0
 
 
+def test_every_planned_transfer_is_accounted_for(population: sim.SimulationResult) -> None:
+    figures = population.summary().p2p
+    planned = [p for p in population.plans if p.p2p_amount is not None]
+    parts = ("p2p_confirmed", "p2p_failed", "p2p_no_recipient", "p2p_not_attempted")
+    assert figures["p2p_planned"] == len(planned) == sum(figures[k] for k in parts)
+    # No faults: a sender stops before P2P only by failing KYC, as planned.
+    assert figures["p2p_not_attempted"] == sum(p.fails_kyc for p in planned) > 0
+    assert figures["p2p_no_recipient"] == sum(not p.fails_kyc and p.p2p_to is None for p in planned) > 0
+    assert figures["p2p_failed"] == 0
+
+
 def test_money_is_conserved_across_all_p2p(population: sim.SimulationResult) -> None:
     assert population.money_conserved
     # Checked again from the shards' ledgers: nothing created, nothing lost.
