@@ -2,12 +2,14 @@
 
 :func:`attribute` finds the change whose record in ``data/spec.toml`` touches a difference (its
 operations, fields, card and event types, and the values of the register entries that choose for
-it); :func:`basis` says whether the spec's own words explain it (``"seed"``) or the register chose
-it for the version before (a register entry id); a :class:`Difference` carries both. Used by
-:mod:`kit.regress.migration`.
+it); :func:`basis` says which register entries give its two sides where the spec's words do
+not (the spec's change list says what changed; it never shows the version before); a
+:class:`Difference` carries both. Used by :mod:`kit.regress.migration`.
 
-    >>> attribute("code", "POST /accounts/{id}/events", {"sent": []}), basis(4, "code", "POST /x")
-    (4, 'A27')
+    >>> attribute("code", "POST /accounts/{id}/savings/close", {"sent": []})
+    5
+    >>> basis(5, "code", "POST /accounts/{id}/savings/close", "200", "404 endpoint-removed")
+    ('A65', 'A29')
 """
 
 from __future__ import annotations
