@@ -2,12 +2,14 @@
 
 :func:`attribute` finds the change whose record in ``data/spec.toml`` touches a difference (its
 operations, fields, card and event types, and the values of the register entries that choose for
-it); :func:`basis` says whether the spec's own words explain it (``"seed"``) or the register chose
-it for the version before (a register entry id); a :class:`Difference` carries both. Used by
-:mod:`kit.regress.migration`.
+it); :func:`basis` says which register entries give its two sides where the spec's words do
+not (the spec's change list says what changed; it never shows the version before); a
+:class:`Difference` carries both. Used by :mod:`kit.regress.migration`.
 
-    >>> attribute("code", "POST /accounts/{id}/events", {"sent": []}), basis(4, "code", "POST /x")
-    (4, 'A27')
+    >>> attribute("code", "POST /accounts/{id}/savings/close", {"sent": []})
+    5
+    >>> basis(5, "code", "POST /accounts/{id}/savings/close", "200", "404 endpoint-removed")
+    ('A65', 'A29')
 """
 
 from __future__ import annotations
@@ -26,33 +28,32 @@ __all__ = ["Difference", "attribute", "basis"]
 class Difference:
     """One difference on the wire between the two versions, and the change it belongs to."""
 
-    kind: str  # path, code, header, field, event type
+    kind: str  # calls, code, header, field, event type
     where: str  # "POST /cards/{id}/close" or "webhook"
     before: str
     after: str
     change: int | None  # None: unexplained
-    #: "seed" (the change's own words explain it), a register entry (its choice), or None.
-    basis: str | None = None
+    #: The register entry that gives the version before's side (the spec never shows that
+    #: version), or None where the spec's words give it; likewise for the version after.
+    before_by: str | None = None
+    after_by: str | None = None
 
     @property
     def chosen(self) -> bool:
-        """Explained by the register's choice for the version before, not by the spec."""
-        return self.change is not None and self.basis not in (None, "seed")
+        """A wire detail of it (either side) is a register entry's, not the spec's words."""
+        return self.change is not None and (self.before_by, self.after_by) != (None, None)
 
-    def line(self) -> str:
-        """One line of the migration report: the change it belongs to (``simulated 1.1.0 (A27)``
-        where what the version before did is the register's reconstruction), what differs, where.
-        A call the code path makes under one version only reads so, never as a removed endpoint."""
-        if self.change is None:
-            owner = "unexplained"
-        elif self.chosen:
-            owner = f"change {self.change}, simulated 1.1.0 ({self.basis})"
-        else:
-            owner = f"change {self.change}"
-        if self.kind == "path" and {self.before, self.after} == {"called", "absent"}:
-            when = "before" if self.before == "called" else "after"
-            return f"{owner}: call {self.where}: made only {when} the migration"
-        return f"{owner}: {self.kind} {self.where}: {self.before} → {self.after}"
+    def line(self, versions: tuple[str, str] = ("1.1.0", "1.2.0-20221215")) -> str:
+        """One line of the migration report: where, what differs, and the register entries that
+        give each side (``[1.1.0: A65; 1.2.0: A29]``) where the spec does not."""
+        what = {"calls": "calls", "code": "answer", "event type": "event"}.get(self.kind, self.kind)
+        before, after = self.before, self.after
+        if self.kind == "header":  # "name: value" on each side: the name once
+            what = f"header {before.partition(': ')[0]}:"
+            before, after = before.partition(": ")[2], after.partition(": ")[2]
+        names = [v.split("-")[0] for v in versions]  # 1.2.0-20221215 → 1.2.0
+        by = [f"{v}: {e}" for v, e in zip(names, (self.before_by, self.after_by), strict=True) if e]
+        return f"{self.where}: {what} {before} → {after}" + (f" [{'; '.join(by)}]" if by else "")
 
 
 def _change_tokens() -> dict[int, set[str]]:
@@ -104,24 +105,62 @@ def attribute(kind: str, where: str, call: Mapping[str, Any]) -> int | None:
     return None
 
 
-def basis(change: int | None, kind: str, where: str) -> str | None:
-    """Why a difference attributed to ``change`` is there: ``"seed"`` when the change's own words
-    say what the version before had (an operation or event added, removed, deprecated or renamed,
-    a header added), else the register entry that chose it for the version before: the paths the
-    kit chose (A66's), a refusal of a field or card type 1.2.0 added, a change that only says
-    something was "specified" (what came before is not said) and every answer's fields (A27).
-    None for an unexplained difference."""
-    if change is None:
-        return None
+def _route(entry: Mapping[str, Any], method: str, path: str, answer: str) -> bool:
+    """Whether ``entry`` covers this answer (``"404 endpoint-removed"`` or ``"200"``) of this call."""
+    covers = entry.get("covers", {})
+    if answer in covers.get("codes", []):
+        return True
+    for route in covers.get("routes", []):
+        op_method, op_path, status = route.split(" ")
+        if op_method == method and status == answer.split(" ")[0] and _template_matches(op_path, path):
+            return True
+    return False
+
+
+def _names(entry: Mapping[str, Any], name: str) -> bool:
+    """Whether ``entry`` chooses the header or field ``name`` (a value or key of it, or a word of
+    its choice)."""
+    value = entry.get("value", {})
+    if name in value.values() or any(key.split("_")[0] == name for key in value):
+        return True
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", entry["choice"], re.IGNORECASE) is not None
+
+
+def basis(
+    change: int | None, kind: str, where: str, before: str, after: str
+) -> tuple[str | None, str | None]:
+    """The register entries that give a difference's two sides: ``(before_by, after_by)``, None
+    on a side the spec's words give (or that has nothing: an absent header, no call).
+
+    The spec never shows the version before, so its answers, fields and the calls this code
+    made because of them are the register's: an entry about that version covering the answer
+    (A65's savings close, A66's Refer-a-Friend paths), else A27 (the kit's version before).
+    What the change list names on both sides — an operation replaced, an event renamed or
+    added, a header or event absent before something was added — is the spec's. The version
+    after's answer, header or field is the entry that chooses it, where the spec leaves it open
+    (A29's 404 endpoint-removed, A03's Deprecation, A18's role header); None for an unexplained
+    difference."""
+    if change is None or kind == "event type":
+        return None, None
     (record,) = [c for c in register.fact("change") if c["number"] == change]
-    if record.get("specified") or kind == "field":
-        return "A27"
-    path = where.partition(" ")[2]
-    for entry in record.get("chosen_by", []):
-        paths = register.value(entry).get("paths") if entry != "A27" else None
-        if isinstance(paths, list) and any(_template_matches(p, path) for p in paths):
-            return str(entry)
-    added_values = set(record.get("added", [])) & {*record.get("fields", []), *record.get("card_types", [])}
-    if added_values and kind in ("code", "path"):
-        return "A27"  # what 1.1.0 answered to what it did not have: the spec does not say
-    return "seed"
+    method, _, path = where.partition(" ")
+    if kind == "calls":
+        # an endpoint the change added, removed, deprecated or replaced: the spec says who calls it
+        ops = [*record["added"], *record["removed"], *record["deprecated"], *record["previously"].items()]
+        ops = [o for op in ops for o in (op if isinstance(op, tuple) else (op,))]
+        named = any(
+            op.partition(" ")[0] == method and _template_matches(op.partition(" ")[2], path) for op in ops
+        )
+        return (None if named else "A27"), None
+    entries = [e for e in register.assumptions() if e["id"] != "A27"]
+    before_only = [e for e in entries if "1.1.0" in e["topic"]]
+    later = [e for e in entries if e not in before_only]
+    if kind == "code":
+        old = next((e["id"] for e in before_only if _route(e, method, path, before)), "A27")
+        new = next((e["id"] for e in later if _route(e, method, path, after)), None)
+        return old, new
+    name = (before if before != "absent" else after).split(":")[0]
+    new = None if after.endswith("absent") else next((e["id"] for e in later if _names(e, name)), None)
+    if kind == "field":
+        return "A27", new  # the version before's answers: the spec shows none
+    return (None if before.endswith("absent") else "A27"), new

@@ -8,14 +8,13 @@ calls recorded by :func:`record`). The two wires are normalised (ids, times, req
 version header itself are left out or replaced by placeholders) and compared call by call; each
 difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
 ``change.N``: its operations, fields, card and event types, and the values of the register
-entries that choose for it) or reported "unexplained". An explained difference is either the
-spec's (what the change says was added, removed, deprecated or renamed, present on one side and
-absent on the other) or the register's choice (:func:`basis`): what 1.1.0 did where the spec
-says nothing of it, such as refusing a field or card type 1.2.0 added (A27), its answer before
-the event types were specified (change 4, A27), the fields of its answers (A27) or the paths
-the kit chose for Refer a Friend (A66). ``OUT/migration.md`` starts with exactly
-"N differences, M unexplained", followed by how many of the explained ones the register chose;
-``OUT/migration.json`` holds the same.
+entries that choose for it) or reported "unexplained". The change list says what changed; the
+wire details of each side are the register's where the spec leaves them open (:func:`basis`):
+everything the version before answered (A27, the kit's 1.1.0; A65's savings close, A66's
+Refer-a-Friend paths) and 1.2.0's answers the spec does not word (A29's 404 endpoint-removed,
+A03's Deprecation, A18's role header). ``OUT/migration.md`` starts with exactly
+"N differences, M unexplained", followed by how many name a register entry;
+``OUT/migration.json`` holds the same (:mod:`kit.regress.migration_report`).
 
     >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
     '/cards/{id}/close'
@@ -25,14 +24,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from kit.regress.attribution import Difference, attribute, basis
+from kit.regress.migration_report import report_markdown, write_report
 
 __all__ = [
     "WIRE_MIME",
@@ -43,6 +43,7 @@ __all__ = [
     "emit",
     "normal_path",
     "record",
+    "report_markdown",
     "response_hook",
     "run_versions",
     "serves",
@@ -189,21 +190,16 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
     """Every difference from the wire ``before`` (the older version's) to ``after``."""
     found: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
     old, new = _keyed(before["calls"]), _keyed(after["calls"])
+    made = Counter(k[:2] for k in old), Counter(k[:2] for k in new)  # calls of each (method, path)
     for key in [*old, *(k for k in new if k not in old)]:
         a, b = old.get(key), new.get(key)
         where = f"{key[0]} {key[1]}"
         if a is None or b is None:
-            call = a or b
-            assert call is not None
-            found.append(
-                (
-                    "path",
-                    where,
-                    "absent" if a is None else "called",
-                    "absent" if b is None else "called",
-                    call,
-                )
-            )
+            counts = made[0][key[:2]], made[1][key[:2]]
+            if key[2] == max(counts):  # one line per (method, path) whose count differs
+                call = a or b
+                assert call is not None
+                found.append(("calls", where, str(counts[0]), str(counts[1]), call))
             continue
         if (a["status"], a["code"]) != (b["status"], b["code"]):
             found.append(
@@ -254,62 +250,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
     diffs = []
     for kind, where, x, y, call in found:
         change = attribute(kind, where, call)
-        diffs.append(Difference(kind, where, x, y, change, basis(change, kind, where)))
+        diffs.append(Difference(kind, where, x, y, change, *basis(change, kind, where, x, y)))
     return diffs
-
-
-def write_report(
-    out_dir: str | Path, versions: Sequence[str], by_notebook: Mapping[str, list[Difference]]
-) -> str:
-    """Write ``migration.md`` and ``migration.json`` into ``out_dir``; returns the first line."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    everything = [d for diffs in by_notebook.values() for d in diffs]
-    unexplained = sum(d.change is None for d in everything)
-    chosen = [d for d in everything if d.chosen]
-    entries = ", ".join(sorted({str(d.basis) for d in chosen}))
-    first = (
-        f"{len(everything)} differences, {unexplained} unexplained; "
-        f"{len(chosen)} of the explained are the register's choice" + (f" ({entries})" if entries else "")
-    )
-    lines = [
-        first,
-        "",
-        f"What the same code path meets when it moves from {versions[0]} to {versions[1]}, one line "
-        "per difference on the wire. A difference is explained by the spec (its change list says "
-        "what changed), rests on the simulated version before (what it did is the kit's "
-        "reconstruction, a register entry: the spec does not show it; check those lines against "
-        "your own server) or is unexplained.",
-        "",
-    ]
-    sections = (
-        ("Explained by the spec", lambda d: d.change is not None and not d.chosen),
-        ("Resting on the simulated version before (the register's reconstruction)", lambda d: d.chosen),
-        ("Unexplained", lambda d: d.change is None),
-    )
-    for notebook, diffs in by_notebook.items():
-        lines += [f"## {notebook}", ""]
-        if not diffs:
-            lines += ["- no difference", ""]
-        for title, belongs in sections:
-            part = [d for d in diffs if belongs(d)]
-            if part:
-                lines += [f"### {title}", "", *(f"- {d.line()}" for d in part), ""]
-    changes = sorted({d.change for d in everything if d.change is not None})
-    lines += [f"Changes seen: {', '.join(map(str, changes)) or 'none'}."]
-    (out / "migration.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    data = {
-        "summary": first,
-        "explained_by_seed": len(everything) - unexplained - len(chosen),
-        "chosen": len(chosen),
-        "unexplained": unexplained,
-        "versions": list(versions),
-        "notebooks": {nb: [asdict(d) for d in diffs] for nb, diffs in by_notebook.items()},
-    }
-    (out / "migration.json").write_text(
-        json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    return first
 
 
 def wire_of(executed: str | Path) -> dict[str, Any] | None:

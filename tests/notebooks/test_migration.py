@@ -65,8 +65,8 @@ NEW = {
 def test_each_difference_is_attributed_to_the_change_whose_record_touches_it() -> None:
     diffs = migration.compare(OLD, NEW)
     by_where = {(d.kind, d.where, d.after): d.change for d in diffs}
-    assert by_where[("path", "POST /oauth/accesstoken", "called")] == 1
-    assert by_where[("path", "POST /authorization/server_api/access_tokens", "absent")] == 1
+    assert by_where[("calls", "POST /oauth/accesstoken", "1")] == 1
+    assert by_where[("calls", "POST /authorization/server_api/access_tokens", "0")] == 1
     assert by_where[("code", "POST /cards/{id}/close", "200")] == 2  # the field it sent: reason
     assert by_where[("code", "POST /accounts/{id}/cards", "201")] == 3  # the card type it sent
     assert by_where[("code", "POST /accounts/{id}/events", "422 unknown-event-type")] == 4
@@ -81,46 +81,60 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     diffs = migration.compare(OLD, NEW)
     first = migration.write_report(tmp_path, ["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs})
     chosen = sum(d.chosen for d in diffs)
-    chose = f"{chosen} of the explained are the register's choice (A27, A66)"
-    assert first == f"{len(diffs)} differences, 1 unexplained; {chose}"
+    named = "A16, A17, A18, A27, A29, A35, A65, A66"
+    assert first == f"{len(diffs)} differences, 1 unexplained; {chosen} name a register entry ({named})"
     text = (tmp_path / "migration.md").read_text(encoding="utf-8")
+    assert text == migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs})
     assert text.splitlines()[0] == first
-    role = "header POST /p2p/transfers: svc-p2p-role: absent → svc-p2p-role: sender"
-    assert f"- change 7: {role}" in text
-    assert (
-        "- change 4, simulated 1.1.0 (A27): code POST /accounts/{id}/events: 202 → 422 unknown-event-type"
-        in text
-    )
-    assert "- unexplained: field GET /cards/{id}: absent → nickname" in text
-    resting = "### Resting on the simulated version before (the register's reconstruction)"
-    assert text.index("### Explained by the spec") < text.index(resting) < text.index("### Unexplained")
-    assert "called → absent" not in text and "absent → called" not in text
+    short = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
+    preamble = text.split("\n\n")[1]  # how to read it: a page showing it says so itself
+    assert short.startswith(f"{first}\n\n### Change 1: ") and preamble not in short
+    assert short.removeprefix(f"{first}\n\n") in text and "Changes seen" not in short
+    assert "- POST /p2p/transfers: header svc-p2p-role: absent → sender [1.2.0: A18]" in text
+    events = "- POST /accounts/{id}/events: answer 202 → 422 unknown-event-type"
+    assert f"{events} [1.1.0: A27; 1.2.0: A17]" in text
+    assert "- POST /oauth/accesstoken: calls 0 → 1\n" in text  # the spec's words alone
+    assert "- GET /cards/{id}: field absent → nickname" in text
+    quoted = "### Change 5: “POST /accounts/{account_id}/savings/close removed.”"
+    assert text.index("### Change 1: “Added POST /oauth/accesstoken;") < text.index(quoted)
+    assert text.index(quoted) < text.index("### Unexplained")
+    assert "made only" not in text and "called → absent" not in text
     data = json.loads((tmp_path / "migration.json").read_text(encoding="utf-8"))
     assert data["summary"] == first and len(data["notebooks"]["12_x.ipynb"]) == len(diffs)
-    counts = (data["explained_by_seed"], data["chosen"], data["unexplained"])
+    counts = (data["spec_words_only"], data["chosen"], data["unexplained"])
     assert counts == (len(diffs) - 1 - chosen, chosen, 1)
 
 
-def test_what_the_seed_does_not_say_of_1_1_0_is_counted_as_the_registers_choice() -> None:
-    """The seed says the event types were "specified" (not what came before), that a reason and a
-    card type were added (not what 1.1.0 answered when sent them), and shows no Refer-a-Friend
-    path: those differences are chosen; an endpoint added or removed, an event renamed or added,
-    a header added are the seed's."""
-    basis = {(d.kind, d.where, d.after): d.basis for d in migration.compare(OLD, NEW)}
-    assert basis[("code", "POST /accounts/{id}/events", "422 unknown-event-type")] == "A27"  # change 4
-    assert basis[("code", "POST /cards/{id}/close", "200")] == "A27"  # change 2: 422 unknown-field before
-    assert basis[("code", "POST /accounts/{id}/cards", "201")] == "A27"  # change 3
-    assert basis[("code", "GET /accounts/{id}/referral_code", "404 endpoint-removed")] == "A66"
-    assert basis[("path", "POST /oauth/accesstoken", "called")] == "seed"  # change 1: added
-    assert basis[("code", "POST /accounts/{id}/savings/close", "404 endpoint-removed")] == "seed"
-    assert basis[("event type", "webhook", "card.closed")] == "seed"
-    assert basis[("header", "POST /p2p/transfers", "svc-p2p-role: sender")] == "seed"
-    assert basis[("field", "GET /cards/{id}", "nickname")] is None
+def test_each_side_names_the_register_entry_that_gives_it_where_the_spec_does_not() -> None:
+    """The spec never shows 1.1.0: its answers are A27's (the kit's 1.1.0), or an entry about
+    1.1.0 that covers them (A65's savings close, A66's Refer-a-Friend path). 1.2.0's answers the
+    spec does not word are their entries' (A29's 404, A18's header, A03's Deprecation). What the
+    change list names on both sides (an endpoint replaced, an event renamed or added) is the spec's."""
+    sides = {(d.kind, d.where, d.after): (d.before_by, d.after_by) for d in migration.compare(OLD, NEW)}
+    assert sides[("code", "POST /accounts/{id}/events", "422 unknown-event-type")] == ("A27", "A17")
+    assert sides[("code", "POST /cards/{id}/close", "200")] == ("A27", "A16")  # 422 unknown-field before
+    assert sides[("code", "POST /accounts/{id}/savings/close", "404 endpoint-removed")] == ("A65", "A29")
+    assert sides[("code", "GET /accounts/{id}/referral_code", "404 endpoint-removed")] == ("A66", "A29")
+    assert sides[("calls", "POST /oauth/accesstoken", "1")] == (None, None)  # change 1: added, replacing
+    assert sides[("event type", "webhook", "card.closed")] == (None, None)
+    assert sides[("header", "POST /p2p/transfers", "svc-p2p-role: sender")] == (None, "A18")
+    assert sides[("field", "GET /cards/{id}", "nickname")] == (None, None)
+    legacy = migration.compare(
+        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200)] * 2
+         + [call("POST", "/cards/{id}/close", 200)] * 2},
+        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200,
+                        headers={"deprecation": "@1671062400"}), call("POST", "/cards/{id}/close", 200)]},
+    )
+    assert [(d.kind, d.change, d.before_by, d.after_by) for d in legacy] == [
+        ("header", 1, None, "A03"),  # the Deprecation header: A03's
+        ("calls", 1, None, None),  # 2 → 1: the client takes its token at /oauth/accesstoken (the spec)
+        ("calls", 2, "A27", None),  # 2 → 1: the no-reason fallback after 1.1.0's refusal (A27)
+    ]
     close_reason = migration.compare(
         {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id"])]},
         {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id", "close_reason"])]},
     )
-    assert [(d.change, d.basis) for d in close_reason] == [(2, "A27")]  # 1.1.0's card: no reason
+    assert [(d.change, d.before_by, d.after_by) for d in close_reason] == [(2, "A27", "A16")]
 
 
 def test_the_same_wire_has_no_difference_and_ids_are_normalised() -> None:
