@@ -53,7 +53,8 @@ class Difference:
             before, after = before.partition(": ")[2], after.partition(": ")[2]
         names = [v.split("-")[0] for v in versions]  # 1.2.0-20221215 → 1.2.0
         by = [f"{v}: {e}" for v, e in zip(names, (self.before_by, self.after_by), strict=True) if e]
-        return f"{self.where}: {what} {before} → {after}" + (f" [{'; '.join(by)}]" if by else "")
+        owner = "unexplained" if self.change is None else f"change {self.change}"
+        return f"{owner}: {self.where}: {what} {before} → {after}" + (f" [{'; '.join(by)}]" if by else "")
 
 
 def _change_tokens() -> dict[int, set[str]]:

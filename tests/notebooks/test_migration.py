@@ -90,11 +90,15 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     preamble = text.split("\n\n")[1]  # how to read it: a page showing it says so itself
     assert short.startswith(f"{first}\n\n### Change 1: ") and preamble not in short
     assert short.removeprefix(f"{first}\n\n") in text and "Changes seen" not in short
-    assert "- POST /p2p/transfers: header svc-p2p-role: absent → sender [1.2.0: A18]" in text
-    events = "- POST /accounts/{id}/events: answer 202 → 422 unknown-event-type"
+    assert "- change 7: POST /p2p/transfers: header svc-p2p-role: absent → sender [1.2.0: A18]" in text
+    events = "- change 4: POST /accounts/{id}/events: answer 202 → 422 unknown-event-type"
     assert f"{events} [1.1.0: A27; 1.2.0: A17]" in text
-    assert "- POST /oauth/accesstoken: calls 0 → 1\n" in text  # the spec's words alone
-    assert "- GET /cards/{id}: field absent → nickname" in text
+    assert "- change 1: POST /oauth/accesstoken: calls 0 → 1\n" in text  # the spec's words alone
+    assert "- unexplained: GET /cards/{id}: field absent → nickname" in text
+    # each difference reads "change K: …" (or "unexplained: …"), whatever heading it sits under
+    bullets = [line for line in text.splitlines() if line.startswith("- ") and line != "- no difference"]
+    assert len(bullets) == len(diffs)
+    assert all(re.match(r"- (change [1-9]|unexplained): ", line) for line in bullets), bullets
     quoted = "### Change 5: “POST /accounts/{account_id}/savings/close removed.”"
     assert text.index("### Change 1: “Added POST /oauth/accesstoken;") < text.index(quoted)
     assert text.index(quoted) < text.index("### Unexplained")
