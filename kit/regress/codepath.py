@@ -42,7 +42,7 @@ def partner_code_path(api: Client, raw: httpx.Client, account_id: str, payee_id:
     """The partner's calls for its customer's account ``account_id``: ``api`` is its kit client
     (pinned to a version), ``raw`` a plain httpx client holding the partner token, for the paths
     1.2.0 removed (the client has no method for them); ``payee_id`` is another customer."""
-    with suppress(ApiError):  # a strict 1.2.0 server refuses it (410)
+    with suppress(ApiError):  # a server that shuts deprecated endpoints answers 410
         api.legacy_token()  # change 1: the 1.1.0 code's own token request; deprecated in 1.2.0
 
     card = api.cards.create(account_id, type="physical")

@@ -44,8 +44,8 @@ def report_markdown(
         f"change list: that is what the spec says changed. The spec never shows {before} and leaves "
         f"some of {after}'s wire open: where one side of a line is the register's choice, the line "
         f"names the entry in brackets ([{before}: A27] is the kit's own {before}). A line naming no "
-        "entry is the spec's words on both sides. Check the lines naming an entry against your own "
-        "server.",
+        "entry rests on its change alone: what differs there is the code's own calls or a name the "
+        "spec gives. Check the lines naming an entry against your own server.",
         "",
     ] if preamble else []
     for notebook, diffs in by_notebook.items():
