@@ -58,6 +58,8 @@ __all__ = [
 
 _MONEY = ("opening", "sent", "received", "expected", "balance")
 _CALLS = ["server", "method", "operation", "status", "calls"]
+#: A sender's ``p2p_transfer`` outcome → what became of the transfer (:meth:`SimulationResult.transfers`).
+_TRANSFER = {"ok": "confirmed", "error": "failed", "failed": "failed", "skipped": "no recipient"}
 
 
 def calls_frame(counts: Iterable[Mapping[tuple[str, str, str, int | None], int]]) -> pd.DataFrame:
@@ -194,6 +196,53 @@ class SimulationResult:
     def customers(self) -> pd.DataFrame:
         """The plans as a table (:func:`plans_table`)."""
         return plans_table(self.plans)
+
+    def transfers(self) -> pd.DataFrame:
+        """What became of each planned P2P transfer, read sender by sender from :attr:`steps`
+        (the summary's P2P figures come from the shards' counters instead).
+
+        One row per planned sender: ``customer``, ``p2p_to`` (the planned recipient; ``<NA>``
+        when its shard had no earlier customer planned to pass KYC), ``transfer`` and
+        ``stopped``. ``transfer`` is ``confirmed`` (the sender's ``p2p_transfer`` step ended
+        ``ok``), ``failed`` (an error answer), ``no recipient`` (skipped: the recipient was not
+        established) or ``not attempted`` (the sender's journey ended before that step).
+        ``stopped`` says where the journey that kept the transfer from being made ended: the
+        sender's last step (``sender: kyc_answers failed (kyc-failed)``), the recipient's, or
+        ``none planned``; ``-`` for a confirmed transfer.
+
+        Example::
+
+            >>> result.transfers()["transfer"].value_counts()   # doctest: +SKIP
+            transfer
+            confirmed        57
+            no recipient      3
+            not attempted     3
+        """
+        steps = self.steps
+        last = steps.groupby("customer", sort=False).tail(1).set_index("customer")
+        at_p2p = steps[steps["step"] == "p2p_transfer"].set_index("customer")["outcome"].astype(str)
+
+        def where(who: str, customer: int) -> str:
+            if customer not in last.index:
+                return f"{who}: no step"
+            step = last.loc[customer]
+            code = "" if pd.isna(step["code"]) else f" ({step['code']})"
+            return f"{who}: {step['step']} {step['outcome']}{code}"
+
+        rows = []
+        for p in self.plans:
+            if p.p2p_amount is None:
+                continue
+            transfer = _TRANSFER.get(at_p2p.get(p.customer, ""), "not attempted")
+            if transfer == "confirmed":
+                stopped = "-"
+            elif transfer != "no recipient":
+                stopped = where("sender", p.customer)
+            else:
+                stopped = "none planned" if p.p2p_to is None else where("recipient", p.p2p_to)
+            rows.append((p.customer, p.p2p_to, transfer, stopped))
+        frame = pd.DataFrame(rows, columns=["customer", "p2p_to", "transfer", "stopped"])
+        return frame.astype({"customer": "int64", "p2p_to": "Int64"})
 
     @property
     def funnel(self) -> pd.DataFrame:

@@ -7,6 +7,7 @@ two 50-customer runs with faults (≈15 s in all on 2 cores, the worker processe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from decimal import Decimal
@@ -147,6 +148,53 @@ def test_every_planned_transfer_is_accounted_for(population: sim.SimulationResul
     assert figures["p2p_failed"] == 0
 
 
+def test_each_planned_transfer_is_read_from_the_steps(population: sim.SimulationResult) -> None:
+    transfers = population.transfers()
+    planned = [p for p in population.plans if p.p2p_amount is not None]
+    assert transfers["customer"].tolist() == [p.customer for p in planned]
+    # The steps, sender by sender, agree with the shards' counters the summary adds up.
+    counts = transfers["transfer"].value_counts()
+    figures = population.summary().p2p
+    fates = {
+        "p2p_confirmed": "confirmed",
+        "p2p_no_recipient": "no recipient",
+        "p2p_not_attempted": "not attempted",
+    }
+    assert {k: int(counts.get(v, 0)) for k, v in fates.items()} == {k: figures[k] for k in fates}
+    assert "failed" not in counts
+    by = transfers.groupby("transfer")["stopped"].agg(set)
+    assert by["confirmed"] == {"-"}
+    assert by["not attempted"] == {"sender: kyc_answers failed (kyc-failed)"}  # no faults: KYC only
+    assert by["no recipient"] == {"none planned"}
+    assert transfers.loc[transfers["transfer"] == "no recipient", "p2p_to"].isna().all()
+
+
+def test_a_transfer_skipped_for_its_recipient_names_where_the_recipient_stopped() -> None:
+    rows = [
+        (0, 0, "anonymous_session", "error", 503, "injected-fault", 1.0, 4),
+        (1, 0, "anonymous_session", "ok", 201, None, 1.0, 0),
+        (1, 1, "p2p_transfer", "skipped", None, "no-eligible-recipient", 0.0, 0),
+        (2, 0, "p2p_transfer", "error", 503, "injected-fault", 1.0, 4),
+        (3, 0, "p2p_transfer", "ok", 201, None, 1.0, 0),
+    ]
+    result = sim.SimulationResult(sim.Partial(), {}, 0.0, pd.DataFrame(), steps=sim.steps_frame(rows))
+    plan = sim.plan(4, seed=7)
+    result._plans = [
+        dataclasses.replace(plan[0], p2p_amount=Decimal("5.00"), p2p_to=None),
+        dataclasses.replace(plan[1], p2p_amount=Decimal("5.00"), p2p_to=0),
+        dataclasses.replace(plan[2], p2p_amount=Decimal("5.00"), p2p_to=1),
+        dataclasses.replace(plan[3], p2p_amount=Decimal("5.00"), p2p_to=1),
+    ]
+    transfers = result.transfers()
+    assert transfers[["transfer", "stopped"]].values.tolist() == [
+        ["not attempted", "sender: anonymous_session error (injected-fault)"],
+        ["no recipient", "recipient: anonymous_session error (injected-fault)"],
+        ["failed", "sender: p2p_transfer error (injected-fault)"],
+        ["confirmed", "-"],
+    ]
+    assert transfers["p2p_to"].tolist() == [pd.NA, 0, 1, 1]
+
+
 def test_money_is_conserved_across_all_p2p(population: sim.SimulationResult) -> None:
     assert population.money_conserved
     # Checked again from the shards' ledgers: nothing created, nothing lost.
@@ -217,4 +265,7 @@ def test_faults_are_retried_money_moves_once_and_the_run_repeats(reset_sim: str)
     confirmed = int((p2p["outcome"] == "ok").sum())
     gave_up = int(((p2p["outcome"] == "error") & (p2p["code"] == "injected-fault")).sum())
     assert confirmed <= result.transfers_in_ledger <= confirmed + gave_up
+    failed = result.transfers().query("transfer == 'failed'")
+    assert len(failed) == result.summary().p2p["p2p_failed"] == int((p2p["outcome"] == "error").sum())
+    assert set(failed["stopped"]) <= {"sender: p2p_transfer error (injected-fault)"}
     assert httpx.get(f"{sim_url}/_sim/faults").json() == {"faults": []}  # the caller's: never touched
