@@ -1,12 +1,16 @@
 """An ASGI app of the notebook's own, served on loopback for a demonstration: notebook 08's
 webhook receiver runs under it. What a notebook need not read: uvicorn in a background thread,
-a free port, and a record of what the app answered (the event id and the status, never a header
-or the body; the last delivery's body and signature are kept in memory to send it again).
+a free port, a record of what the app answered (the event id and the status, never a header
+or the body), and the last delivery it accepted, kept in memory to send it again: a replay, or a
+forgery when the body is changed.
 
 Example::
 
     >>> with local_app(webhook_app(jwks)) as running:           # doctest: +SKIP
     ...     api.webhooks.subscribe(running.url, ["card.closed"])
+    ...     api.cards.close(card_id, reason="lost")            # the service delivers card.closed
+    ...     running.wait()                                     # your app answered it: 204
+    ...     replayed = running.send_again()                    # the same delivery again: 409
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: How long the app may take to start, and a caller waits for its first answer.
 START_SECONDS = 10.0
+#: Headers of the delivery not sent again as they came: the connection's own (httpx sets them).
+_HOP_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 
 @dataclass
@@ -45,6 +51,35 @@ class Running:
         deadline = monotonic() + timeout
         while len(self.answers) < count and monotonic() < deadline:
             sleep(0.05)
+
+    def _accepted(self) -> tuple[bytes, dict[str, str]]:
+        if self.last is None:
+            raise LookupError("the app has accepted no delivery yet")
+        return self.last
+
+    @property
+    def last_body(self) -> bytes:
+        """The body of the last delivery the app accepted (answered 2xx), byte for byte.
+
+        Raises:
+            LookupError: the app has accepted no delivery yet.
+        """
+        return self._accepted()[0]
+
+    def send_again(self, *, body: bytes | None = None, timeout: float = START_SECONDS) -> int:
+        """Send the last delivery the app accepted to it again, with the headers it came with
+        (its signature among them), and return the status the app answers: a replay. ``body``:
+        other bytes in its place under the same signature (a forgery). Recorded in ``answers``.
+
+        Raises:
+            LookupError: the app has accepted no delivery yet.
+        """
+        import httpx
+
+        original, received = self._accepted()
+        headers = {k: v for k, v in received.items() if k.lower() not in _HOP_HEADERS}
+        content = original if body is None else body
+        return httpx.post(self.url, content=content, headers=headers, timeout=timeout).status_code
 
 
 def _event_id(body: bytes) -> str:
