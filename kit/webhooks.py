@@ -331,9 +331,10 @@ class Receiver:
         row.update(received=now, verified=False, duplicate=False)
         try:
             peek = json.loads(body)
-            if isinstance(peek, dict):
-                row.update(id=peek.get("id"), type=peek.get("type"))
-                row["created_at"] = peek.get("created_at")
+            if isinstance(peek, dict):  # as the body claims; verification may still refuse it
+                data = peek.get("data")
+                row.update(id=peek.get("id"), type=peek.get("type"), created_at=peek.get("created_at"))
+                row["resource_id"] = _resource_id(data) if isinstance(data, dict) else None
         except ValueError:
             pass
         status = 200
@@ -368,6 +369,11 @@ class Receiver:
             self._events.clear()
             self._seen.clear()
             self._taken.clear()
+
+    def wait_recorded(self, match: Callable[[dict[str, Any]], bool], timeout: float) -> bool:
+        """Wait until a recorded row, verified or not, ``match``-es; whether one did in time."""
+        with self._cond:
+            return self._cond.wait_for(lambda: any(match(row) for row in self._rows), timeout)
 
     def wait_for(
         self, event_type: str, *, timeout: float = 5.0, where: EventFilter | None = None

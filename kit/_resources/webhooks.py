@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from kit._wire import Recorder
 
 __all__ = ["AUTO_EVENTS", "Webhooks"]
-
-_POLL_S = 0.05
 
 AUTO_EVENTS = ("card.closed", "document_request.created", "document_request.completed")
 
@@ -193,25 +191,30 @@ class Webhooks(Resource):
         """
         return self._ensure_receiver().wait_for(event_type, timeout=timeout, where=where)
 
-    def wait_received(self, event_type: str, *, timeout: float = 5.0) -> pd.DataFrame:
-        """Wait until the receiver has recorded a delivery of this type, verified or not (unlike
-        :meth:`wait_for`, which hands over verified events only); return :attr:`events`.
+    def wait_received(
+        self, event_type: str, *, resource_id: str | None = None, timeout: float = 5.0
+    ) -> pd.DataFrame:
+        """Wait until the receiver has recorded a delivery of this type (about ``resource_id``,
+        if given: a card, a document request…), verified or not, unlike :meth:`wait_for`, which
+        hands over verified events only; return the rows of :attr:`events` that match. The
+        resource is read from the body as sent, so an unsigned delivery matches too.
 
         Example::
 
-            >>> api.webhooks.wait_received("card.closed", timeout=10)  # doctest: +SKIP
+            >>> api.webhooks.wait_received("card.closed", resource_id=card.card_id)  # doctest: +SKIP
 
         Raises:
             WebhookTimeout: none was recorded within ``timeout`` seconds (wall time).
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            frame = self.events
-            if event_type in set(frame["type"]):
-                return frame
-            if time.monotonic() >= deadline:
-                raise WebhookTimeout(f"no {event_type!r} delivery recorded within {timeout:g} s")
-            time.sleep(_POLL_S)
+
+        def match(row: Mapping[str, Any]) -> bool:
+            return row["type"] == event_type and resource_id in (None, row["resource_id"])
+
+        if not self._ensure_receiver().wait_recorded(match, timeout):
+            about = f" about {resource_id}" if resource_id else ""
+            raise WebhookTimeout(f"no {event_type!r} delivery{about} recorded within {timeout:g} s")
+        frame = self.events
+        return frame[[match(row) for row in frame.to_dict("records")]]
 
     def close(self) -> None:
         if self._receiver is not None:

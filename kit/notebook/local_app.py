@@ -2,11 +2,12 @@
 webhook receiver runs under it. What a notebook need not read: uvicorn in a background thread,
 a free port, a record of what the app answered (the event id and the status, never a header
 or the body), and the last delivery it accepted, kept in memory to send it again: a replay, or a
-forgery when the body is changed.
+forgery when the body is changed. ``about`` narrows all of it to the deliveries about one
+resource (a card…): a sandbox sends the partner's other events to the same app.
 
 Example::
 
-    >>> with local_app(webhook_app(jwks)) as running:           # doctest: +SKIP
+    >>> with local_app(webhook_app(jwks), about=card_id) as running:  # doctest: +SKIP
     ...     api.webhooks.subscribe(running.url, ["card.closed"])
     ...     api.cards.close(card_id, reason="lost")            # the service delivers card.closed
     ...     running.wait()                                     # your app answered it: 204
@@ -22,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import monotonic, sleep
 from typing import Any
+
+from kit.webhooks import _resource_id
 
 __all__ = ["Running", "local_app"]
 
@@ -82,15 +85,18 @@ class Running:
         return httpx.post(self.url, content=content, headers=headers, timeout=timeout).status_code
 
 
-def _event_id(body: bytes) -> str:
+def _peek(body: bytes) -> tuple[str, str | None]:
+    """The event id and the resource a delivery's body names, as sent (unverified)."""
     try:
-        found = json.loads(body).get("id", "-")
+        event = json.loads(body)
+        found, data = event.get("id", "-"), event.get("data")
     except (ValueError, AttributeError):
-        return "-"
-    return found if isinstance(found, str) else "-"
+        return "-", None
+    resource = _resource_id(data) if isinstance(data, dict) else None
+    return (found if isinstance(found, str) else "-"), resource
 
 
-def _recording(app: ASGIApp, running: Running) -> ASGIApp:
+def _recording(app: ASGIApp, running: Running, about: str | None) -> ASGIApp:
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await app(scope, receive, send)
@@ -106,7 +112,11 @@ def _recording(app: ASGIApp, running: Running) -> ASGIApp:
             if message["type"] == "http.response.start":
                 body = b"".join(chunks)
                 status = int(message["status"])
-                running.answers.append({"event": _event_id(body), "answer": status})
+                event, resource = _peek(body)
+                if about is not None and resource != about:
+                    await send(message)  # answered, not recorded: about another resource
+                    return
+                running.answers.append({"event": event, "answer": status})
                 if 200 <= status < 300:
                     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
                     running.last = (body, headers)
@@ -118,9 +128,10 @@ def _recording(app: ASGIApp, running: Running) -> ASGIApp:
 
 
 @contextmanager
-def local_app(app: ASGIApp, *, path: str = "/webhooks") -> Iterator[Running]:
+def local_app(app: ASGIApp, *, path: str = "/webhooks", about: str | None = None) -> Iterator[Running]:
     """Serve ``app`` under uvicorn on a free loopback port in a background thread, for the block;
-    then stop it and wait for the thread.
+    then stop it and wait for the thread. ``about``: record (and send again) only the requests
+    whose body names this resource id (``data.card_id``…); the app still answers every request.
 
     Raises:
         RuntimeError: it did not start within :data:`START_SECONDS`.
@@ -128,7 +139,7 @@ def local_app(app: ASGIApp, *, path: str = "/webhooks") -> Iterator[Running]:
     import uvicorn
 
     running = Running(url="")
-    config = uvicorn.Config(_recording(app, running), host="127.0.0.1", port=0, log_level="warning",
+    config = uvicorn.Config(_recording(app, running, about), host="127.0.0.1", port=0, log_level="warning",
                             lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="notebook-app", daemon=True)

@@ -166,9 +166,17 @@ def test_wait_received_returns_what_arrived_verified_or_not(api: kit.Client) -> 
     api.webhooks._receiver._refresh = None  # type: ignore[union-attr]
     with pytest.raises(errors.WebhookTimeout, match=r"card\.closed"):
         api.webhooks.wait_received("card.closed", timeout=0.2)
-    api.cards.close(api.cards.create(customer.account_id, type="virtual").card_id)
+    first, second = (api.cards.create(customer.account_id, type="virtual").card_id for _ in range(2))
+    api.cards.close(first)
     events = api.webhooks.wait_received("card.closed", timeout=10)
     assert list(events["type"]) == ["card.closed"] and not events["verified"].any()
+    assert list(events["resource_id"]) == [first]  # read from the body as sent, unsigned or not
+    with pytest.raises(errors.WebhookTimeout, match=second):
+        api.webhooks.wait_received("card.closed", resource_id=second, timeout=0.2)
+    api.cards.close(second)
+    mine = api.webhooks.wait_received("card.closed", resource_id=second, timeout=10)
+    assert list(mine["resource_id"]) == [second]  # another card's delivery is not this one's
+    assert len(api.webhooks.events) == 2
 
 
 def test_document_request_webhooks(api: kit.Client) -> None:

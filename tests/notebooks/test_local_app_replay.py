@@ -55,3 +55,19 @@ def test_a_delivery_sent_again_is_a_replay_and_with_another_body_a_forgery() -> 
     assert (replayed, forged, changed) == (409, 400, 400)
     assert running.answers == [{"event": "evt_1", "answer": a} for a in (204, 409, 400, 400)]
     assert running.last_body == body, "a refused copy does not replace the accepted delivery"
+
+
+def test_about_records_and_sends_again_only_the_deliveries_about_its_resource() -> None:
+    def delivery(event: str, card: str) -> tuple[bytes, dict[str, str]]:
+        body = json.dumps({"id": event, "data": {"card_id": card, "close_reason": "lost"}}).encode()
+        return body, {"x-sig": hashlib.sha256(body).hexdigest(), "content-type": "application/json"}
+
+    mine, other = delivery("evt_mine", "crd_mine"), delivery("evt_other", "crd_other")
+    with local_app(_signing_app(), about="crd_mine") as running:
+        answered = [httpx.post(running.url, content=b, headers=h, timeout=10).status_code for b, h in (mine, other)]
+        running.wait(1)
+        replayed = running.send_again()  # the delivery about crd_mine, though another came after it
+        late = httpx.post(running.url, content=other[0], headers=other[1], timeout=10).status_code
+    assert (answered, replayed, late) == ([204, 204], 409, 409)  # the app answers every request
+    assert running.answers == [{"event": "evt_mine", "answer": a} for a in (204, 409)]
+    assert running.last_body == mine[0]
