@@ -8,8 +8,8 @@ entries' full text: a notebook shows the register, it does not dump it.
 Example::
 
     >>> from kit.notebook import register_table
-    >>> print(repr(register_table(["A01", "A02"])).partition(" (")[0])
-    the assumptions register: 2 of 65 entries
+    >>> repr(register_table(["A01", "A02"])).startswith("the assumptions register: 2 of ")
+    True
     >>> print(repr(register_table(["A01", "A02"])).splitlines()[1])
       A01  Partner token request
 """
@@ -56,16 +56,23 @@ class RegisterTable:
             "every entry" if shown == self.total else f"{shown} of {self.total} entries"
         )
 
-    def __repr__(self) -> str:
-        lines = [f"{self._title()} (open each in Jupyter for the spec's words and the simulator's choice)"]
-        for entry in self.entries:
-            topic = entry["topic"]
-            if len(topic) > self.topic_width:
-                topic = topic[: self.topic_width - 1] + "…"
-            lines.append(f"  {entry['id']}  {topic}")
-        return "\n".join(lines)
+    def _line(self, entry: dict[str, Any]) -> str:
+        """One entry in the text form: its id and topic (cut at :attr:`topic_width`)."""
+        topic = entry["topic"]
+        if len(topic) > self.topic_width:
+            topic = topic[: self.topic_width - 1] + "…"
+        return f"  {entry['id']}  {topic}"
 
-    def _repr_html_(self) -> str:
+    def _body_lines(self) -> list[str]:
+        return [self._line(entry) for entry in self.entries]
+
+    def __repr__(self) -> str:
+        head = f"{self._title()} (open each in Jupyter for the spec's words and the simulator's choice)"
+        return "\n".join([head, *self._body_lines()])
+
+    def _table_html(self, entries: Iterable[dict[str, Any]], heading: str = "topic") -> str:
+        """``entries`` as one HTML table, one row each that opens to the spec's words and the
+        simulator's choice; ``heading`` heads the topics' column."""
         rows = "".join(
             "<tr>"
             f"<td style='vertical-align:top'><b>{html.escape(e['id'])}</b></td>"
@@ -74,14 +81,21 @@ class RegisterTable:
             f"<p><b>the spec:</b> {_inline(e['spec'])}</p>"
             f"<p><b>the simulator:</b> {_inline(e['choice'])}</p>"
             "</details></td></tr>"
-            for e in self.entries
+            for e in entries
         )
+        return (
+            f"<table><thead><tr><th>entry</th><th style='text-align:left'>{html.escape(heading)}</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+
+    def _body_html(self) -> str:
+        return self._table_html(self.entries)
+
+    def _repr_html_(self) -> str:
         return (
             f"<details class='kit-register'{' open' if self.open else ''}>"
             f"<summary>{html.escape(self._title())}: click a topic for the spec's words and the "
-            "simulator's choice</summary>"
-            "<table><thead><tr><th>entry</th><th style='text-align:left'>topic</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></details>"
+            f"simulator's choice</summary>{self._body_html()}</details>"
         )
 
 
