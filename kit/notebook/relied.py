@@ -1,30 +1,46 @@
 """What a notebook relied on, from what it did: the register entries and the calls it shows.
 
 :func:`entries_used` is the short table a notebook ends with: the register entries its calls,
-checks and comparisons met in this kernel — every ``svc-assumptions`` header of an answer the
-companion saw, every choice check's basis (``choice="A15"``, a refusal's code), every value a
-check read with :func:`kit.notebook.chosen` or :func:`kit.notebook.problem_code`. On a server
-that sends no ``svc-assumptions`` the checks alone name them. Its title counts what was used,
-never the register's size, so an entry added to the register changes no stored output.
+checks and comparisons met in this kernel, in two groups. First what its checks rest on: every
+choice check's basis (``choice="A15"``, a refusal's code), every value a check read with
+:func:`kit.notebook.chosen` or :func:`kit.notebook.problem_code`, every entry a comparison named
+(:func:`note`: 12's migration report names the entry giving each side of a difference). Then
+what was only met in the answers: the ``svc-assumptions`` header of each answer the companion
+saw (or :func:`note` was given, for a plain httpx client's calls). On a server that sends no
+``svc-assumptions`` the first group alone is shown. Its title counts what was used, never the
+register's size, so an entry added to the register changes no stored output.
 
 :func:`calls` is a client's call history as a notebook shows it: the partner API's calls, the
 simulator's ``/_sim`` control calls left out (``api.history`` still holds every call).
 
 Example::
 
-    >>> from kit.notebook import entries_used
-    >>> entries_used().ids                                 # doctest: +SKIP
-    ['A01', 'A02', 'A04', 'A45']
+    >>> table = used_table({"A04": {"answers"}, "A16": {"answers", "checks"}, "A01": {"answers"}})
+    >>> head, *groups = repr(table).splitlines()
+    >>> head.partition(" (")[0]
+    'the register entries this notebook relied on: 3'
+    >>> for line in groups:
+    ...     print(line)
+     what its checks rest on: 1
+      A16  Card states and close errors
+     met in the answers only (their svc-assumptions): 2
+      A01  Partner token request
+      A04  Session initialization data fields
+    >>> table.ids
+    ['A16', 'A01', 'A04']
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kit import register
 from kit._history import CONTROL_PREFIX, partner_calls
-from kit.notebook.companion import COMPANION
+from kit.notebook.companion import COMPANION, Companion
 from kit.notebook.register_view import RegisterTable
 
 if TYPE_CHECKING:
@@ -32,15 +48,42 @@ if TYPE_CHECKING:
 
     from kit._client import Client
 
-__all__ = ["CONTROL_PREFIX", "calls", "entries_used", "used_ids"]
+__all__ = ["ANSWERS", "CHECKS", "CONTROL_PREFIX", "UsedTable", "calls", "entries_used", "note", "used_ids",
+           "used_table"]
 
-#: Where each source of an entry is named in the table.
-_CALL, _CHECK = "answers", "checks"
+#: Where an entry was met: an answer's ``svc-assumptions`` header …
+ANSWERS = "answers"
+#: … or a check (its basis, a value it read) or a comparison that named it.
+CHECKS = "checks"
+#: The heading of each group of the closing table, in the order shown.
+GROUPS = {CHECKS: "what its checks rest on", ANSWERS: "met in the answers only (their svc-assumptions)"}
+
+#: Entries met outside the companion's clients and checks (:func:`note`), per companion.
+_noted: weakref.WeakKeyDictionary[Companion, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def note(ids: Iterable[str], where: str = CHECKS) -> None:
+    """Count register entries this kernel met outside its kit clients and checks: ``where`` is
+    :data:`ANSWERS` for the ``svc-assumptions`` of an answer a plain httpx client received,
+    :data:`CHECKS` for an entry a comparison named (the side of a difference it gives). Ids
+    that are not register entries (blank, another server's words) are ignored.
+
+    Raises:
+        ValueError: ``where`` is neither.
+    """
+    if where not in GROUPS:
+        raise ValueError(f"where is {ANSWERS!r} or {CHECKS!r}, not {where!r}")
+    with _lock:
+        found = _noted.setdefault(COMPANION, {})
+        for entry in ids:
+            found.setdefault(entry.strip(), set()).add(where)
 
 
 def used_ids() -> dict[str, set[str]]:
-    """Each register entry this kernel met, with where: ``"answers"`` (an answer's
-    ``svc-assumptions``) and/or ``"checks"`` (a choice check's basis, a value it read)."""
+    """Each register entry this kernel met, with where: :data:`ANSWERS` (an answer's
+    ``svc-assumptions``) and/or :data:`CHECKS` (a choice check's basis, a value it read, an
+    entry a comparison named)."""
     known = {e["id"] for e in register.assumptions()}
     found: dict[str, set[str]] = {}
 
@@ -52,28 +95,59 @@ def used_ids() -> dict[str, set[str]]:
 
     for call in list(COMPANION.calls):
         if call.assumptions:
-            add(call.assumptions.split(","), _CALL)
-    add((o.basis for o in COMPANION.results() if o.kind == "choice"), _CHECK)
-    add((entry for (entry, _key), _value in COMPANION.reads()), _CHECK)
+            add(call.assumptions.split(","), ANSWERS)
+    add((o.basis for o in COMPANION.results() if o.kind == "choice"), CHECKS)
+    add((entry for (entry, _key), _value in COMPANION.reads()), CHECKS)
+    with _lock:
+        noted = {entry: set(where) for entry, where in _noted.get(COMPANION, {}).items()}
+    for entry, places in noted.items():
+        for where in places:
+            add([entry], where)
     return found
 
 
+@dataclass(frozen=True, repr=False)  # the register table's text form
 class UsedTable(RegisterTable):
-    """The entries a notebook used: the register table, titled by what was used."""
+    """The entries a notebook used, titled by what was used and shown in two groups (``groups``:
+    :data:`GROUPS`' keys, each a run of ``entries``): what its checks rest on, then what was
+    only met in the answers."""
 
-    topic_width = 48
+    groups: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    topic_width: ClassVar[int] = 48
 
     def _title(self) -> str:
         return f"the register entries this notebook relied on: {len(self.entries)}"
 
+    def _body_lines(self) -> list[str]:
+        lines = []
+        for where, entries in self.groups.items():
+            lines += [f" {GROUPS[where]}: {len(entries)}", *(self._line(e) for e in entries)]
+        return lines
 
-def entries_used(*, open: bool = True) -> RegisterTable:
-    """The register entries this kernel's calls and checks relied on (:func:`used_ids`), as the
-    compact register table: one line each, in Jupyter each opens to the spec's words and the
-    simulator's choice. ``open``: whether the table starts unfolded."""
-    used = used_ids()
-    entries = tuple(e for e in register.assumptions() if e["id"] in used)
-    return UsedTable(entries, len(entries), open)
+    def _body_html(self) -> str:
+        groups = self.groups.items()
+        return "".join(self._table_html(run, f"{GROUPS[where]}: {len(run)}") for where, run in groups)
+
+
+def used_table(used: Mapping[str, Iterable[str]], *, open: bool = True) -> UsedTable:
+    """The closing table of the entries ``used`` (``{entry: where}``, as :func:`used_ids`): an
+    entry any check named or read in the first group, the rest in the second, each group in
+    register order. ``open``: whether the table starts unfolded."""
+    groups: dict[str, list[dict[str, Any]]] = {where: [] for where in GROUPS}
+    for entry in register.assumptions():
+        if entry["id"] in used:
+            groups[CHECKS if CHECKS in set(used[entry["id"]]) else ANSWERS].append(entry)
+    shown = {where: tuple(entries) for where, entries in groups.items() if entries}
+    entries = tuple(e for run in shown.values() for e in run)
+    return UsedTable(entries, len(entries), open, shown)
+
+
+def entries_used(*, open: bool = True) -> UsedTable:
+    """The register entries this kernel's calls, checks and comparisons relied on
+    (:func:`used_ids`), as the compact register table grouped as :func:`used_table` does: one
+    line each, in Jupyter each opens to the spec's words and the simulator's choice. ``open``:
+    whether the table starts unfolded."""
+    return used_table(used_ids(), open=open)
 
 
 def calls(api: Client, columns: Sequence[str] = ("method", "path", "status", "code")) -> pd.DataFrame:

@@ -13,6 +13,7 @@ the wire is shown (02 the session JWE's marker, 04 the ``encrypted_pii`` one).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 from kit import register
+from kit.notebook.relied import GROUPS
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "notebooks"
@@ -135,10 +137,19 @@ def test_every_notebook_ends_with_its_own_table_of_the_entries_it_used(path: Pat
     )
     assert _source(cells[-3]).startswith("## The register entries this notebook relied on")
     (text,) = _plain_outputs(table)
-    head, *rows = text.splitlines()
+    head, *lines = text.splitlines()
     count = int(re.match(r"the register entries this notebook relied on: (\d+) ", head).group(1))
+    rows = [line for line in lines if re.match(r"  A\d\d  ", line)]
     assert count == len(rows) > 0, f"{path.name}: {head}"
-    assert all(re.match(r"  A\d\d  ", row) for row in rows), rows[:3]
+    # the rows come in groups (what its checks rest on, then the answers alone), each headed by
+    # its name and count: every other line is such a heading, in that order
+    headings = [n for n, line in enumerate(lines) if line not in rows]
+    named = [re.fullmatch(r" (.+): (\d+)", lines[n]) for n in headings]
+    assert all(named), f"{path.name}: a line that is neither an entry nor a group's heading"
+    assert [m.group(1) for m in named] == [g for g in GROUPS.values() if g in [m.group(1) for m in named]]
+    for n, m in zip(headings, named, strict=True):
+        run = list(itertools.takewhile(lambda line: line in rows, lines[n + 1 :]))
+        assert int(m.group(2)) == len(run) > 0, f"{path.name}: {lines[n]}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

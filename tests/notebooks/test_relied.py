@@ -1,9 +1,11 @@
-"""What a notebook relied on, computed from what it did (``kit.notebook.entries_used``), the
-problem codes read through one helper (``problem_code``), and the call tables notebooks show
-without the simulator's control calls (``calls``)."""
+"""What a notebook relied on, computed from what it did (``kit.notebook.entries_used``, in two
+groups: what its checks rest on, then what the answers alone carried), the problem codes read
+through one helper (``problem_code``), and the call tables notebooks show without the
+simulator's control calls (``calls``)."""
 
 from __future__ import annotations
 
+import doctest
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
@@ -36,14 +38,63 @@ def test_the_entries_used_come_from_the_answers_and_the_checks(fresh: Companion)
     fresh.record(CheckOutcome("a statement", "passed", kind="spec", basis="card.1"))
     fresh.chose("A15", "reasons", ["lost"])
     table = entries_used()
-    assert table.ids == ["A04", "A09", "A15", "A16"]
+    assert table.ids == ["A15", "A16", "A04", "A09"], "what the checks rest on first, each in register order"
     assert relied.used_ids() == {"A04": {"answers"}, "A09": {"answers"}, "A15": {"checks"}, "A16": {"checks"}}
+
+
+def test_an_entry_a_check_named_is_in_the_first_group_even_if_an_answer_carried_it(fresh: Companion) -> None:
+    fresh._on_call(_call("/cards", "A45,A16,A13"))
+    fresh.record(CheckOutcome("closed with a reason", "passed", kind="choice", basis="A16"))
+    table = entries_used()
+    assert {where: [e["id"] for e in run] for where, run in table.groups.items()} == {
+        relied.CHECKS: ["A16"],
+        relied.ANSWERS: ["A13", "A45"],
+    }
+    head, *lines = repr(table).splitlines()
+    assert head.startswith("the register entries this notebook relied on: 3 ")
+    assert lines == [
+        f" {relied.GROUPS[relied.CHECKS]}: 1",
+        "  A16  Card states and close errors",
+        f" {relied.GROUPS[relied.ANSWERS]}: 2",
+        "  A13  Card types",
+        "  A45  The simulator's control plane",
+    ]
+    page = table._repr_html_()
+    assert page.count("<table>") == 1 + 1 and page.index("A16") < page.index("A13") < page.index("A45")
+    assert page.count("<details>") == 3, "one folded row per entry, whatever its group"
 
 
 def test_on_a_server_without_svc_assumptions_the_checks_still_name_their_entries(fresh: Companion) -> None:
     fresh._on_call(_call("/cards/c/close", None))
     fresh.record(CheckOutcome("refused with card-already-closed", "differs", kind="choice", basis="A64"))
-    assert entries_used().ids == ["A64"]
+    table = entries_used()
+    assert table.ids == ["A64"] and list(table.groups) == [relied.CHECKS]
+    assert relied.GROUPS[relied.ANSWERS] not in repr(table), "no heading over an empty group"
+
+
+def test_entries_met_outside_the_clients_are_noted_for_this_kernel(
+    fresh: Companion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    relied.note(["A29", " A66", "", "X-1"], relied.ANSWERS)  # a plain httpx client's answer
+    relied.note(["A66"])  # a comparison naming the entry giving a side
+    assert relied.used_ids() == {"A29": {"answers"}, "A66": {"answers", "checks"}}
+    with pytest.raises(ValueError, match="not 'report'"):
+        relied.note(["A29"], "report")
+    monkeypatch.setattr(relied, "COMPANION", Companion())
+    assert relied.used_ids() == {}, "noted for one kernel's companion, not another's"
+
+
+def test_the_closing_table_stays_short_for_35_entries() -> None:
+    """The longest topics, 35 of them over both groups: still under 2,000 characters."""
+    longest = sorted(register.assumptions(), key=lambda e: -len(e["topic"]))[:35]
+    used = {e["id"]: {"checks" if n % 3 == 0 else "answers"} for n, e in enumerate(longest)}
+    text = repr(relied.used_table(used))
+    assert len(text.splitlines()) == 1 + 2 + 35 and len(text) <= 2000, len(text)
+
+
+def test_the_modules_example_holds() -> None:
+    failed, tried = doctest.testmod(relied)
+    assert tried >= 3 and failed == 0
 
 
 def test_the_table_never_counts_the_register(fresh: Companion) -> None:
