@@ -9,15 +9,25 @@ it shows cannot drift from what it runs.
 
 :func:`walk` is the harness around it: it connects the clients, onboards two customers, starts
 the webhook receiver where the API can reach it, records every answer normalised
-(:func:`kit.regress.migration.record`) and returns the wire as :func:`kit.regress.migration.emit`
-gives it, ready for :func:`kit.regress.migration.compare`. :func:`walk_versions` walks each
-version a server serves, each from the same seeded start.
+(:func:`kit.regress.migration.record`) with the step that made it — the line of
+:func:`partner_code_path` running (:func:`step_label`), else the harness's own step — and returns
+the wire as :func:`kit.regress.migration.emit` gives it, ready for
+:func:`kit.regress.migration.compare`. :func:`walk_versions` walks each version a server serves,
+each from the same seeded start. :func:`differences` compares two walks and counts the register
+entries the comparison names in the notebook's closing table (:func:`kit.notebook.entries_used`),
+as the answers of the plain httpx client are counted.
+
+    >>> step_label('api.cards.close(card.card_id, reason="lost")  # change 2')
+    'api.cards.close(…, reason="lost")'
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +35,7 @@ import httpx
 
 import kit.notebook
 from kit.errors import ApiError
+from kit.notebook import relied
 from kit.regress import migration
 
 if TYPE_CHECKING:
@@ -32,7 +43,15 @@ if TYPE_CHECKING:
 
     from kit import Client
 
-__all__ = ["partner_code_path", "side_by_side", "walk", "walk_versions", "webhooks_side_by_side"]
+__all__ = [
+    "differences",
+    "partner_code_path",
+    "side_by_side",
+    "step_label",
+    "walk",
+    "walk_versions",
+    "webhooks_side_by_side",
+]
 
 #: What a call not made under a version shows in the tables.
 ABSENT = "—"
@@ -61,6 +80,49 @@ def partner_code_path(api: Client, raw: httpx.Client, account_id: str, payee_id:
     api.p2p.transfer(from_account_id=account_id, to_person_id=payee_id, amount="5.00")  # change 7
 
 
+#: The harness's own steps, as the tables name them.
+CLIENT_TOKEN = "walk: the client's token"
+SETUP = "walk: webhooks, two customers"
+
+
+def step_label(line: str) -> str:
+    """A line of code as a table names its step: without its comment, its call's arguments
+    shortened to ``…`` but the literal keyword arguments, an assignment's target left out (a
+    line that is no call, as it is)."""
+    code = line.split("  #", 1)[0].strip()
+    try:
+        (statement,) = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return code
+    node = statement.value if isinstance(statement, ast.Assign | ast.Expr) else statement
+
+    if not isinstance(node, ast.Call):
+        return code
+    kept = [f"{k.arg}={ast.get_source_segment(code, k.value)}" for k in node.keywords
+            if isinstance(k.value, ast.Constant)]
+    elided = ["…"] if node.args or len(kept) < len(node.keywords) else []
+    return f"{ast.get_source_segment(code, node.func)}({', '.join([*elided, *kept])})"
+
+
+class _Steps:
+    """The step a call belongs to: the line of :func:`partner_code_path` running when it is
+    made (found on the calling thread's stack: the response hooks run there), else ``phase``,
+    the harness's step."""
+
+    def __init__(self) -> None:
+        self.phase = CLIENT_TOKEN
+        lines, self._first = inspect.getsourcelines(partner_code_path)
+        self._lines = lines
+
+    def __call__(self) -> str:
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code is partner_code_path.__code__:
+                return step_label(self._lines[frame.f_lineno - self._first])
+            frame = frame.f_back  # type: ignore[assignment]
+        return self.phase
+
+
 def _onboard(client: Client, index: int) -> tuple[str, str]:
     """A customer onboarded as notebook 04 does: account, person, KYC; its account and person."""
     client.sessions.create("anonymous")
@@ -75,24 +137,43 @@ def _onboard(client: Client, index: int) -> tuple[str, str]:
     return account.account_id, person.person_id
 
 
+def _noting(header: str) -> Callable[[httpx.Response], None]:
+    """A response hook counting the register entries an answer's ``header`` (``svc-assumptions``
+    in the client's dialect) names, for the notebook's closing table."""
+
+    def hook(response: httpx.Response) -> None:
+        relied.note(response.headers.get(header, "").split(","), relied.ANSWERS)
+
+    return hook
+
+
 def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
     """:func:`partner_code_path` under ``version`` on ``profile``'s server: its normalised wire
-    (``{"version", "calls", "webhooks"}``). The client takes its partner token where the version
-    issues it (change 1). Webhooks are awaited only where the server can reach this machine and
-    has a control plane (a document request is opened through it: change 6 names its event)."""
+    (``{"version", "calls", "webhooks"}``), each call with its ``step``. The client takes its
+    partner token where the version issues it (change 1). Webhooks are awaited only where the
+    server can reach this machine and has a control plane (a document request is opened through
+    it: change 6 names its event)."""
     api = kit.notebook.connect(profile, seed=seed, api_version=version, allow_deprecated=True)
     payee = kit.notebook.connect(profile, seed=seed, api_version=version)
-    calls = migration.record(api)
+    steps = _Steps()
+    calls = migration.record(api, step=steps)
+    token = api.token().token  # the client's own token request (change 1: where the version issues it)
+    steps.phase = SETUP
     control = api.config.profile.control_plane
     hooks = api.webhooks.reachable
+    dialect = api.config.dialect
     if hooks:
         api.webhooks.listen()  # subscribes to this version's event names (change 6)
     account_id, person_id = _onboard(api, 0)
     _, payee_id = _onboard(payee, 1)
-    headers = {"svc-api-version": version, "Authorization": f"Bearer {api.token().token.reveal()}"}
+    headers = {
+        dialect.chosen("A27", "header"): version,
+        dialect.chosen("A02", "header"): f"{dialect.chosen('A02', 'scheme')} {token.reveal()}",
+    }
+    answered = [migration.response_hook(calls, step=steps), _noting(dialect.chosen("A28", "assumptions"))]
+    base_url = str(api.config.base_url)
     with (
-        httpx.Client(base_url=str(api.config.base_url), headers=headers,
-                     event_hooks={"response": [migration.response_hook(calls)]}) as raw,
+        httpx.Client(base_url=base_url, headers=headers, event_hooks={"response": answered}) as raw,
         warnings.catch_warnings(),
     ):
         warnings.simplefilter("ignore", DeprecationWarning)  # the wire shows the Deprecation header
@@ -117,7 +198,8 @@ def walk_versions(
     version per run) walks that version alone and displays its wire for the report."""
     versions = [only] if only else list(versions)
     probe = kit.notebook.connect(profile, seed=seed)
-    served = [v for v in versions if migration.serves(str(probe.config.base_url), v)]
+    header = probe.config.dialect.chosen("A27", "header")
+    served = [v for v in versions if migration.serves(str(probe.config.base_url), v, header=header)]
     control = probe.config.profile.control_plane
     wires = {}
     for version in served:
@@ -136,9 +218,27 @@ def walk_versions(
     return wires
 
 
+def differences(wires: Mapping[str, Mapping[str, Any]]) -> list[migration.Difference]:
+    """:func:`kit.regress.migration.compare` of two walks (``{version: wire}``, the version
+    before first), each register entry a difference names as the giver of a side
+    (``before_by``, ``after_by``) counted in the notebook's closing table as what its report
+    rests on (:func:`kit.notebook.relied.note`).
+
+    Raises:
+        ValueError: not two wires.
+    """
+    if len(wires) != 2:
+        raise ValueError(f"two wires to compare, not {len(wires)}")
+    before, after = wires.values()
+    found = migration.compare(before, after)
+    relied.note((e for d in found for e in (d.before_by, d.after_by) if e), relied.CHECKS)
+    return found
+
+
 def _answer(call: Mapping[str, Any] | None, other: Mapping[str, Any] | None = None) -> str:
     """``status code``, and where ``other`` answered with the same status, ``+ x`` for each
-    header (with its value, where compared) and body field this answer has and ``other`` lacks."""
+    header (with its value, where compared and short) and body field this answer has and
+    ``other`` lacks."""
     if call is None:
         return ABSENT
     answer = f"{call['status']} {call['code'] or ''}".strip()
@@ -146,7 +246,7 @@ def _answer(call: Mapping[str, Any] | None, other: Mapping[str, Any] | None = No
         return answer
     headers = call.get("headers", {})
     extra = [
-        f"{k}: {v}" if v and len(v) <= 20 else k  # a long value (a Link) by its name alone
+        f"{k}: {migration.header_value(k, v)}" if v and len(v) <= 20 else k  # a long one (a Link): its name
         for k, v in headers.items()
         if other.get("headers", {}).get(k) != v
     ]
@@ -154,41 +254,58 @@ def _answer(call: Mapping[str, Any] | None, other: Mapping[str, Any] | None = No
     return " + ".join([answer, *extra])
 
 
-def _keyed(wire: Mapping[str, Any]) -> dict[tuple[str, int], Mapping[str, Any]]:
-    seen: dict[str, int] = {}
-    keyed = {}
-    for call in wire["calls"]:
-        name = f"{call['method']} {call['path']}"
-        seen[name] = seen.get(name, 0) + 1
-        keyed[(name, seen[name])] = call
-    return keyed
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def side_by_side(wires: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The calls of each version's wire (``{version: wire}``) side by side: one row per call
-    (method and normalised path, and ``n``, its n-th time in the run), one column per version,
-    each cell ``status code`` (``—``: not made under that version). With two versions, only the
-    calls whose answers differ — in status, code, a compared header or a body field, as
-    :func:`kit.regress.migration.compare` compares them — and each cell adds ``+ x`` for what
-    that answer has and the other's lacks."""
+    """The calls of each version's wire (``{version: wire}``) side by side: one row per call,
+    named by its step (the line of the partner's code that made it, or the harness's step,
+    ``, 2nd time`` where that line ran before) and its method and normalised path (the two
+    levels of the index, unnamed), one column per
+    version, each cell ``status code`` (``—``: not made under that version). With two versions
+    the calls are paired as :func:`kit.regress.migration.compare` pairs them (by step) and only
+    those whose answers differ are kept — in status, code, a compared header or a body field —
+    each cell adding ``+ x`` for what that answer has and the other's lacks."""
     import pandas as pd
 
-    keyed = {version: _keyed(wire) for version, wire in wires.items()}
-    keys = list(dict.fromkeys(k for calls in keyed.values() for k in calls))
+    versions = list(wires)
+    paired: list[tuple[Any, ...]]  # (key, each version's call or None)
+    if len(versions) == 2:
+        paired = migration.pair_calls(wires[versions[0]]["calls"], wires[versions[1]]["calls"])
+    else:
+        keyed = [migration.keyed_calls(w["calls"]) for w in wires.values()]
+        keys = list(dict.fromkeys(k for calls in keyed for k in calls))
+        paired = [(key, *(calls.get(key) for calls in keyed)) for key in keys]
     rows = []
-    for key in keys:
-        answers = [calls.get(key) for calls in keyed.values()]
-        other = answers[::-1] if len(answers) == 2 else [None] * len(answers)
-        row = {v: _answer(a, o) for v, a, o in zip(keyed, answers, other, strict=True)}
-        if len(answers) != 2 or len(set(row.values())) > 1:
-            rows.append({"call": key[0], "n": key[1], **row})
-    table = pd.DataFrame(rows or [{"call": ABSENT, "n": 0, **dict.fromkeys(wires, ABSENT)}])
-    return table.set_index(["call", "n"])
+    for key, *answers in paired:
+        others = answers[::-1] if len(answers) == 2 else [None] * len(answers)
+        row = {v: _answer(a, o) for v, a, o in zip(versions, answers, others, strict=True)}
+        if len(answers) == 2 and len(set(row.values())) == 1:
+            continue
+        step, method, path, n = key
+        label = ", ".join(filter(None, [step, f"{_ordinal(n)} time" if n > 1 else ""]))
+        rows.append({"step": label, "call": f"{method} {path}", **row})
+    table = pd.DataFrame(rows or [{"step": ABSENT, "call": ABSENT, **dict.fromkeys(versions, ABSENT)}])
+    table = table.set_index(["step", "call"])
+    table.index.names = [None, None]  # each row reads as it is: a line of code, a call (and one line less)
+    return table
 
 
 def webhooks_side_by_side(wires: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The webhook types each version's run received, one column per version."""
+    """The webhooks each version's run received: one row per event type, one column per
+    version, each cell how many of that type it received (``+ Deprecation`` where one carried
+    that header), ``—`` for none — so each version's names stand side by side."""
     import pandas as pd
 
-    received = {v: sorted(h["type"] for h in w["webhooks"]) for v, w in wires.items()}
-    return pd.DataFrame({v: pd.Series(types, dtype=object) for v, types in received.items()}).fillna(ABSENT)
+    types = sorted({h["type"] for w in wires.values() for h in w["webhooks"]})
+
+    def cell(hooks: Sequence[Mapping[str, Any]], event: str) -> str:
+        got = [h for h in hooks if h["type"] == event]
+        deprecated = " + Deprecation" if any(h.get("deprecation") for h in got) else ""
+        return f"{len(got)}{deprecated}" if got else ABSENT
+
+    rows = {event: {v: cell(w["webhooks"], event) for v, w in wires.items()} for event in types}
+    table = pd.DataFrame.from_dict(rows or {ABSENT: dict.fromkeys(wires, ABSENT)}, orient="index")
+    table.index.name = "event type"
+    return table

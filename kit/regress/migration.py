@@ -4,11 +4,13 @@ A notebook that runs on both versions (the migration notebook, and any whose par
 declares ``api_version``) runs once per version (``api_version`` injected as a parameter). Its
 wire — each call's method, path, status, code, headers and body fields, and each webhook it
 received — is emitted as a ``application/vnd.kit._wire+json`` output (:func:`emit`, with the
-calls recorded by :func:`record`). The two wires are normalised (ids, times, request ids and the
-version header itself are left out or replaced by placeholders) and compared call by call; each
-difference is attributed to the change of 1.2.0 whose record touches it (``data/spec.toml``
-``change.N``: its operations, fields, card and event types, and the values of the register
-entries that choose for it) or reported "unexplained". The change list says what changed; the
+calls recorded by :func:`record`, each with the step of the code that made it where the recorder
+is told). The two wires are normalised (ids, times, request ids and the version header itself
+are left out or replaced by placeholders) and compared call by call, a call paired with the
+other version's call made at the same step (:func:`pair_calls`); each difference is attributed
+to the change of 1.2.0 whose record touches it (``data/spec.toml`` ``change.N``: its
+operations, fields, card and event types, and the values of the register entries that choose
+for it) or reported "unexplained". The change list says what changed; the
 wire details of each side are the register's where the spec leaves them open (:func:`basis`):
 everything the version before answered (A27, the kit's 1.1.0; A65's savings close, A66's
 Refer-a-Friend paths) and 1.2.0's answers the spec does not word (A29's 404 endpoint-removed,
@@ -18,14 +20,17 @@ A03's Deprecation, A18's role header). ``OUT/migration.md`` starts with exactly
 
     >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
     '/cards/{id}/close'
+    >>> header_value("deprecation", "@1671062400")
+    '@1671062400 (2022-12-15)'
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +46,10 @@ __all__ = [
     "basis",
     "compare",
     "emit",
+    "header_value",
+    "keyed_calls",
     "normal_path",
+    "pair_calls",
     "record",
     "report_markdown",
     "response_hook",
@@ -76,6 +84,15 @@ VALUED_HEADERS = frozenset({"deprecation", "link", "svc-p2p-role"})
 def normal_path(path: str) -> str:
     """The path with every id replaced by ``{id}`` (ids differ between runs)."""
     return _ID.sub("{id}", path.split("?", 1)[0])
+
+
+def header_value(name: str, value: str) -> str:
+    """A compared header's value as a report shows it: a ``Deprecation`` date (RFC 9745: a
+    structured-field date, ``@`` and Unix seconds) with its UTC day beside it."""
+    seconds = re.fullmatch(r"@(-?\d{1,12})", value.strip()) if name.lower() == "deprecation" else None
+    if seconds is None:
+        return value
+    return f"{value} ({datetime.fromtimestamp(int(seconds.group(1)), UTC).date().isoformat()})"
 
 
 def _row(response: httpx.Response) -> dict[str, Any]:
@@ -115,23 +132,30 @@ def _row(response: httpx.Response) -> dict[str, Any]:
     }
 
 
-def response_hook(rows: list[dict[str, Any]]) -> Callable[[httpx.Response], None]:
+def response_hook(
+    rows: list[dict[str, Any]], step: Callable[[], str] | None = None
+) -> Callable[[httpx.Response], None]:
     """An httpx response hook appending each answer's normalised row to ``rows`` (the control
-    plane's ``/_sim`` calls left out): for a plain ``httpx.Client`` beside the kit client."""
+    plane's ``/_sim`` calls left out): for a plain ``httpx.Client`` beside the kit client.
+    ``step``, called on the calling thread as each answer arrives, names the step of the code
+    that made the call (the row's ``step``)."""
 
     def hook(response: httpx.Response) -> None:
         if not response.request.url.path.startswith("/_sim"):
-            rows.append(_row(response))
+            row = _row(response)
+            if step is not None:
+                row["step"] = step()
+            rows.append(row)
 
     return hook
 
 
-def record(api: Any) -> list[dict[str, Any]]:
+def record(api: Any, step: Callable[[], str] | None = None) -> list[dict[str, Any]]:
     """Record every answer ``api`` (a :class:`kit.Client`) receives from now on, normalised,
-    into the list returned (until the client's own record of the wire lands: its connection's
-    response hook)."""
+    into the list returned, each with its ``step`` where given (:func:`response_hook`; until
+    the client's own record of the wire lands: its connection's response hook)."""
     rows: list[dict[str, Any]] = []
-    api._requestor.transport._client.event_hooks["response"].append(response_hook(rows))
+    api._requestor.transport._client.event_hooks["response"].append(response_hook(rows, step))
     return rows
 
 
@@ -149,14 +173,15 @@ def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[An
     }
 
 
-def serves(base_url: str, version: str) -> bool:
+def serves(base_url: str, version: str, header: str | None = None) -> bool:
     """Whether the server at ``base_url`` serves ``version``: a request naming a version it does
     not serve is refused before routing, on every path, with 400 ``unsupported-api-version`` and
     the versions it does serve (A27). A server that serves only 1.2.0-20221215 (A27's
-    ``versions`` overlaid) answers so for 1.1.0; anything else counts as served."""
+    ``versions`` overlaid) answers so for 1.1.0; anything else counts as served. ``header``:
+    the version header in the server's dialect (A27's own by default)."""
     from kit import register
 
-    header = register.value("A27")["header"]
+    header = header or register.value("A27")["header"]
     with httpx.Client(base_url=base_url, timeout=10.0) as client:
         resp = client.get("/openapi.json", headers={header: version})
     if resp.status_code != 400:
@@ -176,27 +201,65 @@ def serves(base_url: str, version: str) -> bool:
 # --- comparing two wires -----------------------------------------------------------------------
 
 
-def _keyed(calls: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, int], Mapping[str, Any]]:
-    seen: dict[tuple[str, str], int] = {}
+def keyed_calls(calls: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str, int], Mapping[str, Any]]:
+    """``calls`` by ``(step, method, path, n)``: ``n`` counts the calls of that method and path
+    made at that step (``""`` where the recorder was told none)."""
+    seen: Counter[tuple[str, str, str]] = Counter()
     keyed = {}
     for call in calls:
-        key = (call["method"], call["path"])
-        seen[key] = seen.get(key, 0) + 1
+        key = (str(call.get("step", "")), call["method"], call["path"])
+        seen[key] += 1
         keyed[(*key, seen[key])] = call
     return keyed
 
 
+Paired = tuple[tuple[str, str, str, int], Mapping[str, Any] | None, Mapping[str, Any] | None]
+
+
+def pair_calls(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[Paired]:
+    """Each call of ``before`` with the call of ``after`` made at the same step (the same line of
+    the code, its n-th call there): ``(key, a, b)`` (:func:`keyed_calls`' key), in ``before``'s
+    order, each call only ``after`` made placed after the call ``after`` made before it. Calls
+    of one method and path left over on both sides (made at other steps, or recorded without
+    one) are paired in order; ``None`` on the side that made no such call."""
+    old, new = keyed_calls(before), keyed_calls(after)
+    waiting: defaultdict[tuple[str, str], deque[tuple[str, str, str, int]]] = defaultdict(deque)
+    for key in new:
+        if key not in old:
+            waiting[key[1:3]].append(key)
+    paired: list[Paired] = []
+    taken = set()
+    for key, call in old.items():
+        if key in new:
+            paired.append((key, call, new[key]))
+        elif waiting[key[1:3]]:
+            other = waiting[key[1:3]].popleft()
+            taken.add(other)
+            paired.append((key, call, new[other]))
+        else:
+            paired.append((key, call, None))
+    made = list(new.values())
+    for index, (key, call) in enumerate(new.items()):
+        if key in old or key in taken:
+            continue
+        previous = made[index - 1] if index else None  # placed after the call made before it
+        at = next((i + 1 for i, (_, _a, b) in enumerate(paired) if previous is not None and b is previous), 0)
+        paired.insert(at, (key, None, call))
+    return paired
+
+
 def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Difference]:
-    """Every difference from the wire ``before`` (the older version's) to ``after``."""
+    """Every difference from the wire ``before`` (the older version's) to ``after``, its calls
+    paired by :func:`pair_calls`."""
     found: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
-    old, new = _keyed(before["calls"]), _keyed(after["calls"])
-    made = Counter(k[:2] for k in old), Counter(k[:2] for k in new)  # calls of each (method, path)
-    for key in [*old, *(k for k in new if k not in old)]:
-        a, b = old.get(key), new.get(key)
-        where = f"{key[0]} {key[1]}"
+    made = [Counter((c["method"], c["path"]) for c in wire["calls"]) for wire in (before, after)]
+    counted = set()
+    for (_step, method, path, _n), a, b in pair_calls(before["calls"], after["calls"]):
+        where = f"{method} {path}"
         if a is None or b is None:
-            counts = made[0][key[:2]], made[1][key[:2]]
-            if key[2] == max(counts):  # one line per (method, path) whose count differs
+            counts = made[0][method, path], made[1][method, path]
+            if (method, path) not in counted:  # one line per (method, path) whose count differs
+                counted.add((method, path))
                 call = a or b
                 assert call is not None
                 found.append(("calls", where, str(counts[0]), str(counts[1]), call))
@@ -214,15 +277,9 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
             continue
         for name in sorted(set(a["headers"]) | set(b["headers"])):
             if a["headers"].get(name) != b["headers"].get(name):
-                found.append(
-                    (
-                        "header",
-                        where,
-                        f"{name}: {a['headers'].get(name, 'absent') or 'present'}",
-                        f"{name}: {b['headers'].get(name, 'absent') or 'present'}",
-                        {**a, "header": name},
-                    )
-                )
+                sides = [call["headers"].get(name) for call in (a, b)]
+                x, y = (header_value(name, v) if v else ("present" if v == "" else "absent") for v in sides)
+                found.append(("header", where, f"{name}: {x}", f"{name}: {y}", {**a, "header": name}))
         for name in sorted(set(a["fields"]) ^ set(b["fields"])):
             found.append(
                 (

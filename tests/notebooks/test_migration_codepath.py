@@ -6,7 +6,12 @@
 - every change the source marks (``# change N``) has a line in the notebook's recap;
 - the tables the notebook shows (:func:`kit.regress.codepath.side_by_side`,
   :func:`~kit.regress.codepath.webhooks_side_by_side`) keep exactly what differs: every call
-  :func:`kit.regress.migration.compare` finds a difference in, headers and fields included.
+  :func:`kit.regress.migration.compare` finds a difference in, headers and fields included, each
+  row named by the step that made the call (the client's own token request apart from the code's
+  ``api.legacy_token()``), and one row per webhook type;
+- the walk records each call's step from the code path as it runs, and what it met counts in the
+  notebook's closing table: the answers of its plain httpx client and the entries the migration
+  report names (A29, A66).
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kit.regress import migration
-from kit.regress.codepath import ABSENT, partner_code_path, side_by_side, webhooks_side_by_side
+import pytest
+
+from kit.notebook import companion, relied
+from kit.regress import codepath, migration
+from kit.regress.codepath import ABSENT, partner_code_path, side_by_side, step_label, webhooks_side_by_side
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "12_migrating_to_1_2_0.ipynb"
 SOURCE = inspect.getsource(partner_code_path)
@@ -53,7 +61,8 @@ def test_the_code_shown_is_the_partners_calls_only() -> None:
 
 def test_every_change_the_code_path_marks_has_a_line_in_the_recap() -> None:
     marked = {int(n) for n in re.findall(r"change (\d)", SOURCE)}
-    heads = [line.split(":**")[0] for line in _recap().splitlines()]  # "- **Cards (changes 2, 3):**"
+    items = [line for line in _recap().splitlines() if line.startswith("- **")]
+    heads = [line.split(":**")[0] for line in items]  # "- **Cards (changes 2, 3):**"
     recapped = {int(n) for head in heads for n in re.findall(r"\b(\d)\b", head)}
     assert marked and marked <= recapped, f"changes marked in the code, not in the recap: {marked - recapped}"
     assert recapped == set(range(1, 10)), recapped
@@ -78,19 +87,112 @@ def test_side_by_side_keeps_the_calls_whose_answers_differ() -> None:
     }
     table = side_by_side({"1.1.0": before, "1.2.0": after})
     assert table.to_dict("index") == {
-        ("POST /a", 1): {"1.1.0": "200", "1.2.0": "200 + deprecation: @1 + link"},
-        ("POST /a", 2): {"1.1.0": "200", "1.2.0": ABSENT},
-        ("GET /b", 1): {"1.1.0": "200", "1.2.0": "404 endpoint-removed"},
-        ("GET /c", 1): {"1.1.0": "200", "1.2.0": "200 + f"},
+        ("", "POST /a"): {"1.1.0": "200", "1.2.0": "200 + deprecation: @1 (1970-01-01) + link"},
+        ("2nd time", "POST /a"): {"1.1.0": "200", "1.2.0": ABSENT},
+        ("", "GET /b"): {"1.1.0": "200", "1.2.0": "404 endpoint-removed"},
+        ("", "GET /c"): {"1.1.0": "200", "1.2.0": "200 + f"},
     }
     differing = {d.where for d in migration.compare(before, after)}
-    assert {call for call, _ in table.index} == differing, "the table lists every call the report does"
+    assert {call for _, call in table.index} == differing, "the table lists every call the report does"
     one = side_by_side({"1.2.0": after})
     assert len(one) == 3, "one version: every call shown"
 
 
-def test_webhooks_side_by_side_lists_each_versions_types() -> None:
-    table = webhooks_side_by_side(
-        {"1.1.0": {"webhooks": [{"type": "x.old"}]}, "1.2.0": {"webhooks": [{"type": "b"}, {"type": "a"}]}}
+TOKEN, LEGACY = "POST /authorization/server_api/access_tokens", "api.legacy_token()"
+
+
+def test_the_rows_say_which_step_made_each_call() -> None:
+    """1.1.0's client takes its token where the code's own legacy call goes; 1.2.0's takes it at
+    /oauth/accesstoken: the code's call faces the code's call, never the client's token request."""
+    old = [
+        _call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
+        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
+        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+    ]
+    new = [
+        _call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
+        _call("POST", TOKEN.split()[1], 200, step=LEGACY, headers={"deprecation": "@1671062400"}),
+        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+        _call("POST", "/accounts/{id}/events", 422, "unknown-event-type", step="api.events.send(…)"),
+    ]
+    table = side_by_side({"1.1.0": {"calls": old}, "1.2.0": {"calls": new}})
+    assert list(table.itertuples(name=None)) == [
+        ((codepath.CLIENT_TOKEN, "POST /oauth/accesstoken"), ABSENT, "200"),
+        ((codepath.CLIENT_TOKEN, TOKEN), "200", ABSENT),
+        ((LEGACY, TOKEN), "200", "200 + deprecation: @1671062400 (2022-12-15)"),
+        (("api.events.send(…), 2nd time", "POST /accounts/{id}/events"), "202", "422 unknown-event-type"),
+    ]
+
+
+def test_calls_are_compared_with_the_call_made_at_the_same_step() -> None:
+    """Paired by count, 1.2.0's one call would face 1.1.0's first (made elsewhere) and read as
+    an answer that changed; paired by step, only the count differs."""
+    old = [_call("POST", "/x", 200, step="walk"), _call("POST", "/x", 422, "unknown-field", step="code")]
+    new = [_call("POST", "/x", 422, "unknown-field", step="code")]
+    found = migration.compare({"calls": old}, {"calls": new})
+    assert [(d.kind, d.before, d.after) for d in found] == [("calls", "2", "1")]
+    unstepped = migration.compare(
+        {"calls": [_call("POST", "/x", 200)] * 2}, {"calls": [_call("POST", "/x", 201)]})
+    assert [(d.kind, d.before, d.after) for d in unstepped] == [("code", "200", "201"), ("calls", "2", "1")]
+
+
+def test_a_deprecation_date_is_shown_with_its_day() -> None:
+    assert migration.header_value("deprecation", "@1671062400") == "@1671062400 (2022-12-15)"
+    assert migration.header_value("link", "@1671062400") == "@1671062400", "only Deprecation is a date"
+    assert migration.header_value("deprecation", "?1") == "?1", "anything else as it came"
+    found = migration.compare(
+        {"calls": [_call("POST", TOKEN.split()[1], 200)]},
+        {"calls": [_call("POST", TOKEN.split()[1], 200, headers={"deprecation": "@1671062400"})]},
     )
-    assert table.to_dict("list") == {"1.1.0": ["x.old", ABSENT], "1.2.0": ["a", "b"]}
+    assert [d.line() for d in found] == [
+        f"change 1: {TOKEN}: header deprecation: absent → @1671062400 (2022-12-15) [1.2.0: A03]"
+    ]
+
+
+def test_a_step_is_the_line_of_code_shortened() -> None:
+    card = 'card = api.cards.create(account_id, type="physical")  # x'
+    assert step_label(card) == 'api.cards.create(…, type="physical")'
+    assert step_label("api.legacy_token()  # change 1") == "api.legacy_token()"
+    assert step_label('raw.get(f"/accounts/{account_id}/referral_code")') == "raw.get(…)"
+    assert step_label("for event_type in names:") == "for event_type in names:"
+
+
+def test_webhooks_side_by_side_has_one_row_per_event_type() -> None:
+    table = webhooks_side_by_side(
+        {
+            "1.1.0": {"webhooks": [{"type": "person.document_request.created"}]},
+            "1.2.0": {"webhooks": [{"type": "document_request.created"}, {"type": "card.closed"},
+                                   {"type": "card.closed", "deprecation": "@1"}]},
+        }
+    )
+    assert table.to_dict("index") == {
+        "card.closed": {"1.1.0": ABSENT, "1.2.0": "2 + Deprecation"},
+        "document_request.created": {"1.1.0": ABSENT, "1.2.0": "1"},
+        "person.document_request.created": {"1.1.0": "1", "1.2.0": ABSENT},
+    }
+    assert table.index.name == "event type"
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+    """Both versions walked on the simulator, seen by a fresh companion."""
+    fresh = companion.Companion()
+    monkeypatch.setattr(companion, "COMPANION", fresh)
+    monkeypatch.setattr(relied, "COMPANION", fresh)
+    return codepath.walk_versions("sim", seed=7, versions=["1.1.0", "1.2.0-20221215"])
+
+
+def test_the_walk_records_each_calls_step_and_counts_what_it_met(walked: dict[str, dict[str, Any]]) -> None:
+    old, new = walked["1.1.0"]["calls"], walked["1.2.0-20221215"]["calls"]
+    assert (old[0]["path"], old[0]["step"]) == (TOKEN.split()[1], codepath.CLIENT_TOKEN)
+    assert (new[0]["path"], new[0]["step"]) == ("/oauth/accesstoken", codepath.CLIENT_TOKEN)
+    steps = {c["step"] for c in new}
+    assert {LEGACY, 'api.cards.close(…, reason="lost")', "raw.post(…)", "raw.get(…)"} <= steps, steps
+    assert "api.cards.close(…)" in {c["step"] for c in old} - steps, "the fallback ran under 1.1.0 only"
+    assert relied.used_ids()["A66"] == {relied.ANSWERS}, "the plain httpx client's answers count"
+    codepath.differences(walked)
+    used = relied.used_ids()
+    assert used["A66"] == {relied.ANSWERS, relied.CHECKS} and relied.CHECKS in used["A29"]
+    table = relied.entries_used()
+    assert {"A29", "A66"} <= {e["id"] for e in table.groups[relied.CHECKS]}, "what its report rests on"
