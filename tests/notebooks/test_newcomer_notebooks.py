@@ -144,6 +144,7 @@ def test_every_notebook_ends_with_its_own_table_of_the_entries_it_used(path: Pat
     # the rows come in groups (what its checks rest on, then the answers alone), each headed by
     # its name and count: every other line is such a heading, in that order
     headings = [n for n, line in enumerate(lines) if line not in rows]
+    assert headings[:1] == [0], f"{path.name}: the table opens with a group's heading"
     named = [re.fullmatch(r" (.+): (\d+)", lines[n]) for n in headings]
     assert all(named), f"{path.name}: a line that is neither an entry nor a group's heading"
     assert [m.group(1) for m in named] == [g for g in GROUPS.values() if g in [m.group(1) for m in named]]
