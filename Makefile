@@ -11,7 +11,7 @@ JOBS   ?= 2
 NOTEBOOKS := $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with data/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install run walk regress test slow lint nbval lab serve stress bench clean docs site
+.PHONY: install run walk regress test slow lint nbval lab serve stress bench bench-paired clean docs site
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -90,6 +90,12 @@ soak: install
 
 bench: install
 	$(PY) -m benchmarks.bench
+
+# The same bench against an earlier commit, rounds alternating, one interpreter for both sides:
+# make bench-paired BASE=<revision> [ROUNDS=5]
+ROUNDS ?= 5
+bench-paired: install
+	$(PY) -m benchmarks.paired $(BASE) --rounds $(ROUNDS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache out
