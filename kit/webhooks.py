@@ -330,8 +330,8 @@ class Receiver:
         row: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
         row.update(received=now, verified=False, duplicate=False)
         try:
-            peek = json.loads(body)
-            if isinstance(peek, dict):  # as the body claims; verification may still refuse it
+            peek = self._dialect.body_from_wire(json.loads(body))  # as claimed, in the kit's names
+            if isinstance(peek, dict):  # verification may still refuse it
                 data = peek.get("data")
                 row.update(id=peek.get("id"), type=peek.get("type"), created_at=peek.get("created_at"))
                 row["resource_id"] = _resource_id(data) if isinstance(data, dict) else None

@@ -2,8 +2,8 @@
 webhook receiver runs under it. What a notebook need not read: uvicorn in a background thread,
 a free port, a record of what the app answered (the event id and the status, never a header
 or the body), and the last delivery it accepted, kept in memory to send it again: a replay, or a
-forgery when the body is changed. ``about`` narrows all of it to the deliveries about one
-resource (a card…): a sandbox sends the partner's other events to the same app.
+forgery when the body is changed. ``about`` narrows all of it to the deliveries that name one
+resource (a card id…): a sandbox sends the partner's other events to the same app.
 
 Example::
 
@@ -23,8 +23,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import monotonic, sleep
 from typing import Any
-
-from kit.webhooks import _resource_id
 
 __all__ = ["Running", "local_app"]
 
@@ -85,15 +83,23 @@ class Running:
         return httpx.post(self.url, content=content, headers=headers, timeout=timeout).status_code
 
 
-def _peek(body: bytes) -> tuple[str, str | None]:
-    """The event id and the resource a delivery's body names, as sent (unverified)."""
+def _peek(body: bytes) -> tuple[str, set[str]]:
+    """The event id a delivery's body names, and every string in it (unverified, in whatever
+    names the server's dialect gives its members: ``about`` is looked for among the values)."""
     try:
         event = json.loads(body)
-        found, data = event.get("id", "-"), event.get("data")
+        found = event.get("id", "-")
     except (ValueError, AttributeError):
-        return "-", None
-    resource = _resource_id(data) if isinstance(data, dict) else None
-    return (found if isinstance(found, str) else "-"), resource
+        return "-", set()
+    return (found if isinstance(found, str) else "-"), set(_strings(event))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _strings(item)
 
 
 def _recording(app: ASGIApp, running: Running, about: str | None) -> ASGIApp:
@@ -112,8 +118,8 @@ def _recording(app: ASGIApp, running: Running, about: str | None) -> ASGIApp:
             if message["type"] == "http.response.start":
                 body = b"".join(chunks)
                 status = int(message["status"])
-                event, resource = _peek(body)
-                if about is not None and resource != about:
+                event, strings = _peek(body)
+                if about is not None and about not in strings:
                     await send(message)  # answered, not recorded: about another resource
                     return
                 running.answers.append({"event": event, "answer": status})
@@ -131,7 +137,8 @@ def _recording(app: ASGIApp, running: Running, about: str | None) -> ASGIApp:
 def local_app(app: ASGIApp, *, path: str = "/webhooks", about: str | None = None) -> Iterator[Running]:
     """Serve ``app`` under uvicorn on a free loopback port in a background thread, for the block;
     then stop it and wait for the thread. ``about``: record (and send again) only the requests
-    whose body names this resource id (``data.card_id``…); the app still answers every request.
+    whose body holds this resource id as a value (``data.card_id``, whatever the member's name in
+    the server's dialect); the app still answers every request.
 
     Raises:
         RuntimeError: it did not start within :data:`START_SECONDS`.

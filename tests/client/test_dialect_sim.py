@@ -21,6 +21,9 @@ def test_the_embedded_simulator_serves_the_file_the_client_speaks() -> None:
         card = api.cards.create(done.account_id, type="virtual")
         api.cards.close(card.card_id, reason="stolen")
         assert api.webhooks.wait_for("card.closed", timeout=10).data["card_id"] == card.card_id
+        # the receiver reads the resource in the dialect's names (cardId), as it does the event
+        received = api.webhooks.wait_received("card.closed", resource_id=card.card_id, timeout=10)
+        assert list(received["resource_id"]) == [card.card_id] and received["created_at"].notna().all()
         assert f"/v2/accounts/{done.account_id}/payment-cards" in set(api.history["path"])
         assert '"cardId"' in str(api.wire(path="/payment-cards"))
         assert api.drift.empty

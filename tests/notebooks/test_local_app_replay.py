@@ -59,7 +59,8 @@ def test_a_delivery_sent_again_is_a_replay_and_with_another_body_a_forgery() -> 
 
 def test_about_records_and_sends_again_only_the_deliveries_about_its_resource() -> None:
     def delivery(event: str, card: str) -> tuple[bytes, dict[str, str]]:
-        body = json.dumps({"id": event, "data": {"card_id": card, "close_reason": "lost"}}).encode()
+        # a sandbox's own member names: the id is found among the values, whatever its name
+        body = json.dumps({"id": event, "data": {"cardId": card, "closeReason": "lost"}}).encode()
         return body, {"x-sig": hashlib.sha256(body).hexdigest(), "content-type": "application/json"}
 
     mine, other = delivery("evt_mine", "crd_mine"), delivery("evt_other", "crd_other")
