@@ -1,17 +1,27 @@
-"""The error catalogue as a notebook shows it: one row per family of :mod:`kit.errors`.
+"""The error catalogue as a notebook shows it: the families of :mod:`kit.errors`, their codes,
+and what a partner back end does about each.
 
-A family is a class right under :class:`kit.errors.ApiError`: what a partner back end catches.
-Each row names the statuses the simulator chose for the family's codes, how many codes it
-holds, the register entries whose rules chose them (``RFC 6749`` for the token endpoints'
-errors, which are that RFC's, not a register choice) and what a back end should do. The
-families only the simulator answers (its control plane, its ``Host`` and ``Origin`` checks)
-are listed apart: a partner's sandbox never sends them.
+The kit raises one class per problem code it knows (:data:`kit.errors.by_code`). A **family**
+is the class right under :class:`kit.errors.ApiError` in a class's line (:func:`family`):
+``UnknownCloseReason`` is an ``UnknownValue``, a ``ValidationError``, an ``ApiError``, so its
+family is ``ValidationError``; a family with one code is that code's class itself
+(``RateLimited``). The family is what a back end catches.
+
+:func:`error_families` gives one row per family a partner's server may send: the statuses the
+simulator chose for its codes (``RFC 6749`` beside the token endpoints' errors, whose statuses
+are that RFC's), how many codes it holds and what a back end does (:data:`WHAT_TO_DO`). Its
+:attr:`ErrorFamilies.codes` lists the codes of each family. The classes only the simulator's
+own guards raise (its control plane, the ``Host`` and ``Origin`` it answers) are kept apart in
+:attr:`ErrorFamilies.simulator_only`: a partner's server never sends them.
 
 Example::
 
     >>> from kit.notebook import error_families
-    >>> "ValidationError" in error_families().frame.index
+    >>> families = error_families()
+    >>> "ValidationError" in families.frame.index
     True
+    >>> families.codes.by_family["Conflict"]
+    ('card-already-closed', 'card-not-active', 'document-request-not-open', 'kyc-locked')
 """
 
 from __future__ import annotations
@@ -25,97 +35,136 @@ from kit import errors, register
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIMULATOR_ONLY", "WHAT_TO_DO", "ErrorFamilies", "error_families", "family"]
+__all__ = ["SIMULATOR_ONLY", "WHAT_TO_DO", "ErrorFamilies", "FamilyCodes", "error_families", "family"]
 
-#: Family → what a partner back end does with it.
+#: Family → what a partner back end does with it, in words a reader needs no other page for.
 WHAT_TO_DO = {
-    "OAuthError": "fix the client id or secret (configuration); do not retry",
-    "InvalidPartnerToken": "re-authenticate: the kit fetches a new token and repeats once",
-    "SessionError": "open or promote the device's session again, then repeat",
-    "InvalidEncryptedData": "encrypt again with fresh init data; a bug if it persists",
-    "PiiMustBeEncrypted": "send PII only encrypted (persons.create does): a bug",
-    "BadRequestBody": "fix the request (a bug in the caller); do not retry",
-    "ValidationError": "fix the input: the problem names the field and what is allowed",
-    "TransferRejected": "tell the customer (funds, recipient); do not retry unchanged",
-    "Conflict": "read the resource's state; the request cannot succeed as it is",
-    "IdempotencyError": "one key per request body; on in-use, wait and repeat",
-    "NotFound": "check the id, and that it belongs to this account",
-    "MethodNotAllowed": "fix the call (a bug in the caller)",
-    "EndpointRemoved": "move to the 1.2.0 way (notebooks 09 and 12)",
-    "EndpointDeprecated": "move to the 1.2.0 endpoint (notebooks 01 and 12)",
-    "UnsupportedApiVersion": "pin a version the server offers (api_version=)",
-    "InvalidReferralCode": "Refer a Friend is gone in 1.2.0 (notebook 09)",
-    "RateLimited": "wait Retry-After, then create the session again (its nonce is spent)",
-    "ServiceUnavailable": "the kit retried; repeat later with the same Idempotency-Key",
-    "ServerError": "report err.request_id; repeat later with the same Idempotency-Key",
-    "InvalidControlToken": "simulator only: its /_sim control plane",
-    "SnapshotInvalid": "simulator only: its /_sim control plane",
+    "OAuthError": "token request refused: fix the client id, secret or grant; do not retry",
+    "InvalidPartnerToken": "partner token missing or expired: the kit gets a new one, repeats once",
+    "SessionError": "device session missing, expired or of another type: open or promote one",
+    "InvalidEncryptedData": "did not decrypt: encrypt again to fresh init data; a bug if it lasts",
+    "PiiMustBeEncrypted": "personal data sent in clear: send it encrypted; a bug in the caller",
+    "BadRequestBody": "body not JSON, too large or another type: a bug in the caller",
+    "ValidationError": "fix the input: err.errors names the field, err.allowed the values",
+    "TransferRejected": "a P2P rule refused it: tell the customer; no money moved",
+    "Conflict": "the resource's state forbids it: read it again; do not retry",
+    "IdempotencyError": "a new Idempotency-Key per new request; in use: wait, repeat",
+    "NotFound": "no such id for this partner: check the id and the credentials",
+    "MethodNotAllowed": "the path does not take this method: a bug in the caller",
+    "EndpointRemoved": "gone in 1.2.0: drop the call (notebooks 09 and 12)",
+    "EndpointDeprecated": "refused as deprecated: call the 1.2.0 successor (notebook 01)",
+    "UnsupportedApiVersion": "the pinned version is not served: pin one of err.supported",
+    "InvalidReferralCode": "Refer a Friend exists only before 1.2.0 (notebook 09)",
+    "RateLimited": "too many requests: wait err.retry_after seconds, then send again",
+    "ServiceUnavailable": "retried by the kit already: try later, same Idempotency-Key",
+    "ServerError": "report err.request_id; try later, same Idempotency-Key",
+    "InvalidControlToken": "simulator only: its /_sim control plane without its control token",
+    "SnapshotInvalid": "simulator only: a state snapshot it cannot restore",
     "HostNotAllowed": "simulator only: call kit serve by its own name, or --allowed-host",
     "OriginNotAllowed": "simulator only: its /_sim control plane from a web page",
 }
-#: Families only the simulator sends (its control plane and whom it answers): never a sandbox.
+#: Families only the simulator's own guards raise (its control plane, the ``Host`` and ``Origin``
+#: it answers): never a partner's server.
 SIMULATOR_ONLY = ("InvalidControlToken", "SnapshotInvalid", "HostNotAllowed", "OriginNotAllowed")
+#: Beside the statuses of the token endpoints' errors: the RFC's, not a choice of the register.
+RFC_6749 = "RFC 6749"
 
 
 def family(cls: type[errors.ApiError]) -> type[errors.ApiError]:
-    """The class right under :class:`~kit.errors.ApiError` in ``cls``'s line: what a back end catches."""
+    """The class right under :class:`~kit.errors.ApiError` in ``cls``'s line: what a back end
+    catches (``ApiError`` itself for ``ApiError``, raised for an answer no family takes).
+
+        >>> family(errors.UnknownCloseReason).__name__, family(errors.RateLimited).__name__
+        ('ValidationError', 'RateLimited')
+    """
     line = [c for c in cls.__mro__ if issubclass(c, errors.ApiError) and c is not errors.ApiError]
-    return line[-1]
+    return line[-1] if line else errors.ApiError
 
 
-def _chosen_by() -> dict[str, tuple[int, str]]:
-    """Problem code → (status, the register entry whose rule answers it), from each entry's ``covers``."""
-    chose: dict[str, tuple[int, str]] = {}
+def _chosen_by() -> dict[str, int]:
+    """Problem code → the status the register's entries chose for it (each entry's ``covers``)."""
+    chose: dict[str, int] = {}
     for entry in register.assumptions():
         for item in entry.get("covers", {}).get("codes", []):
             status, code = item.split(" ", 1)
-            chose.setdefault(code, (int(status), entry["id"]))
+            chose.setdefault(code, int(status))
     return chose
+
+
+def _order() -> list[str]:
+    """The families in the order ``errors.tree()`` shows them."""
+    return [c.__name__ for c in errors.ApiError.__subclasses__()]
+
+
+@dataclass(frozen=True)
+class FamilyCodes:
+    """The codes of each family (:attr:`by_family`: family → its codes, sorted): one line per
+    family as text, a table in Jupyter."""
+
+    by_family: dict[str, tuple[str, ...]]
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{name}: {', '.join(codes)}" for name, codes in self.by_family.items())
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td style='text-align:left'><code>{html.escape(name)}</code></td>"
+            f"<td style='text-align:left'>{', '.join(html.escape(c) for c in codes)}</td></tr>"
+            for name, codes in self.by_family.items()
+        )
+        head = "<thead><tr><th>family</th><th style='text-align:left'>its codes</th></tr></thead>"
+        return f"<table>{head}<tbody>{rows}</tbody></table>"
 
 
 @dataclass(frozen=True)
 class ErrorFamilies:
-    """The families a partner meets (:attr:`frame`) and those only the simulator sends
-    (:attr:`simulator_only`); a table in Jupyter, one line per family as text, its advice in
-    full (no line cut short: the whole text stays under 2,000 characters)."""
+    """The families a partner's server may send (:attr:`frame`: status, codes, what a back end
+    does) and those only the simulator's guards raise (:attr:`simulator_only`). A table in
+    Jupyter; as text one line per family, its advice in full (the whole under 2,000 characters)."""
 
     frame: pd.DataFrame
     simulator_only: tuple[str, ...]
+    codes: FamilyCodes
 
     def __repr__(self) -> str:
-        lines = ["except errors.<family>: statuses (the entries that chose them) — what a back end does"]
+        lines = ["except errors.<family>: statuses, codes — what a back end does"]
         for name, row in self.frame.iterrows():
-            lines.append(f"  {name} {row['status']} ({row['entries']}) — {row['what a back end does']}")
-        lines.append("only the simulator sends: " + ", ".join(self.simulator_only))
+            lines.append(f"  {name}: {row['status']}, {row['codes']} — {row['what a back end does']}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        table = self.frame.rename(index=lambda name: f"except errors.{name}").to_html()
-        others = ", ".join(f"<code>{html.escape(n)}</code>" for n in self.simulator_only)
-        return f"{table}<p>Only the simulator sends: {others} (its control plane).</p>"
+        table = self.frame.rename(index=lambda name: f"except errors.{name}").rename_axis(None)
+        return str(table.to_html(justify="left"))
 
 
 def error_families() -> ErrorFamilies:
-    """Every family of :mod:`kit.errors`, in the order ``errors.tree()`` shows them: its statuses,
-    how many codes, the register entries that chose them (``RFC 6749`` for the token endpoints'
-    errors) and what a partner back end should do."""
+    """Every family of :mod:`kit.errors` a partner's server may send, in the order
+    ``errors.tree()`` shows them: the statuses the simulator chose for its codes
+    (``RFC 6749`` beside the token endpoints' errors), how many codes it holds and what a
+    partner back end should do; and the codes of every family (:attr:`ErrorFamilies.codes`)."""
     import pandas as pd
 
     chose = _chosen_by()
-    rows = []
-    for code, cls in errors.by_code.items():
-        rfc = issubclass(cls, errors.OAuthError)  # an RFC 6749 error value, not a problem code
-        status, entry = chose.get(code, (None, None))
-        rows.append({"family": family(cls).__name__, "code": code, "status": status,
-                     "entry": "RFC 6749" if rfc else entry})
-    codes = pd.DataFrame(rows)
-    grouped = codes.groupby("family").agg(
-        status=("status", lambda s: "/".join(str(int(x)) for x in sorted(set(s.dropna()))) or "-"),
-        codes=("code", "size"),
-        entries=("entry", lambda s: ",".join(sorted(set(s.dropna())))),
-    )
-    order = [c.__name__ for c in errors.ApiError.__subclasses__()]
-    partner = [n for n in order if n in grouped.index and n not in SIMULATOR_ONLY]
-    frame = grouped.loc[partner]
-    frame["what a back end does"] = [WHAT_TO_DO.get(name, "") for name in frame.index]
-    return ErrorFamilies(frame, tuple(n for n in order if n in grouped.index and n in SIMULATOR_ONLY))
+    rows = [
+        {"family": family(cls).__name__, "code": code, "status": chose.get(code),
+         "rfc": issubclass(cls, errors.OAuthError)}  # an RFC 6749 error value, not a problem code
+        for code, cls in errors.by_code.items()
+    ]
+    table = pd.DataFrame(rows)
+    order = [name for name in _order() if name in set(table["family"])]
+    partner = [name for name in order if name not in SIMULATOR_ONLY]
+    frame = pd.DataFrame(index=pd.Index(partner, name="family"))
+    frame["status"] = [_statuses(table[table["family"] == name]) for name in partner]
+    frame["codes"] = [_count(int((table["family"] == name).sum())) for name in partner]
+    frame["what a back end does"] = [WHAT_TO_DO.get(name, "") for name in partner]
+    codes = FamilyCodes({name: tuple(sorted(table.loc[table["family"] == name, "code"])) for name in partner})
+    return ErrorFamilies(frame, tuple(name for name in order if name in SIMULATOR_ONLY), codes)
+
+
+def _statuses(rows: pd.DataFrame) -> str:
+    shown = "/".join(str(int(s)) for s in sorted(set(rows["status"].dropna()))) or "-"
+    return f"{shown} ({RFC_6749})" if rows["rfc"].all() else shown
+
+
+def _count(n: int) -> str:
+    return f"{n} code" if n == 1 else f"{n} codes"

@@ -29,27 +29,56 @@ def test_every_family_has_what_a_back_end_does_and_simulator_only_ones_stand_apa
 def test_the_token_endpoints_errors_are_told_by_their_class_not_by_an_underscore(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """RFC 6749 errors are the OAuthError family's; a problem code with an underscore is not one."""
+    """RFC 6749 errors are the OAuthError family's, their statuses the RFC's: a problem code with
+    an underscore is not one."""
 
     class SpelledWithUnderscore(errors.ValidationError):
         """A problem code another server might spell with an underscore."""
 
     monkeypatch.setitem(errors.by_code, "unknown_widget", SpelledWithUnderscore)
-    table = error_families().frame
-    assert table.loc["OAuthError", "entries"] == "RFC 6749"
-    assert "RFC 6749" not in table.loc["ValidationError", "entries"]
-    assert not table.drop(index="OAuthError")["entries"].str.contains("RFC 6749").any()
+    families = error_families()
+    table = families.frame
+    assert table.loc["OAuthError", "status"] == "400/401 (RFC 6749)"
+    assert not table.drop(index="OAuthError")["status"].str.contains("RFC 6749").any()
+    assert "unknown_widget" in families.codes.by_family["ValidationError"]
 
 
 def test_the_families_text_is_one_line_each_with_its_advice_in_full() -> None:
     table = error_families()
     text = repr(table)
     lines = text.splitlines()
-    assert len(lines) == len(table.frame) + 2 and len(text) <= 2000
+    assert len(lines) == len(table.frame) + 1 and len(text) <= 2000
     assert "…" not in text
-    for line, advice in zip(lines[1:-1], table.frame["what a back end does"], strict=True):
-        assert line.endswith(f" — {advice}"), line
-    assert "<table" in table._repr_html_() and "except errors.ValidationError" in table._repr_html_()
+    for line, (name, row) in zip(lines[1:], table.frame.iterrows(), strict=True):
+        assert line == f"  {name}: {row['status']}, {row['codes']} — {row['what a back end does']}", line
+    page = table._repr_html_()
+    assert "<table" in page and "except errors.ValidationError" in page
+    shown = [name for name in SIMULATOR_ONLY if name in text or name in page]
+    assert not shown, "the classes only the simulator raises are left out"
+
+
+def test_each_family_counts_and_lists_its_codes_and_the_statuses_chosen_for_them() -> None:
+    families = error_families()
+    listed = families.codes.by_family
+    assert list(listed) == list(families.frame.index)
+    every = [code for codes in listed.values() for code in codes]
+    others = {code for code, cls in errors.by_code.items() if family(cls).__name__ in SIMULATOR_ONLY}
+    assert sorted(every) == sorted(set(errors.by_code) - others), "each code once, in its family"
+    for name, codes in listed.items():
+        assert all(family(errors.by_code[code]).__name__ == name for code in codes), name
+        n = len(codes)
+        assert families.frame.loc[name, "codes"] == (f"{n} code" if n == 1 else f"{n} codes")
+    assert families.frame.loc["Conflict", "status"] == "409"
+    assert families.frame.loc["SessionError", "status"] == "400/401/403/409"
+    text = repr(families.codes)
+    assert len(text) <= 2000 and text.splitlines()[0].startswith("OAuthError: invalid_client, ")
+    assert "<td style='text-align:left'>card-already-closed, " in families.codes._repr_html_()
+
+
+def test_a_family_is_the_class_right_under_api_error() -> None:
+    assert family(errors.EventRenamed) is errors.ValidationError  # three classes down
+    assert family(errors.RateLimited) is errors.RateLimited  # a family of one code
+    assert family(errors.ApiError) is errors.ApiError  # raised for an answer no family takes
 
 
 def _echo_app(answer: int):  # a minimal ASGI app: reads the body, answers ``answer``
@@ -102,18 +131,3 @@ def test_a_two_attempt_view_with_long_bodies_fits_a_stored_text_output() -> None
     text = view.text()
     assert len(text) <= TEXT_LIMIT == 2000
     assert "attempt 1 of 2" in text and "attempt 2 of 2" in text and "more characters folded" in text
-
-
-def test_a_familys_entries_are_every_entry_that_chose_one_of_its_codes() -> None:
-    from kit.notebook.catalogue import _chosen_by
-
-    table = error_families().frame
-    chose = _chosen_by()
-    for name in table.index.drop("OAuthError"):
-        expected = {
-            chose[code][1]
-            for code, cls in errors.by_code.items()
-            if family(cls).__name__ == name and chose.get(code, (None, None))[1]
-        }
-        assert set(table.loc[name, "entries"].split(",")) == expected, name
-    assert len(table.loc["ValidationError", "entries"].split(",")) > 3  # none cut short
