@@ -1,0 +1,154 @@
+"""Notebooks 03, 05, 08 and 10: each check rests on what its basis says, and the text says what the
+output shows (read from the stored files, no kernel).
+
+- 08 and 10: the spec's webhook.1 lists ``card.closed`` and says nothing of what sends it, so its
+  check reads the event's name only; that a close sends it is A16's (a close "emits card.closed"),
+  and the check saying so names A16;
+- 08: the receiver's table and its columns are explained before the first cell that shows them;
+  the subscription check says "current" events (the deprecated ``card.expired`` is left out);
+- 10: each check sits in the section it checks (none after the recap); change.4 is quoted where
+  the refusal of an event type off the list is shown; the explorer's "not yet" hint is printed
+  where the state it names (no account yet) is the state the device is in;
+- 03: the rule.5 check accepts a session for the account or the person, as rule.5 does; the
+  direct session's call is shown as the wire view the text promises;
+- 05: the second close sends another reason than the first, so that "kept" can be seen; the
+  card.1 quote keeps the words on the close's reason; the partner token's renewal during the
+  clock's jump is shown as calls; the idempotency key of the wire view is explained with A20.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kit import register
+from tests.notebooks.test_notebook_bases import _cells, _checks, _source
+
+N03 = "03_sessions_and_promotion.ipynb"
+N05 = "05_cards_close_with_reason.ipynb"
+N08 = "08_webhooks.ipynb"
+N10 = "10_explorer.ipynb"
+
+
+def _outputs(cell: dict[str, Any]) -> str:
+    text = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            text.append("".join(output["text"]))
+        elif "text/plain" in output.get("data", {}):
+            text.append("".join(output["data"]["text/plain"]))
+    return "\n".join(text)
+
+
+def _index(name: str, needle: str) -> int:
+    (found,) = [n for n, cell in enumerate(_cells(name)) if needle in _source(cell)]
+    return found
+
+
+def test_a_close_sending_card_closed_is_a16s_and_webhook_1_checks_the_name_only() -> None:
+    assert "emits card.closed" in register.assumption("A16")["choice"]
+    for name in (N08, N10):
+        checks = _checks(name)
+        spec = [(title, guarded) for title, basis, guarded in checks if basis.get("spec") == "webhook.1"]
+        assert spec, name
+        for title, guarded in spec:
+            assert "closing" not in title and 'statement("webhook.1")' in guarded, (name, title)
+        closing = [basis for title, basis, _ in checks if re.search(r"clos\w* .*sen\w* card\.closed", title)]
+        assert closing and all(basis == {"choice": "A16"} for basis in closing), (name, closing)
+
+
+def test_08_explains_the_receivers_table_before_it_is_shown() -> None:
+    cells = _cells(N08)
+    first = min(
+        n
+        for n, c in enumerate(cells)
+        if c["cell_type"] == "code"
+        and "api.webhooks." in _source(c)
+        and ("wait_received" in _source(c) or "webhooks.events" in _source(c))
+    )
+    before = "\n".join(_source(c) for c in cells[:first] if c["cell_type"] == "markdown")
+    assert "| `api.webhooks.events` |" in before
+    for column in ("verified", "duplicate", "error", "kid", "resource_id"):
+        assert f"`{column}`" in before, column
+
+
+def test_08_the_subscription_check_says_current_events() -> None:
+    titles = [title for title, _, _ in _checks(N08)]
+    assert "'the loopback receiver subscribes to every current event'" in titles
+    assert "'the loopback receiver subscribes to every event'" not in titles
+
+
+def test_10_each_check_sits_in_its_section() -> None:
+    cells = _cells(N10)
+    recap = _index(N10, "## Recap")
+    late = [
+        n for n, c in enumerate(cells[recap:], recap) if c["cell_type"] == "code" and "check(" in _source(c)
+    ]
+    assert not late, f"checks after the recap, far from the code they check: cells {late}"
+    per_cell = [len(re.findall(r"\bcheck\(", _source(c))) for c in cells if c["cell_type"] == "code"]
+    assert max(per_cell) <= 4 and sum(1 for n in per_cell if n) >= 5, per_cell
+
+
+def test_10_quotes_change_4_where_the_refusal_is_shown() -> None:
+    cells = _cells(N10)
+    refusal = _index(N10, 'spec="change.4"')
+    heading = max(n for n in range(refusal) if _source(cells[n]).startswith("## "))
+    prose = "\n".join(_source(c) for c in cells[heading:refusal] if c["cell_type"] == "markdown")
+    assert "— the spec ([change.4]" in prose and "reading" in prose and "[A17]" in prose
+
+
+def test_10_the_not_yet_hint_is_printed_where_no_account_exists_yet() -> None:
+    shown = _outputs(_cells(N10)[_index(N10, "def press(")])
+    (line,) = [x for x in shown.splitlines() if "not yet:" in x]
+    assert "→ anonymous" in line and "create an account first" in line and "[calls sent: 0]" in line, line
+
+
+def test_10_the_raw_parameter_flag_is_explained() -> None:
+    parameters = _source(_cells(N10)[_index(N10, "# Parameters")])
+    (line,) = [x for x in parameters.splitlines() if x.startswith("amount =")]
+    assert "-r, which keeps it a string" in line, line
+
+
+def test_03_the_rule_5_check_accepts_a_session_for_the_account_or_the_person() -> None:
+    (guarded,) = [g for _, basis, g in _checks(N03) if basis.get("spec") == "rule.5"]
+    assert '["account", "person"]' in guarded
+    assert 'sorted(set(made_for["session_type"])), ["account"]' not in guarded
+    prose = _source(_cells(N03)[_index(N03, "## 3. Anonymous → account")])
+    assert "[A31]" in prose and "[A43]" in prose
+
+
+def test_03_the_direct_session_is_shown_on_the_wire() -> None:
+    cell = _cells(N03)[_index(N03, 'direct = api.sessions.open("account"')]
+    shown = _outputs(cell)
+    assert "POST /sessions · 201" in shown and '"encrypted_session_token": "<JWE ' in shown
+    assert "svc-session-id" not in shown.split("HTTP/1.1 201")[0], "the direct session presents no session"
+
+
+def test_05_the_second_close_sends_another_reason_and_the_first_is_kept() -> None:
+    shown = _outputs(_cells(N05)[_index(N05, "first = api.cards.close(card.card_id")])
+    first = re.search(r"^first close: +\S+ closed (\S+)$", shown, re.M)
+    second = re.search(r"^second close, reason (\S+): 409 ", shown, re.M)
+    kept = re.search(r"^close_reason kept: (\S+)$", shown, re.M)
+    assert first and second and kept, shown
+    assert second.group(1) != first.group(1) == kept.group(1)
+
+
+def test_05_quotes_card_1_with_its_words_on_the_reason() -> None:
+    text = "\n".join(_source(c) for c in _cells(N05) if c["cell_type"] == "markdown")
+    assert 'Closing a card takes an optional-looking "reason" in the request body.' in text
+
+
+def test_05_shows_the_partner_token_renewed_during_the_jump() -> None:
+    cell = _cells(N05)[_index(N05, "api.sim.advance(int((expiry")]
+    rows = [line.split() for line in _outputs(cell).splitlines()]
+    paths = [row[2] for row in rows if len(row) > 3 and row[1] in ("GET", "POST")]
+    refused = next(n for n, row in enumerate(rows) if "invalid-partner-token" in row)
+    assert rows[refused + 1][1:4] == ["POST", "/oauth/accesstoken", "200"], rows
+    assert paths.count(rows[refused][2]) == 2, "the refused call is sent again"
+
+
+def test_05_explains_the_idempotency_key_of_the_wire_view() -> None:
+    cells = _cells(N05)
+    wire = _index(N05, "## 8. What went over the wire")
+    assert "<idempotency-key " in _outputs(cells[wire + 1])
+    assert "`idempotency-key`" in _source(cells[wire]) and "[A20]" in _source(cells[wire])
