@@ -177,9 +177,10 @@ CHANGE_LISTS = (
 
 
 def changes() -> list[dict[str, str]]:
-    """The nine changes as a table, from their records alone (``docs/contract.md`` and notebook
-    09 show these rows): what each touches, what it did, what the spec says of the version
-    before, and the register entries that choose where the spec is silent.
+    """The nine changes as a table, from their records alone (``docs/contract.md`` shows these
+    rows): what each touches, what it did, what the spec says of the version before, and the
+    register entries that choose where the spec is silent. Which of them a notebook's checks
+    showed is :func:`kit.notebook.changes_checked`.
 
     >>> changes()[1]["did"]
     'added reason'

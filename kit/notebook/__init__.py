@@ -33,7 +33,8 @@ arguments as :func:`kit.connect`, which it calls passing the companion's hooks
 - :func:`problem_code`, the problem code a check expects (the register's choice, A64);
   :func:`calls`, a client's history without the simulator's control calls;
   :func:`error_families`, the error catalogue by family, with what a back end should do;
-  :func:`local_app`, an app of the notebook's own (a webhook receiver) served on loopback.
+  :func:`local_app`, an app of the notebook's own (a webhook receiver) served on loopback;
+  :func:`changes_checked`, each change of the version with the checks that showed it here.
 
 The client core never imports this package, nor IPython; the regression runner reads the
 MIME types from here.
@@ -57,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit.notebook.basis import Basis, chosen, expect_choices, expectation, problem_code, require_basis
 from kit.notebook.catalogue import ErrorFamilies, error_families
+from kit.notebook.changes import ChangesTable, changes_checked
 from kit.notebook.checks import MIME_TYPE as CHECK_MIME_TYPE
 from kit.notebook.checks import NEEDS, CheckFailed, CheckOutcome, Need, check, results, skip, use
 from kit.notebook.companion import COMPANION, Companion
@@ -86,6 +88,7 @@ __all__ = [
     "DRIFT_MIME_TYPE",
     "NEEDS",
     "Basis",
+    "ChangesTable",
     "CheckFailed",
     "CheckOutcome",
     "Companion",
@@ -95,6 +98,7 @@ __all__ = [
     "RegisterTable",
     "Running",
     "calls",
+    "changes_checked",
     "check",
     "chosen",
     "conformance",
