@@ -1,11 +1,50 @@
-"""The table of the version's changes a notebook's checks showed (``kit.notebook.changes_checked``)."""
+"""Notebook 09, what's new in 1.2.0, and the table it ends with (``kit.notebook.changes_checked``).
+
+The notebook opens with the spec's own list of the nine changes, quoted, not a generated table;
+every check it makes is named for its change (``change N: …``), so the closing table is computed
+from the checks alone: its stored output is what the helper makes of the notebook's own stored
+check outcomes, no result is kept by hand.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from kit.notebook import changes_checked
+from kit import register
+from kit.notebook import CHECK_MIME_TYPE, changes_checked
 from kit.notebook.outcome import CheckOutcome
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb"
+PREAMBLE = "the simulator starts from its seeded state"
+
+
+def _cells() -> list[dict[str, Any]]:
+    return json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+
+
+def _source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+def _stored_checks() -> list[CheckOutcome]:
+    found = []
+    for cell in _cells():
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get(CHECK_MIME_TYPE)
+            if data is not None:
+                found.append(
+                    CheckOutcome(
+                        data["name"], data["outcome"], data["reason"], tuple(data["needs"]),
+                        data.get("kind", ""), data.get("basis", ""),
+                    )
+                )
+    return found
 
 
 def _outcome(name: str, outcome: str = "passed", basis: str = "A15") -> CheckOutcome:
@@ -63,3 +102,35 @@ def test_a_check_named_for_a_change_the_spec_does_not_list_is_an_error() -> None
 def test_a_pipe_in_a_name_does_not_break_the_table() -> None:
     markdown = changes_checked([_outcome("change 7: sender | receiver")])._repr_markdown_()
     assert "sender \\| receiver" in markdown
+
+
+# --- the notebook ---------------------------------------------------------------------------------
+
+
+def test_09_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
+    cells = _cells()
+    first_code = next(n for n, c in enumerate(cells) if c["cell_type"] == "code")
+    opening = "\n".join(_source(c) for c in cells[:first_code] if c["cell_type"] == "markdown")
+    for n in range(1, 10):
+        assert f"> … {register.statement(f'change.{n}')['text']}" in opening, n
+        assert f"[change.{n}](../docs/contract.md#change.{n})" in opening, n
+    shown = json.dumps([c.get("outputs", []) for c in cells])
+    assert "before 1.2.0 (the spec)" not in shown, "the records' table is the contract's, not 09's opening"
+
+
+def test_09_keeps_no_result_by_hand_and_every_check_is_named_for_its_change() -> None:
+    code = "\n".join(_source(c) for c in _cells() if c["cell_type"] == "code")
+    assert "results[" not in code and "def verdict" not in code
+    names = [o.name for o in _stored_checks()]
+    assert names and names[0] == PREAMBLE
+    assert all(re.match(r"change [1-8]: ", name) for name in names[1:]), names
+
+
+def test_09_ends_with_the_table_its_own_checks_make() -> None:
+    code = [c for c in _cells() if c["cell_type"] == "code"]
+    (summary,) = [c for c in code if "kit.notebook.changes_checked()" in _source(c)]
+    (stored,) = [o["data"] for o in summary["outputs"] if "text/markdown" in o.get("data", {})]
+    table = changes_checked(_stored_checks())
+    assert "".join(stored["text/markdown"]) == table._repr_markdown_()
+    assert "".join(stored["text/plain"]) == repr(table)
+    assert all(row.checks for row in table.rows[:8]), "each change with a wire effect shows a check"
