@@ -128,7 +128,7 @@ def _names(entry: Mapping[str, Any], name: str) -> bool:
 
 
 def basis(
-    change: int | None, kind: str, where: str, before: str, after: str
+    change: int | None, kind: str, where: str, before: str, after: str, status: int | None = None
 ) -> tuple[str | None, str | None]:
     """The register entries that give a difference's two sides: ``(before_by, after_by)``, None
     on a side the spec's words give (or that has nothing: an absent header, no call).
@@ -139,8 +139,10 @@ def basis(
     What the change list names on both sides — an operation replaced, an event renamed or
     added, a header or event absent before something was added — is the spec's. The version
     after's answer, header or field is the entry that chooses it, where the spec leaves it open
-    (A29's 404 endpoint-removed, A03's Deprecation, A18's role header); None for an unexplained
-    difference."""
+    (A29's 404 endpoint-removed, A03's Deprecation, A18's role header); for a header or field,
+    first an entry that gives the answer it is in (``status``, of the call at ``where``: A35's
+    card representation for ``close_reason`` in a card answer) and names it. None for an
+    unexplained difference."""
     if change is None or kind == "event type":
         return None, None
     (record,) = [c for c in register.fact("change") if c["number"] == change]
@@ -161,7 +163,9 @@ def basis(
         new = next((e["id"] for e in later if _route(e, method, path, after)), None)
         return old, new
     name = (before if before != "absent" else after).split(":")[0]
-    new = None if after.endswith("absent") else next((e["id"] for e in later if _names(e, name)), None)
+    naming = [e for e in later if _names(e, name)]
+    giving = [e for e in naming if status is not None and _route(e, method, path, str(status))]
+    new = None if after.endswith("absent") else next((e["id"] for e in [*giving, *naming]), None)
     if kind == "field":
         return "A27", new  # the version before's answers: the spec shows none
     return (None if before.endswith("absent") else "A27"), new

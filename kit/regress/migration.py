@@ -15,8 +15,9 @@ wire details of each side are the register's where the spec leaves them open (:f
 everything the version before answered (A27, the kit's 1.1.0; A65's savings close, A66's
 Refer-a-Friend paths) and 1.2.0's answers the spec does not word (A29's 404 endpoint-removed,
 A03's Deprecation, A18's role header). ``OUT/migration.md`` starts with exactly
-"N differences, M unexplained", followed by how many name a register entry;
-``OUT/migration.json`` holds the same (:mod:`kit.regress.migration_report`).
+"N differences, M unexplained", followed by how many name a register entry; its second line
+counts the N by kind (:func:`breakdown`); ``OUT/migration.json`` holds the same
+(:mod:`kit.regress.migration_report`).
 
     >>> normal_path("/cards/card_7f6be71442b1cff4cdeb/close")
     '/cards/{id}/close'
@@ -37,13 +38,14 @@ from typing import Any
 import httpx
 
 from kit.regress.attribution import Difference, attribute, basis
-from kit.regress.migration_report import report_markdown, write_report
+from kit.regress.migration_report import breakdown, report_markdown, write_report
 
 __all__ = [
     "WIRE_MIME",
     "Difference",
     "attribute",
     "basis",
+    "breakdown",
     "compare",
     "emit",
     "header_value",
@@ -307,7 +309,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
     diffs = []
     for kind, where, x, y, call in found:
         change = attribute(kind, where, call)
-        diffs.append(Difference(kind, where, x, y, change, *basis(change, kind, where, x, y)))
+        given = basis(change, kind, where, x, y, status=call.get("status"))
+        diffs.append(Difference(kind, where, x, y, change, *given))
     return diffs
 
 

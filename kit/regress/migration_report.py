@@ -2,12 +2,15 @@
 under the change of 1.2.0 each belongs to, the change quoted from the spec's change list, and
 the register entries that give a side of a difference where the spec does not.
 
-Its first line is exactly "N differences, M unexplained; K name a register entry (A..)".
+Its first line is exactly "N differences, M unexplained; K name a register entry (A..)"; its
+second says what the N are, by kind, so that they add up from what a reader sees
+(:func:`breakdown`): the answers that differ, the call counts, the webhook event types.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -15,7 +18,7 @@ from pathlib import Path
 from kit import register
 from kit.regress.attribution import Difference
 
-__all__ = ["first_line", "report_markdown", "write_report"]
+__all__ = ["breakdown", "first_line", "report_markdown", "write_report"]
 
 
 def first_line(everything: Sequence[Difference]) -> str:
@@ -29,15 +32,74 @@ def first_line(everything: Sequence[Difference]) -> str:
     )
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def breakdown(everything: Sequence[Difference]) -> str:
+    """What the differences of the first line are, by kind, and how many of their lines name a
+    register entry, with how many entries between them (the first line lists those).
+
+        >>> one = Difference("calls", "POST /x", "2", "1", 2, "A27")
+        >>> print(breakdown([one]))  # doctest: +NORMALIZE_WHITESPACE
+        By kind: 1 call count (a call made under one version only). 1 of these 1 lines names a
+        register entry in brackets, 1 entry between them.
+    """
+    kinds = Counter(d.kind for d in everything)
+    detail = [
+        f"{kinds['code']} in status or code" if kinds["code"] else "",
+        _count(kinds["header"], "in a header", "in headers") if kinds["header"] else "",
+        _count(kinds["field"], "in a body field", "in body fields") if kinds["field"] else "",
+    ]
+    answers = kinds["code"] + kinds["header"] + kinds["field"]
+    parts = [
+        f"{_count(answers, 'answer')} to the same call that differ ({', '.join(filter(None, detail))})"
+        if answers else "",
+        f"{_count(kinds['calls'], 'call count')} (a call made under one version only)"
+        if kinds["calls"] else "",
+        _count(kinds["event type"], "webhook event type") if kinds["event type"] else "",
+        f"{_count(kinds['notebook'], 'notebook')} without a wire" if kinds["notebook"] else "",
+    ]
+    parts = [p for p in parts if p]
+    if not parts:
+        return "No difference."
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    chosen = [d for d in everything if d.chosen]
+    entries = {e for d in chosen for e in (d.before_by, d.after_by) if e}
+    verb = "names" if len(chosen) == 1 else "name"
+    named = (
+        f"{len(chosen)} of these {len(everything)} lines {verb} a register entry in brackets, "
+        f"{_count(len(entries), 'entry', 'entries')} between them"
+        if chosen else "None of these lines names a register entry"
+    )
+    return f"By kind: {listed}. {named}."
+
+
+def _heading(change: int, cite: str | None) -> list[str]:
+    """A change's heading, quoting it from the spec's change list: in the heading itself, or
+    (``cite``: the contract's address) as a quote of the spec, its statement id linked there."""
+    quoted = register.statement(f"change.{change}")["text"]
+    if cite is None:
+        return [f"### Change {change}: “{quoted}”", ""]
+    statement = f"change.{change}"
+    cited = f"> — the spec ([{statement}]({cite}#{statement}))"
+    return [f"### Change {change}", "", f"> {quoted}", cited, ""]
+
+
 def report_markdown(
-    versions: Sequence[str], by_notebook: Mapping[str, Sequence[Difference]], *, preamble: bool = True
+    versions: Sequence[str],
+    by_notebook: Mapping[str, Sequence[Difference]],
+    *,
+    preamble: bool = True,
+    cite: str | None = None,
 ) -> str:
     """The text of ``migration.md`` for the differences of each notebook (``preamble=False``: the
-    first line and the changes alone, for a page that says how to read them and whose notebook
-    they are)."""
+    two first lines and the changes alone, for a page that says how to read them and whose
+    notebook they are; ``cite``, the address of ``docs/contract.md`` from that page: each change
+    quoted below its heading as the page quotes the spec, its statement id linked)."""
     before, after = versions[0], versions[1]
     everything = [d for diffs in by_notebook.values() for d in diffs]
-    lines = [first_line(everything), ""]
+    lines = [first_line(everything), "", breakdown(everything), ""]
     lines += [
         f"What the same code meets when it moves from {before} to {after}, one line per difference "
         "on the wire, under the change of 1.2.0 it belongs to. Each change is quoted from the spec's "
@@ -53,8 +115,7 @@ def report_markdown(
         if not diffs:
             lines += ["- no difference", ""]
         for change in sorted({d.change for d in diffs if d.change is not None}):
-            quoted = register.statement(f"change.{change}")["text"]
-            lines += [f"### Change {change}: “{quoted}”", ""]
+            lines += _heading(change, cite)
             lines += [f"- {d.line((before, after))}" for d in diffs if d.change == change] + [""]
         unexplained = [d for d in diffs if d.change is None]
         if unexplained:
@@ -78,6 +139,7 @@ def write_report(
     chosen = sum(d.chosen for d in everything)
     data = {
         "summary": first,
+        "by_kind": breakdown(everything),
         "spec_words_only": len(everything) - unexplained - chosen,
         "chosen": chosen,
         "unexplained": unexplained,

@@ -86,10 +86,16 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     text = (tmp_path / "migration.md").read_text(encoding="utf-8")
     assert text == migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs})
     assert text.splitlines()[0] == first
+    by_kind = text.split("\n\n")[1]
+    assert by_kind == migration.breakdown(diffs) == (
+        "By kind: 7 answers to the same call that differ (5 in status or code, 1 in a header, "
+        "1 in a body field), 2 call counts (a call made under one version only) and 3 webhook "
+        "event types. 6 of these 12 lines name a register entry in brackets, 8 entries between them."
+    ), "the second line adds up to the first: 7 + 2 + 3 = 12, and 8 entries are the first line's"
     short = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
-    preamble = text.split("\n\n")[1]  # how to read it: a page showing it says so itself
-    assert short.startswith(f"{first}\n\n### Change 1: ") and preamble not in short
-    assert short.removeprefix(f"{first}\n\n") in text and "Changes seen" not in short
+    preamble = text.split("\n\n")[2]  # how to read it: a page showing it says so itself
+    assert short.startswith(f"{first}\n\n{by_kind}\n\n### Change 1: ") and preamble not in short
+    assert short.removeprefix(f"{first}\n\n{by_kind}\n\n") in text and "Changes seen" not in short
     assert "- change 7: POST /p2p/transfers: header svc-p2p-role: absent → sender [1.2.0: A18]" in text
     events = "- change 4: POST /accounts/{id}/events: answer 202 → 422 unknown-event-type"
     assert f"{events} [1.1.0: A27; 1.2.0: A17]" in text
@@ -105,8 +111,25 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     assert "made only" not in text and "called → absent" not in text
     data = json.loads((tmp_path / "migration.json").read_text(encoding="utf-8"))
     assert data["summary"] == first and len(data["notebooks"]["12_x.ipynb"]) == len(diffs)
+    assert data["by_kind"] == by_kind
     counts = (data["spec_words_only"], data["chosen"], data["unexplained"])
     assert counts == (len(diffs) - 1 - chosen, chosen, 1)
+
+
+def test_a_page_quoting_the_spec_gets_each_change_as_a_quote_citing_its_statement() -> None:
+    """``migration.md`` keeps each change in its heading; a notebook (``cite=``, the contract's
+    address from it) quotes it as it quotes the spec: a blockquote ending "— the spec (id)"."""
+    diffs = migration.compare(OLD, NEW)
+    cited = migration.report_markdown(
+        ["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False, cite="../docs/contract.md"
+    )
+    assert "\n### Change 5\n\n> POST /accounts/{account_id}/savings/close removed.\n" in cited
+    assert "> — the spec ([change.5](../docs/contract.md#change.5))\n\n- change 5: " in cited
+    assert "### Change 5: " not in cited and cited.count("> — the spec (") == 8  # changes 1-8 seen
+    plain = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
+    assert [line for line in cited.splitlines() if line.startswith("- ")] == [
+        line for line in plain.splitlines() if line.startswith("- ")
+    ], "the same lines, only the headings differ"
 
 
 def test_each_side_names_the_register_entry_that_gives_it_where_the_spec_does_not() -> None:
@@ -134,11 +157,22 @@ def test_each_side_names_the_register_entry_that_gives_it_where_the_spec_does_no
         ("calls", 1, None, None),  # 2 → 1: the client takes its token at /oauth/accesstoken (the spec)
         ("calls", 2, "A27", None),  # 2 → 1: the no-reason fallback after 1.1.0's refusal (A27)
     ]
-    close_reason = migration.compare(
-        {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id"])]},
-        {"calls": [call("GET", "/cards/{id}", 200, fields=["card_id", "close_reason"])]},
-    )
-    assert [(d.change, d.before_by, d.after_by) for d in close_reason] == [(2, "A27", "A16")]
+    # close_reason in a card answer: A35's card representation gives it (A16 names it too, for
+    # the close's answer: the entry that gives the answer the field is in comes first)
+    close_reason = [
+        migration.compare(
+            {"calls": [call(method, path, status, fields=["card_id"])]},
+            {"calls": [call(method, path, status, fields=["card_id", "close_reason"])]},
+        )
+        for method, path, status in (
+            ("GET", "/cards/{id}", 200),
+            ("POST", "/accounts/{id}/cards", 201),
+            ("POST", "/cards/{id}/close", 200),
+        )
+    ]
+    assert [[(d.change, d.before_by, d.after_by) for d in found] for found in close_reason] == [
+        [(2, "A27", "A35")], [(2, "A27", "A35")], [(2, "A27", "A16")]
+    ]
 
 
 def test_the_same_wire_has_no_difference_and_ids_are_normalised() -> None:
