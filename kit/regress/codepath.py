@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from kit import Client
 
 __all__ = [
+    "code_steps",
     "differences",
     "partner_code_path",
     "side_by_side",
@@ -81,8 +82,9 @@ def partner_code_path(api: Client, raw: httpx.Client, account_id: str, payee_id:
 
 
 #: The harness's own steps, as the tables name them.
-CLIENT_TOKEN = "walk: the client's token"
-SETUP = "walk: webhooks, two customers"
+CLIENT_TOKEN = "harness: the client's token"
+SETUP = "harness: webhooks, two customers"
+DOCUMENT_REQUEST = "harness: a document request (control plane)"
 
 
 def step_label(line: str) -> str:
@@ -102,6 +104,26 @@ def step_label(line: str) -> str:
             if isinstance(k.value, ast.Constant)]
     elided = ["…"] if node.args or len(kept) < len(node.keywords) else []
     return f"{ast.get_source_segment(code, node.func)}({', '.join([*elided, *kept])})"
+
+
+def code_steps() -> list[str]:
+    """The steps of :func:`partner_code_path` that make a call whatever the server answers: each
+    line calling the API (``api.…`` or ``raw.…``) as a table names its step
+    (:func:`step_label`), in order, leaving out a fallback (a line under ``except``, run only
+    where a call before it was refused)."""
+    lines, _ = inspect.getsourcelines(partner_code_path)
+    tree = ast.parse("".join(lines))
+    fallback = {
+        n.lineno for handler in ast.walk(tree) if isinstance(handler, ast.ExceptHandler)
+        for n in ast.walk(handler) if isinstance(n, ast.stmt)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Expr | ast.Assign) or node.lineno in fallback:
+            continue
+        if isinstance(node.value, ast.Call) and ast.unparse(node.value.func).startswith(("api.", "raw.")):
+            found.append((node.lineno, step_label(lines[node.lineno - 1])))
+    return [label for _, label in sorted(found)]
 
 
 class _Steps:
@@ -147,12 +169,18 @@ def _noting(header: str) -> Callable[[httpx.Response], None]:
     return hook
 
 
+def _event(delivery: Any, step: str) -> dict[str, Any]:
+    """A webhook received, as the wire holds it, with the step that made the server send it."""
+    return {"type": delivery.type, "deprecation": getattr(delivery, "deprecation", None), "step": step}
+
+
 def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
     """:func:`partner_code_path` under ``version`` on ``profile``'s server: its normalised wire
-    (``{"version", "calls", "webhooks"}``), each call with its ``step``. The client takes its
-    partner token where the version issues it (change 1). Webhooks are awaited only where the
-    server can reach this machine and has a control plane (a document request is opened through
-    it: change 6 names its event)."""
+    (``{"version", "calls", "webhooks"}``), each call and webhook with its ``step``. The client
+    takes its partner token where the version issues it (change 1). Webhooks are awaited only
+    where the server can reach this machine: the card events the code's close sent, and where
+    there is a control plane the document request's, which the harness opens through it (change
+    6 names its event; a sandbox has no control plane, and that webhook is not compared there)."""
     api = kit.notebook.connect(profile, seed=seed, api_version=version, allow_deprecated=True)
     payee = kit.notebook.connect(profile, seed=seed, api_version=version)
     steps = _Steps()
@@ -178,11 +206,16 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
     ):
         warnings.simplefilter("ignore", DeprecationWarning)  # the wire shows the Deprecation header
         partner_code_path(api, raw, account_id, payee_id)
-    events = []
-    if hooks and control:
-        api.sim.create_document_request(person_id)
-        triggered = [name for name in api.webhooks.listen().events if not name.endswith("completed")]
-        events = [api.webhooks.wait_for(name, timeout=10) for name in triggered]
+    events: list[dict[str, Any]] = []
+    if hooks:  # what the code's card close sent, then the document request the harness opens
+        subscribed = [name for name in api.webhooks.listen().events if not name.endswith("completed")]
+        cards = [name for name in subscribed if name.startswith("card.")]
+        closed = [c["step"] for c in calls if c["step"].startswith("api.cards.close(") and c["status"] < 400]
+        events += [_event(api.webhooks.wait_for(name, timeout=10), closed[-1]) for name in cards if closed]
+        if control:
+            api.sim.create_document_request(person_id)
+            others = [name for name in subscribed if name not in cards]
+            events += [_event(api.webhooks.wait_for(name, timeout=10), DOCUMENT_REQUEST) for name in others]
     payee.close()
     api.close()
     wire: dict[str, Any] = migration.emit(version, calls, events)[migration.WIRE_MIME]
@@ -293,19 +326,25 @@ def side_by_side(wires: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def webhooks_side_by_side(wires: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The webhooks each version's run received: one row per event type, one column per
-    version, each cell how many of that type it received (``+ Deprecation`` where one carried
-    that header), ``—`` for none — so each version's names stand side by side."""
+    """The webhooks each version's run received: one row per step that made the server send
+    them (the line of the partner's code, or the harness's step; ``""`` where the wire names
+    none) and event type, the code's steps first, one column per version, each cell how many of
+    that type it received (``+ Deprecation`` where one carried that header), ``—`` for none — so
+    each version's names stand side by side."""
     import pandas as pd
 
-    types = sorted({h["type"] for w in wires.values() for h in w["webhooks"]})
+    def key(hook: Mapping[str, Any]) -> tuple[str, str]:
+        return str(hook.get("step") or ""), str(hook["type"])
 
-    def cell(hooks: Sequence[Mapping[str, Any]], event: str) -> str:
-        got = [h for h in hooks if h["type"] == event]
+    keys = sorted({key(h) for w in wires.values() for h in w["webhooks"]},
+                  key=lambda k: (k[0].startswith("harness:"), k))
+
+    def cell(hooks: Sequence[Mapping[str, Any]], at: tuple[str, str]) -> str:
+        got = [h for h in hooks if key(h) == at]
         deprecated = " + Deprecation" if any(h.get("deprecation") for h in got) else ""
         return f"{len(got)}{deprecated}" if got else ABSENT
 
-    rows = {event: {v: cell(w["webhooks"], event) for v, w in wires.items()} for event in types}
-    table = pd.DataFrame.from_dict(rows or {ABSENT: dict.fromkeys(wires, ABSENT)}, orient="index")
-    table.index.name = "event type"
+    rows = {at: {v: cell(w["webhooks"], at) for v, w in wires.items()} for at in keys}
+    table = pd.DataFrame.from_dict(rows or {(ABSENT, ABSENT): dict.fromkeys(wires, ABSENT)}, orient="index")
+    table.index = pd.MultiIndex.from_tuples(list(table.index), names=[None, "event type"])
     return table

@@ -163,11 +163,15 @@ def record(api: Any, step: Callable[[], str] | None = None) -> list[dict[str, An
 
 def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[Any] = ()) -> dict[str, Any]:
     """The wire of one run as a display bundle (``IPython.display.display(..., raw=True)``):
-    the calls, and each webhook received by its type and ``Deprecation`` (never its body)."""
-    hooks = [
-        {"type": getattr(h, "type", None) or h["type"], "deprecation": getattr(h, "deprecation", None)}
-        for h in webhooks
-    ]
+    the calls, and each webhook received (a delivery, or a mapping as a wire holds it) by its
+    type, ``Deprecation`` and, where a mapping names it, the ``step`` that made the server send
+    it (never its body)."""
+    hooks = []
+    for h in webhooks:
+        delivery = {"type": getattr(h, "type", None), "deprecation": getattr(h, "deprecation", None)}
+        seen = h if isinstance(h, Mapping) else delivery
+        hook = {"type": seen["type"], "deprecation": seen.get("deprecation")}
+        hooks.append({**hook, "step": seen["step"]} if seen.get("step") else hook)
     wire = {"version": version, "calls": list(calls), "webhooks": sorted(hooks, key=lambda h: str(h["type"]))}
     return {
         WIRE_MIME: wire,

@@ -9,7 +9,8 @@
   :func:`kit.regress.migration.compare` finds a difference in, headers and fields included, each
   row named by the step that made the call (the client's own token request apart from the code's
   ``api.legacy_token()``), and one row per webhook type;
-- the walk records each call's step from the code path as it runs, and what it met counts in the
+- the walk records each call's step from the code path as it runs (and each webhook's: the code's
+  close, or the document request the harness opens), and what it met counts in the
   notebook's closing table: the answers of its plain httpx client and the entries the migration
   report names (A29, A66).
 """
@@ -158,20 +159,47 @@ def test_a_step_is_the_line_of_code_shortened() -> None:
     assert step_label("for event_type in names:") == "for event_type in names:"
 
 
-def test_webhooks_side_by_side_has_one_row_per_event_type() -> None:
+def test_webhooks_side_by_side_has_one_row_per_step_and_event_type() -> None:
+    """Each webhook stands by the step that made the server send it: the code's close, or the
+    document request the harness opens through the control plane (not the partner's code)."""
+    close, opened = 'api.cards.close(…, reason="lost")', codepath.DOCUMENT_REQUEST
     table = webhooks_side_by_side(
         {
-            "1.1.0": {"webhooks": [{"type": "person.document_request.created"}]},
-            "1.2.0": {"webhooks": [{"type": "document_request.created"}, {"type": "card.closed"},
-                                   {"type": "card.closed", "deprecation": "@1"}]},
+            "1.1.0": {"webhooks": [{"type": "person.document_request.created", "step": opened}]},
+            "1.2.0": {"webhooks": [{"type": "document_request.created", "step": opened},
+                                   {"type": "card.closed", "step": close},
+                                   {"type": "card.closed", "deprecation": "@1", "step": close},
+                                   {"type": "card.expired"}]},
         }
     )
     assert table.to_dict("index") == {
-        "card.closed": {"1.1.0": ABSENT, "1.2.0": "2 + Deprecation"},
-        "document_request.created": {"1.1.0": ABSENT, "1.2.0": "1"},
-        "person.document_request.created": {"1.1.0": "1", "1.2.0": ABSENT},
-    }
-    assert table.index.name == "event type"
+        ("", "card.expired"): {"1.1.0": ABSENT, "1.2.0": "1"},  # a wire naming no step
+        (close, "card.closed"): {"1.1.0": ABSENT, "1.2.0": "2 + Deprecation"},
+        (opened, "document_request.created"): {"1.1.0": ABSENT, "1.2.0": "1"},
+        (opened, "person.document_request.created"): {"1.1.0": "1", "1.2.0": ABSENT},
+    }, "the code's steps first, then the harness's"
+    assert list(table.index.names) == [None, "event type"]
+    assert opened.startswith("harness: ") and "control plane" in opened
+
+
+def test_the_wire_keeps_the_step_of_each_webhook() -> None:
+    hooks = [{"type": "card.closed", "deprecation": None, "step": "api.cards.close(…)"},
+             {"type": "card.expired", "deprecation": "@1"}]
+    wire = migration.emit("1.2.0", [], hooks)[migration.WIRE_MIME]
+    assert wire["webhooks"] == [
+        {"type": "card.closed", "deprecation": None, "step": "api.cards.close(…)"},
+        {"type": "card.expired", "deprecation": "@1"},
+    ], "a mapping keeps its Deprecation and step"
+
+
+def test_code_steps_are_the_lines_that_call_whatever_the_answers() -> None:
+    """What the notebook's check asks of each version's run: a call from each of these lines."""
+    steps = codepath.code_steps()
+    assert steps[0] == LEGACY and steps[-1] == 'api.p2p.transfer(…, amount="5.00")'
+    called = {'api.cards.close(…, reason="lost")', "api.events.send(…)", "raw.post(…)", "raw.get(…)"}
+    assert called <= set(steps)
+    assert "api.cards.close(…)" not in steps, "the 1.1.0 fallback runs only where the reason is refused"
+    assert len(steps) == len(set(steps)) == 8
 
 
 @pytest.fixture
@@ -190,6 +218,13 @@ def test_the_walk_records_each_calls_step_and_counts_what_it_met(walked: dict[st
     steps = {c["step"] for c in new}
     assert {LEGACY, 'api.cards.close(…, reason="lost")', "raw.post(…)", "raw.get(…)"} <= steps, steps
     assert "api.cards.close(…)" in {c["step"] for c in old} - steps, "the fallback ran under 1.1.0 only"
+    assert set(codepath.code_steps()) <= steps & {c["step"] for c in old}, "every line called, both times"
+    hooks = {(h["step"], h["type"]) for wire in walked.values() for h in wire["webhooks"]}
+    assert hooks == {
+        ('api.cards.close(…, reason="lost")', "card.closed"),
+        (codepath.DOCUMENT_REQUEST, "document_request.created"),
+        (codepath.DOCUMENT_REQUEST, "person.document_request.created"),
+    }, hooks
     assert relied.used_ids()["A66"] == {relied.ANSWERS}, "the plain httpx client's answers count"
     codepath.differences(walked)
     used = relied.used_ids()
