@@ -75,6 +75,12 @@ def breakdown(everything: Sequence[Difference]) -> str:
     return f"By kind: {listed}. {named}."
 
 
+def _markdown(line: str) -> str:
+    """A report line as Markdown shows it: a ``<`` escaped, so that a value such as a Link
+    header's ``</oauth/accesstoken>`` reads as text, not as a tag that hides it."""
+    return line.replace("<", "\\<")
+
+
 def _heading(change: int, cite: str | None) -> list[str]:
     """A change's heading, quoting it from the spec's change list: in the heading itself, or
     (``cite``: the contract's address) as a quote of the spec, its statement id linked there."""
@@ -116,11 +122,11 @@ def report_markdown(
             lines += ["- no difference", ""]
         for change in sorted({d.change for d in diffs if d.change is not None}):
             lines += _heading(change, cite)
-            lines += [f"- {d.line((before, after))}" for d in diffs if d.change == change] + [""]
+            lines += [f"- {_markdown(d.line((before, after)))}" for d in diffs if d.change == change] + [""]
         unexplained = [d for d in diffs if d.change is None]
         if unexplained:
             lines += ["### Unexplained: no change of 1.2.0 touches it", ""]
-            lines += [f"- {d.line((before, after))}" for d in unexplained] + [""]
+            lines += [f"- {_markdown(d.line((before, after)))}" for d in unexplained] + [""]
     changes = sorted({d.change for d in everything if d.change is not None})
     lines += [f"Changes seen: {', '.join(map(str, changes)) or 'none'}."] if preamble else []
     return "\n".join(lines).rstrip("\n") + "\n"

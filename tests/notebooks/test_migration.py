@@ -127,6 +127,13 @@ def test_a_page_quoting_the_spec_gets_each_change_as_a_quote_citing_its_statemen
     assert "> — the spec ([change.5](../docs/contract.md#change.5))\n\n- change 5: " in cited
     assert "### Change 5: " not in cited and cited.count("> — the spec (") == 8  # changes 1-8 seen
     plain = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
+    link = migration.compare(
+        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200)]},
+        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200,
+                        headers={"link": '</oauth/accesstoken>; rel="successor-version"'})]},
+    )
+    shown = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"x": link}, cite="../docs/contract.md")
+    assert 'header link: absent → \\</oauth/accesstoken>; rel="successor-version"' in shown, "not a tag"
     assert [line for line in cited.splitlines() if line.startswith("- ")] == [
         line for line in plain.splitlines() if line.startswith("- ")
     ], "the same lines, only the headings differ"
