@@ -67,9 +67,13 @@ def test_08_explains_the_receivers_table_before_it_is_shown() -> None:
         and ("wait_received" in _source(c) or "webhooks.events" in _source(c))
     )
     before = "\n".join(_source(c) for c in cells[:first] if c["cell_type"] == "markdown")
-    assert "| `api.webhooks.events` |" in before
     for column in ("verified", "duplicate", "error", "kid", "resource_id"):
         assert f"`{column}`" in before, column
+    # the three logs, told apart where the second of them is first used
+    wire = 'api.wire(kind="delivery")'
+    second = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and wire in _source(c))
+    told = "\n".join(_source(c) for c in cells[first:second] if c["cell_type"] == "markdown")
+    assert all(f"| `{log}` |" in told for log in ("api.webhooks.events", wire, "api.sim.deliveries()"))
 
 
 def test_08_the_subscription_check_says_current_events() -> None:
