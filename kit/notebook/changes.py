@@ -9,7 +9,7 @@ change with a wire effect and no check is shown as not checked, never as passed.
 
 Example::
 
-    >>> from kit.notebook.outcome import CheckOutcome
+    >>> from kit.notebook.outcome import MARKS, CheckOutcome
     >>> table = changes_checked([
     ...     CheckOutcome("change 2: a card closes with a reason", "passed", kind="spec", basis="change.2"),
     ...     CheckOutcome("change 2: the six reasons", "differs", "…", kind="choice", basis="A15"),
@@ -29,13 +29,12 @@ from dataclasses import dataclass
 
 from kit import register
 from kit.notebook.companion import COMPANION
-from kit.notebook.outcome import CheckOutcome
+from kit.notebook.outcome import MARKS, CheckOutcome
 
 __all__ = ["ChangeRow", "ChangesTable", "changes_checked"]
 
 #: A check of change N: its name starts with ``change N:``.
 _NAME = re.compile(r"^change (\d+): (.+)$")
-_MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘", "differs": "≠"}
 #: The worst outcome first: a change's result is the worst of its checks' (skips apart).
 _ORDER = ("failed", "differs", "passed")
 
@@ -58,7 +57,7 @@ class ChangeRow:
             return f"— no wire effect ({', '.join(self.no_wire)})" if self.no_wire else "not checked here"
         counts = Counter(o.outcome for o in self.checks)
         worst = next((kind for kind in _ORDER if counts[kind]), "skipped")
-        return f"{_MARKS[worst]} {worst}"
+        return f"{MARKS[worst]} {worst}"
 
     def counted(self) -> str:
         """How many checks, and how many of each outcome when they differ: ``2 checks: 1 passed,
@@ -67,7 +66,7 @@ class ChangeRow:
         total = f"{len(self.checks)} check{'s' if len(self.checks) != 1 else ''}"
         if len(counts) < 2:
             return total
-        return total + ": " + ", ".join(f"{counts[kind]} {kind}" for kind in _MARKS if counts[kind])
+        return total + ": " + ", ".join(f"{counts[kind]} {kind}" for kind in MARKS if counts[kind])
 
 
 def _shown(outcome: CheckOutcome) -> str:
@@ -75,7 +74,7 @@ def _shown(outcome: CheckOutcome) -> str:
     match = _NAME.match(outcome.name)
     name = match.group(2) if match else outcome.name
     basis = f" ({outcome.basis})" if outcome.basis else ""
-    return f"{_MARKS[outcome.outcome]} {name}{basis}"
+    return f"{MARKS[outcome.outcome]} {name}{basis}"
 
 
 def _cell(text: str) -> str:

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OUTCOMES", "CheckOutcome"]
+__all__ = ["MARKS", "OUTCOMES", "CheckOutcome"]
 
-_MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘", "differs": "≠"}
+#: The mark each outcome is shown with.
+MARKS = {"passed": "✔", "failed": "✘", "skipped": "⊘", "differs": "≠"}
 #: What a check can end as: ``differs`` is a choice check that did not hold off the simulator.
-OUTCOMES = tuple(_MARKS)
+OUTCOMES = tuple(MARKS)
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class CheckOutcome:
     def line(self) -> str:
         """``✔ check passed: <name>`` (and `` — <reason>`` when skipped, failed or differing)."""
         tail = f" — {self.reason}" if self.reason else ""
-        return f"{_MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
+        return f"{MARKS[self.outcome]} check {self.outcome}: {self.name}{tail}"
 
     def data(self) -> dict[str, Any]:
         """The display's JSON: name, outcome, reason, needs; ``kind`` and ``basis`` when named;
