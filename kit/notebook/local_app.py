@@ -3,7 +3,8 @@ webhook receiver runs under it. What a notebook need not read: uvicorn in a back
 a free port, a record of what the app answered (the event id and the status, never a header
 or the body), and the last delivery it accepted, kept in memory to send it again: a replay, or a
 forgery when the body is changed. ``about`` narrows all of it to the deliveries that name one
-resource (a card id…): a sandbox sends the partner's other events to the same app.
+resource (a card id…): a server delivers each of the partner's events to every subscription, so
+an app on a server shared with other runs gets theirs too.
 
 Example::
 
