@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kit._drift import Drift, DriftLog
@@ -42,6 +42,7 @@ class Companion:
         self.drift = DriftLog()
         self.outcomes: list[CheckOutcome] = []
         self._reads: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._noted: dict[str, set[str]] = {}
         self.clients = 0
         self._latest: tuple[Profile, str | None] | None = None
         self._chosen: Profile | None = None
@@ -118,6 +119,18 @@ class Companion:
         """The values checks expect, as read (latest first): ``((entry, key), value)``."""
         with self._lock:
             return list(reversed(self._reads.items()))
+
+    def note(self, ids: Iterable[str], where: str) -> None:
+        """Note register entries met outside the clients and checks, and ``where``
+        (:func:`kit.notebook.relied.note`)."""
+        with self._lock:
+            for entry in ids:
+                self._noted.setdefault(entry.strip(), set()).add(where)
+
+    def noted(self) -> dict[str, set[str]]:
+        """The entries :meth:`note` was given, each with where it was met."""
+        with self._lock:
+            return {entry: set(where) for entry, where in self._noted.items()}
 
 
 #: This process's companion.

@@ -32,15 +32,13 @@ Example::
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kit import register
 from kit._history import CONTROL_PREFIX, partner_calls
-from kit.notebook.companion import COMPANION, Companion
+from kit.notebook.companion import COMPANION
 from kit.notebook.register_view import RegisterTable
 
 if TYPE_CHECKING:
@@ -58,9 +56,6 @@ CHECKS = "checks"
 #: The heading of each group of the closing table, in the order shown.
 GROUPS = {CHECKS: "what its checks rest on", ANSWERS: "met in the answers only (their svc-assumptions)"}
 
-#: Entries met outside the companion's clients and checks (:func:`note`), per companion.
-_noted: weakref.WeakKeyDictionary[Companion, dict[str, set[str]]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
 
 
 def note(ids: Iterable[str], where: str = CHECKS) -> None:
@@ -74,10 +69,7 @@ def note(ids: Iterable[str], where: str = CHECKS) -> None:
     """
     if where not in GROUPS:
         raise ValueError(f"where is {ANSWERS!r} or {CHECKS!r}, not {where!r}")
-    with _lock:
-        found = _noted.setdefault(COMPANION, {})
-        for entry in ids:
-            found.setdefault(entry.strip(), set()).add(where)
+    COMPANION.note(ids, where)
 
 
 def used_ids() -> dict[str, set[str]]:
@@ -98,9 +90,7 @@ def used_ids() -> dict[str, set[str]]:
             add(call.assumptions.split(","), ANSWERS)
     add((o.basis for o in COMPANION.results() if o.kind == "choice"), CHECKS)
     add((entry for (entry, _key), _value in COMPANION.reads()), CHECKS)
-    with _lock:
-        noted = {entry: set(where) for entry, where in _noted.get(COMPANION, {}).items()}
-    for entry, places in noted.items():
+    for entry, places in COMPANION.noted().items():
         for where in places:
             add([entry], where)
     return found
