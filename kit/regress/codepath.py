@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 import kit.notebook
+from kit._auth import bearer
 from kit.errors import ApiError
 from kit.notebook import relied
 from kit.regress import migration
@@ -194,9 +195,10 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
         api.webhooks.listen()  # subscribes to this version's event names (change 6)
     account_id, person_id = _onboard(api, 0)
     _, payee_id = _onboard(payee, 1)
+    authorization, scheme = bearer(dialect)  # the partner token as the client sends it (A02)
     headers = {
         dialect.chosen("A27", "header"): version,
-        dialect.chosen("A02", "header"): f"{dialect.chosen('A02', 'scheme')} {token.reveal()}",
+        authorization: f"{scheme} {token.reveal()}",
     }
     answered = [migration.response_hook(calls, step=steps), _noting(dialect.chosen("A28", "assumptions"))]
     base_url = str(api.config.base_url)
