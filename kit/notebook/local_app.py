@@ -47,12 +47,19 @@ class Running:
     url: str
     answers: list[dict[str, Any]] = field(default_factory=list)
     last: tuple[bytes, dict[str, str]] | None = None
+    _answered: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     def wait(self, count: int = 1, timeout: float = START_SECONDS) -> None:
         """Until ``count`` requests have been answered (or ``timeout`` seconds)."""
-        deadline = monotonic() + timeout
-        while len(self.answers) < count and monotonic() < deadline:
-            sleep(0.05)
+        with self._answered:
+            self._answered.wait_for(lambda: len(self.answers) >= count, timeout)
+
+    def _record(self, answer: dict[str, Any], accepted: tuple[bytes, dict[str, str]] | None) -> None:
+        with self._answered:
+            self.answers.append(answer)
+            if accepted is not None:
+                self.last = accepted
+            self._answered.notify_all()
 
     def _accepted(self) -> tuple[bytes, dict[str, str]]:
         if self.last is None:
@@ -123,10 +130,11 @@ def _recording(app: ASGIApp, running: Running, about: str | None) -> ASGIApp:
                 if about is not None and about not in strings:
                     await send(message)  # answered, not recorded: about another resource
                     return
-                running.answers.append({"event": event, "answer": status})
+                accepted = None
                 if 200 <= status < 300:
                     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-                    running.last = (body, headers)
+                    accepted = (body, headers)
+                running._record({"event": event, "answer": status}, accepted)
             await send(message)
 
         await app(scope, reading, sending)
