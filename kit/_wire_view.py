@@ -146,6 +146,21 @@ class WireView:
     def __repr__(self) -> str:
         return self.text()
 
+    @property
+    def request(self) -> Message:
+        """The request of the last attempt (a delivery's only one), redacted as shown."""
+        return self.exchange.attempts[-1].request
+
+    @property
+    def response(self) -> Message | None:
+        """The answer to the last attempt (``None``: no answer came), redacted as shown."""
+        return self.exchange.attempts[-1].response
+
+    @property
+    def status(self) -> int | None:
+        """The last attempt's status (``None``: no answer came)."""
+        return self.exchange.status
+
     def _parts(self, limit: int) -> list[tuple[str, str, str]]:
         """``(heading, request, response)`` per attempt."""
         attempts = self.exchange.attempts

@@ -125,6 +125,9 @@ def test_a_retried_call_keeps_both_attempts(make_client: Callable[..., kit.Clien
     assert text.startswith(f"call {number} · POST /accounts · 503 → 201 · 2 attempts")
     assert "HTTP/1.1 503 Service Unavailable" in text and "HTTP/1.1 201 Created" in text
     assert "── attempt 2 of 2" in text
+    # the view's own request, response and status are the last attempt's: the replayed 201
+    assert (view.request, view.response, view.status) == (second.request, second.response, 201)
+    assert view.request is not first.request and header(view.response, "idempotent-replayed") == "true"
 
 
 def test_what_varies_is_normalised(make_client: Callable[..., kit.Client]) -> None:
