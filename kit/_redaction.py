@@ -19,7 +19,8 @@ Markers:
   into words and compared with its list, as the simulator judges clear-text PII), and a
   persona's date of birth or national id by value;
 - ``<JWE alg=… enc=… kid=…>`` and ``<JWS alg=… kid=…>`` for compact JOSE strings (the webhook
-  signature ``svc-webhook-signature`` among them);
+  signature ``svc-webhook-signature`` among them); a key id the client made itself, which
+  differs run to run, is named instead (:meth:`Redactor.name_key`: ``kid=<device-key-id>``);
 - normalised: ``Date: <date>``, the port of a URL or a ``Host`` (``127.0.0.1:<port>``),
   ``Idempotency-Key: <idempotency-key N>`` (A20's header, numbered by first appearance, so a retry shows
   the same number), a session-initialization ``nonce`` (``<nonce>``).
@@ -144,13 +145,18 @@ def fingerprint(value: str, salt: bytes) -> str:
     return hashlib.sha256(salt + value.encode("utf-8")).hexdigest()
 
 
-def _jose_marker(compact: str) -> str:
+def _jose_marker(compact: str, kids: dict[str, str] | None = None) -> str:
     try:
         header = protected_header(compact)
     except ValueError:
         return "<JOSE>"
     names = ("alg", "enc", "kid") if compact.count(".") == 4 else ("alg", "kid")
-    shown = " ".join(f"{n}={header[n]}" for n in names if isinstance(header.get(n), str))
+    named = kids or {}
+    shown = " ".join(
+        f"{n}={named.get(header[n], header[n]) if n == 'kid' else header[n]}"
+        for n in names
+        if isinstance(header.get(n), str)
+    )
     kind = "JWE" if compact.count(".") == 4 else "JWS"
     return f"<{kind} {shown}>" if shown else f"<{kind}>"
 
@@ -183,6 +189,7 @@ class Redactor:
         self._known: dict[str, str] = {}
         self._pattern: re.Pattern[str] | None = None
         self._keys: dict[str, int] = {}
+        self._kids: dict[str, str] = {}
         for kind, value in [*_persona_values(), *secrets]:
             self.learn(kind, value)
 
@@ -196,6 +203,12 @@ class Redactor:
             if value not in self._known:
                 self._known[value] = f"<{kind}>"
                 self._pattern = None
+
+    def name_key(self, kid: str, name: str) -> None:
+        """Show the key id ``kid`` as ``<name>`` in JOSE markers (the client's own device key,
+        made anew each run: ``kid=<device-key-id>``)."""
+        with self._lock:
+            self._kids[kid] = f"<{name}>"
 
     def fingerprints(self, salt: bytes, kinds: Iterable[str] | None = None) -> set[str]:
         """Salted hashes (:func:`fingerprint`) of the known values (of ``kinds``, default all)."""
@@ -226,7 +239,7 @@ class Redactor:
         pattern = self._compiled()
         if pattern is not None:
             text = pattern.sub(lambda m: self._known.get(m.group(), "<secret>"), text)
-        text = _JOSE.sub(lambda m: _jose_marker(m.group()), text)
+        text = _JOSE.sub(lambda m: _jose_marker(m.group(), self._kids), text)
         return _URL_PORT.sub(r"\1:<port>", text)
 
     def json(self, value: Any, name: str | None = None) -> Any:
@@ -268,7 +281,7 @@ class Redactor:
         if isinstance(value, str):
             self.learn(kind, value)
             if value.count(".") == 4 and _JOSE.fullmatch(value):  # ciphertext: its shape shows
-                return _jose_marker(value)
+                return _jose_marker(value, self._kids)
         return f"<{kind}>"
 
     def idempotency_key(self, value: str) -> str:

@@ -108,6 +108,8 @@ class Requestor:
             self.auth.preset(config.access_token)
         self.transport.auth = self.auth
         self.device = Device(**dict(config.device or {}))
+        if self.wire is not None:  # its key is made anew each run: its id is named, not shown
+            self.wire.redactor.name_key(self.device.kid, "device-key-id")
         self._server_keys = ServerKeys()
         self._current: CurrentSession | None = None
         self._reset_listeners: list[Callable[[], None]] = []

@@ -145,6 +145,17 @@ def test_what_varies_is_normalised(make_client: Callable[..., kit.Client]) -> No
     assert not re.search(r"127\.0\.0\.1:\d", dumped(api))
 
 
+def test_the_device_key_id_is_named_in_a_jwe_sealed_to_it(make_client: Callable[..., kit.Client]) -> None:
+    api = make_client(record=True)
+    customer = onboard(api)
+    api.kyc.questions(customer.person_id)  # the questions come back sealed to the device's key (A12)
+    sealed = api.wire(path="/kyc/questions").text()
+    assert "kid=<device-key-id>>" in sealed
+    assert api.device.kid not in dumped(api)  # made anew each run: named wherever it is met
+    sent = api.wire(path="/sessions", method="POST").request.body or ""  # sealed to the server's key
+    assert re.search(r"<JWE alg=\S+ enc=A256GCM kid=(?!<device-key-id>)[^<>\s]+>", sent)  # its id shown
+
+
 def test_a_delivery_is_recorded_with_its_signature_shown_by_shape(
     make_client: Callable[..., kit.Client],
 ) -> None:
