@@ -200,7 +200,10 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
         dialect.chosen("A27", "header"): version,
         authorization: f"{scheme} {token.reveal()}",
     }
-    answered = [migration.response_hook(calls, step=steps), _noting(dialect.chosen("A28", "assumptions"))]
+    answered = [
+        migration.response_hook(calls, step=steps, dialect=dialect),
+        _noting(dialect.chosen("A28", "assumptions")),
+    ]
     base_url = str(api.config.base_url)
     with (
         httpx.Client(base_url=base_url, headers=headers, event_hooks={"response": answered}) as raw,

@@ -37,12 +37,14 @@ from typing import Any
 
 import httpx
 
-from kit.regress.attribution import Difference, attribute, basis
+from kit._dialect import Dialect
+from kit.regress.attribution import Difference, KitNames, attribute, basis
 from kit.regress.migration_report import breakdown, report_markdown, write_report
 
 __all__ = [
     "WIRE_MIME",
     "Difference",
+    "KitNames",
     "attribute",
     "basis",
     "breakdown",
@@ -97,7 +99,7 @@ def header_value(name: str, value: str) -> str:
     return f"{value} ({datetime.fromtimestamp(int(seconds.group(1)), UTC).date().isoformat()})"
 
 
-def _row(response: httpx.Response) -> dict[str, Any]:
+def _row(response: httpx.Response, names: KitNames) -> dict[str, Any]:
     request = response.request
     response.read()
     try:
@@ -112,39 +114,42 @@ def _row(response: httpx.Response) -> dict[str, Any]:
             payload = None
         if isinstance(payload, Mapping):
             sent = sorted(
-                {str(k) for k in payload}
+                {names.name(str(k)) for k in payload}
                 | {v for v in payload.values() if isinstance(v, str) and not _ID.search(v) and len(v) < 64}
             )
     headers = {
         name: (value if name in VALUED_HEADERS else "")
-        for name, value in ((n.lower(), v) for n, v in response.headers.items())
+        for name, value in ((names.header(n.lower()), v) for n, v in response.headers.items())
         if name not in IGNORED_HEADERS
     }
     code = None
     if response.status_code >= 400 and isinstance(body, Mapping):
-        code = body.get("code") or body.get("error")
+        code = names.code(body.get("code") or body.get("error"))
+    ok = isinstance(body, Mapping) and response.status_code < 400
     return {
         "method": request.method,
-        "path": normal_path(request.url.path),
+        "path": names.path(request.method, normal_path(request.url.path)),
         "status": response.status_code,
         "code": code,
         "headers": dict(sorted(headers.items())),
-        "fields": sorted(body) if isinstance(body, Mapping) and response.status_code < 400 else [],
+        "fields": sorted(names.name(str(k)) for k in body) if ok else [],
         "sent": sent,
     }
 
 
 def response_hook(
-    rows: list[dict[str, Any]], step: Callable[[], str] | None = None
+    rows: list[dict[str, Any]], step: Callable[[], str] | None = None, dialect: Dialect | None = None
 ) -> Callable[[httpx.Response], None]:
     """An httpx response hook appending each answer's normalised row to ``rows`` (the control
     plane's ``/_sim`` calls left out): for a plain ``httpx.Client`` beside the kit client.
     ``step``, called on the calling thread as each answer arrives, names the step of the code
-    that made the call (the row's ``step``)."""
+    that made the call (the row's ``step``). ``dialect``: the server's spelling, recorded in the
+    kit's (:class:`KitNames`)."""
+    names = KitNames(dialect)
 
     def hook(response: httpx.Response) -> None:
         if not response.request.url.path.startswith("/_sim"):
-            row = _row(response)
+            row = _row(response, names)
             if step is not None:
                 row["step"] = step()
             rows.append(row)
@@ -153,11 +158,13 @@ def response_hook(
 
 
 def record(api: Any, step: Callable[[], str] | None = None) -> list[dict[str, Any]]:
-    """Record every answer ``api`` (a :class:`kit.Client`) receives from now on, normalised,
-    into the list returned, each with its ``step`` where given (:func:`response_hook`; until
-    the client's own record of the wire lands: its connection's response hook)."""
+    """Record every answer ``api`` (a :class:`kit.Client`) receives from now on, normalised and
+    in the kit's spelling whatever the server's dialect, into the list returned, each with its
+    ``step`` where given (:func:`response_hook`; until the client's own record of the wire
+    lands: its connection's response hook)."""
     rows: list[dict[str, Any]] = []
-    api._requestor.transport._client.event_hooks["response"].append(response_hook(rows, step))
+    hook = response_hook(rows, step, api.config.dialect)
+    api._requestor.transport._client.event_hooks["response"].append(hook)
     return rows
 
 

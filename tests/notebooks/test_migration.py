@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
+from kit import _choices
+from kit._dialect import Dialect
 from kit.regress import migration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -222,3 +225,41 @@ def test_kit_regress_versions_writes_the_migration_report(tmp_path: Path) -> Non
     data = json.loads((out / "migration.json").read_text(encoding="utf-8"))
     seen = {d["change"] for diffs in data["notebooks"].values() for d in diffs}
     assert set(range(1, 8)) <= seen, seen
+
+
+def _camel_answers(request: httpx.Request) -> httpx.Response:
+    """A server in the second dialect (data/choices/camel.toml): its paths, names and headers."""
+    if request.url.path == "/v2/transfers":
+        body = {"transferId": "p2p_0a1b2c", "viewerRole": "sender"}
+        return httpx.Response(201, json=body, headers={"X-Transfer-Role": "sender", "X-Request-Id": "req_1"})
+    if request.url.path.endswith("/close"):
+        return httpx.Response(200, json={"cardId": "card_0a1b2c", "closeReason": "lost", "status": "closed"})
+    return httpx.Response(404, json={"code": "not-found"})  # generic: it stands for six of the kit's codes
+
+
+def _rows(dialect: Dialect | None) -> list[dict]:
+    rows: list[dict] = []
+    hooks = {"response": [migration.response_hook(rows, dialect=dialect)]}
+    transport = httpx.MockTransport(_camel_answers)
+    with httpx.Client(base_url="http://sandbox.test", transport=transport, event_hooks=hooks) as raw:
+        raw.post("/v2/transfers", json={"fromAccountId": "acc_0a1b2c", "amount": {"value": "5.00"}})
+        raw.post("/cards/card_0a1b2c/close", json={"reason": "lost"})
+        raw.get("/v2/payment-cards/card_0a1b2c")
+    return rows
+
+
+def test_a_dialects_answers_are_recorded_in_the_kits_spelling_and_attributed() -> None:
+    camel = Dialect.of(_choices.load(ROOT / "data" / "choices" / "camel.toml"))
+    transfer, close, missing = _rows(camel)
+    assert (transfer["path"], transfer["headers"]) == ("/p2p/transfers", {"svc-p2p-role": "sender"})
+    assert transfer["fields"] == ["transfer_id", "viewer_role"]
+    assert transfer["sent"] == ["amount", "from_account_id"]
+    assert close["fields"] == ["card_id", "close_reason", "status"]
+    assert (missing["path"], missing["code"]) == ("/cards/{id}", "not-found")  # generic: stays as it came
+    assert _rows(None)[0]["path"] == "/v2/transfers"  # without the dialect: the wire's own spelling
+
+    older = [{**transfer, "headers": {}}, {**close, "fields": ["card_id", "status"]}]
+    before = {"version": "1.1.0", "calls": older}
+    after = {"version": "1.2.0-20221215", "calls": [transfer, close]}
+    owners = {(d.kind, d.where): d.change for d in migration.compare(before, after)}
+    assert owners == {("header", "POST /p2p/transfers"): 7, ("field", "POST /cards/{id}/close"): 2}
