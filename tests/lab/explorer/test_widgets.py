@@ -108,9 +108,14 @@ def test_errors_show_as_messages_and_leave_state_alone(make_client: Callable[...
     ex = Explorer(make_client(device=DEVICE))
     assert ex.click("create_account").startswith("SessionRequired (401 session-required): ")
     assert ex.state == "none" and not ex.last_ok
+    # A step too early names what is missing on its way, the next step first; nothing is sent.
+    sent = len(ex.api.history)
+    assert ex.click("create_card") == "KitError: not yet: create a session, then create an account first"
+    assert len(ex.api.history) == sent
     ex.click("create_session")
-    assert ex.click("promote_person") == "KitError: not yet: onboard a persona first"
+    assert ex.click("promote_person") == "KitError: not yet: create an account, then onboard a persona first"
     ex.click("create_account")
+    assert ex.click("promote_person") == "KitError: not yet: onboard a persona first"
     # Skipping a step of the state machine: the server refuses, the session stays anonymous.
     ex.ctx.person_id = "per_00000000000000000000"
     message = ex.click("promote_person")
