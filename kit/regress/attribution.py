@@ -21,11 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit import register
-from kit._dialect import Dialect
+from kit._dialect import _PARAM, Dialect
 
 __all__ = ["Difference", "KitNames", "attribute", "basis"]
-
-_PARAM = re.compile(r"\{[^}]*\}")
 
 
 @dataclass(frozen=True)
