@@ -150,13 +150,10 @@ def _jose_marker(compact: str, kids: dict[str, str] | None = None) -> str:
         header = protected_header(compact)
     except ValueError:
         return "<JOSE>"
+    if kids and header.get("kid") in kids:
+        header = {**header, "kid": kids[header["kid"]]}
     names = ("alg", "enc", "kid") if compact.count(".") == 4 else ("alg", "kid")
-    named = kids or {}
-    shown = " ".join(
-        f"{n}={named.get(header[n], header[n]) if n == 'kid' else header[n]}"
-        for n in names
-        if isinstance(header.get(n), str)
-    )
+    shown = " ".join(f"{n}={header[n]}" for n in names if isinstance(header.get(n), str))
     kind = "JWE" if compact.count(".") == 4 else "JWS"
     return f"<{kind} {shown}>" if shown else f"<{kind}>"
 
