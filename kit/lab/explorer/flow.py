@@ -26,7 +26,7 @@ from kit.errors import KitError, WebhookTimeout
 from kit.lab import journeys
 from kit.models import Card
 
-__all__ = ["ACTIONS", "ROAD", "STATES", "Context", "Flow", "show_time"]
+__all__ = ["ACTIONS", "STATES", "Context", "Flow", "show_time"]
 
 #: The session state machine of the wire contract, in promotion order.
 STATES: tuple[str, ...] = ("anonymous", "account", "person")
@@ -44,9 +44,6 @@ ACTIONS: dict[str, str] = {
     "p2p": "P2P to other customer",
     "refresh": "Refresh",
 }
-
-#: What comes before what, as a step's hint names it when something it needs is missing.
-ROAD: tuple[str, ...] = ("create a session", "create an account", "onboard a persona")
 
 _OTHER_DEVICE = {
     "device_id": "dev-explorer-other",
@@ -168,15 +165,16 @@ class Flow:
 
     def _need(self, value: str | None, what: str) -> str:
         """``value``, or a :class:`KitError` naming the steps still missing on the way to
-        ``what`` (one of :data:`ROAD`), in order: the next one first."""
+        ``what`` (a step of the road below), in order: the next one first."""
         if value is None:
-            done = {
-                "create a session": self.api.session is not None or self.ctx.account_id is not None,
-                "create an account": self.ctx.account_id is not None,
-                "onboard a persona": self.ctx.person_id is not None,
-            }
-            missing = [step for step in ROAD[: ROAD.index(what) + 1] if not done[step]] or [what]
-            raise KitError(f"not yet: {', then '.join(missing)} first")
+            road = [  # each step, and whether it is done
+                ("create a session", self.api.session is not None or self.ctx.account_id is not None),
+                ("create an account", self.ctx.account_id is not None),
+                ("onboard a persona", self.ctx.person_id is not None),
+            ]
+            steps = [step for step, _ in road]
+            missing = [step for step, done in road[: steps.index(what) + 1] if not done]
+            raise KitError(f"not yet: {', then '.join(missing or [what])} first")
         return value
 
     def listen(self) -> None:
