@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -73,10 +74,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         data = self.rfile.read(length) if length else b""
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP | {"host"}}
+        dropped = _HOP | {"host"} | self.server.drop_request
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
         upstream = self.server.http.request(self.command, self.path, content=data, headers=headers)
         status = upstream.status_code
-        out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
+        out = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP | self.server.drop_answer}
         body: Any = upstream.content
         path = self.path.split("?", 1)[0]
         rules = [r for r in self.server.rules if r.matches(self.command, path)]
@@ -104,9 +106,20 @@ class DriftingProxy(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, upstream: str, rules: list[Rule]) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        rules: list[Rule],
+        *,
+        drop_request: Iterable[str] = (),
+        drop_answer: Iterable[str] = (),
+    ) -> None:
+        """``drop_request``, ``drop_answer``: header names (any case) of the requests never
+        forwarded upstream, of the answers never passed on."""
         super().__init__(("127.0.0.1", 0), _Handler)
         self.rules = rules
+        self.drop_request = frozenset(name.lower() for name in drop_request)
+        self.drop_answer = frozenset(name.lower() for name in drop_answer)
         self.answers: list[tuple[str, str, int]] = []  # (method, path, status) of every answer passed on
         self.http = httpx.Client(base_url=upstream, timeout=10.0)
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
