@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from kit import Client
 
 __all__ = [
+    "Walks",
     "code_steps",
     "differences",
     "partner_code_path",
@@ -227,20 +228,31 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
     return wire
 
 
+class Walks(dict[str, dict[str, Any]]):
+    """The wires :func:`walk_versions` walked, ``{version: wire}``, and ``why``: why the versions
+    asked for and not walked were left out, in one sentence without its full stop (``""``: none
+    was)."""
+
+    why: str = ""
+
+
 def walk_versions(
     profile: Any, *, seed: int, versions: Sequence[str], only: str | None = None
-) -> dict[str, dict[str, Any]]:
-    """:func:`walk` under each of ``versions`` the server serves (A27), each from the same seeded
-    start where there is a control plane: ``{version: wire}``. A version the server does not
-    serve is left out, and a line says so. ``only`` (``kit regress --versions`` sets it: one
-    version per run) walks that version alone and displays its wire for the report."""
+) -> Walks:
+    """:func:`walk` under each of ``versions`` the server serves (A27,
+    :func:`kit.regress.migration.probe`), each from the same seeded start where there is a
+    control plane: ``{version: wire}``. A version the server does not serve is left out, and a
+    line says so: the server refuses it (it serves only the others), or answers a request for it
+    under another version or none (it serves one version, or selects versions in a way the kit
+    does not know). ``only`` (``kit regress --versions`` sets it: one version per run) walks that
+    version alone and displays its wire for the report."""
     versions = [only] if only else list(versions)
     probe = kit.notebook.connect(profile, seed=seed)
     header = probe.config.dialect.chosen("A27", "header")
-    served = [v for v in versions if migration.serves(str(probe.config.base_url), v, header=header)]
+    probes = [migration.probe(str(probe.config.base_url), v, header=header) for v in versions]
     control = probe.config.profile.control_plane
-    wires = {}
-    for version in served:
+    wires = Walks()
+    for version in (p.version for p in probes if p.served):
         if control:
             probe.sim.reset(seed)
         wires[version] = walk(profile, seed=seed, version=version)
@@ -250,9 +262,15 @@ def walk_versions(
 
         wire = wires[only]
         display(migration.emit(only, wire["calls"], wire["webhooks"]), raw=True)
-    if len(served) < len(versions):
-        print(f"This server serves only {', '.join(served) or 'neither'} of {' and '.join(versions)}: "
-              f"the {', '.join(v for v in versions if v not in served)} side is skipped.")
+    said = []
+    if any(p.refused for p in probes):
+        said.append(f"this server serves only {', '.join(wires) or 'neither version'} (A27)")
+        print(f"This server serves only {', '.join(wires) or 'neither'} of {' and '.join(versions)}: "
+              f"the {', '.join(p.version for p in probes if p.refused)} side is skipped.")
+    for unknown in (p.why() for p in probes if not p.served and not p.refused):  # another version, or none
+        said.append(unknown)
+        print(f"{unknown[0].upper()}{unknown[1:]}.")
+    wires.why = "; ".join(said)
     return wires
 
 

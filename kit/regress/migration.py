@@ -40,11 +40,13 @@ import httpx
 from kit._dialect import Dialect
 from kit.regress.attribution import Difference, KitNames, attribute, basis
 from kit.regress.migration_report import breakdown, report_markdown, write_report
+from kit.regress.served import Probe, probe, serves
 
 __all__ = [
     "WIRE_MIME",
     "Difference",
     "KitNames",
+    "Probe",
     "attribute",
     "basis",
     "breakdown",
@@ -54,6 +56,7 @@ __all__ = [
     "keyed_calls",
     "normal_path",
     "pair_calls",
+    "probe",
     "record",
     "report_markdown",
     "response_hook",
@@ -184,31 +187,6 @@ def emit(version: str, calls: Sequence[Mapping[str, Any]], webhooks: Iterable[An
         WIRE_MIME: wire,
         "text/plain": f"wire of {version}: {len(wire['calls'])} calls, {len(hooks)} webhooks",
     }
-
-
-def serves(base_url: str, version: str, header: str | None = None) -> bool:
-    """Whether the server at ``base_url`` serves ``version``: a request naming a version it does
-    not serve is refused before routing, on every path, with 400 ``unsupported-api-version`` and
-    the versions it does serve (A27). A server that serves only 1.2.0-20221215 (A27's
-    ``versions`` overlaid) answers so for 1.1.0; anything else counts as served. ``header``:
-    the version header in the server's dialect (A27's own by default)."""
-    from kit import register
-
-    header = header or register.value("A27")["header"]
-    with httpx.Client(base_url=base_url, timeout=10.0) as client:
-        resp = client.get("/openapi.json", headers={header: version})
-    if resp.status_code != 400:
-        return True
-    try:
-        body = resp.json()
-    except ValueError:
-        return True
-    if not isinstance(body, Mapping):
-        return True
-    listed = body.get("supported")
-    return body.get("code") != "unsupported-api-version" and not (
-        isinstance(listed, list) and version not in listed
-    )
 
 
 # --- comparing two wires -----------------------------------------------------------------------
