@@ -143,6 +143,7 @@ REGISTER_VALUES: list[tuple[str, str, Any]] = [
     ("A24", "max_skew_seconds", 300),
     ("A25", "timeout_seconds", 5),
     ("A25", "retry_offsets_seconds", RETRY_OFFSETS),
+    ("A25", "answer_read_bytes", 4096),
     ("A27", "header", "svc-api-version"),
     ("A27", "version", "1.2.0-20221215"),
     ("A27", "versions", ["1.1.0", "1.2.0-20221215"]),

@@ -1,11 +1,17 @@
 """Webhook delivery: signed, in the background, retried on the simulator clock (A24, A25).
 
-The first attempt goes out at once. A non-2xx answer, a connection error or no answer within
-the time-out is a failure; retries fall due at the first attempt plus each retry offset of
+The first attempt goes out at once. A non-2xx answer, a connection error or an attempt past its
+one deadline is a failure; retries fall due at the first attempt plus each retry offset of
 simulator time, so they happen when the clock is advanced, or as the wall clock passes (A46).
 Every attempt is recorded, in a log bounded per partner that forgets finished deliveries first
 (A53, ``kit.sim.stores``). Before each, the target is checked again (A39): off loopback a name
 that now resolves to a private address is not posted to (the attempt fails, target-not-allowed).
+
+Only an answer's status counts. Its body is streamed, and read only until
+:data:`ANSWER_READ_BYTES` of it are in; the connection is then closed on the rest, so a target
+that answers without end holds neither memory nor the attempt. The deadline, :data:`TIMEOUT_S`,
+covers the whole attempt (the target's check, connecting, sending, the answer's head and what is
+read of its body), not each read: a target dripping its answer byte by byte cannot stretch it.
 """
 
 from __future__ import annotations
@@ -30,7 +36,11 @@ if TYPE_CHECKING:
 
 _RETRY = register.value("A25")
 RETRY_OFFSETS: list[int] = list(_RETRY["retry_offsets_seconds"])
+#: One attempt's deadline, for all of it (A25).
 TIMEOUT_S = float(_RETRY["timeout_seconds"])
+#: How much of an answer's body an attempt reads before it stops (A25): once it holds this many
+#: bytes it reads no more (the socket read that brought them takes at most 64 KiB, httpcore's).
+ANSWER_READ_BYTES = int(_RETRY["answer_read_bytes"])
 DEPRECATION = register.value("A03")["deprecation"]
 DEPRECATED_EVENTS = frozenset(register.fact("deprecated_webhook_events"))
 EVENTS = frozenset(register.fact("webhook_events"))
@@ -134,12 +144,12 @@ class DeliveryEngine:
         status: int | None = None
         error: str | None = None
         try:
-            if await webhook_target_refusal(delivery.url, self.settings) is not None:
-                error = "target-not-allowed"  # checked again at each attempt (A39)
-            else:
-                response = await self.client.post(delivery.url, content=delivery.body, headers=headers)
-                status = response.status_code
-        except httpx.TimeoutException:
+            async with asyncio.timeout(TIMEOUT_S):  # one deadline for the whole attempt (A25)
+                if await webhook_target_refusal(delivery.url, self.settings) is not None:
+                    error = "target-not-allowed"  # checked again at each attempt (A39)
+                else:
+                    status = await self._post(delivery.url, delivery.body, headers)
+        except (TimeoutError, httpx.TimeoutException):
             error = "timeout"
         except httpx.HTTPError as exc:
             error = type(exc).__name__
@@ -161,6 +171,18 @@ class DeliveryEngine:
             self.state.deliveries.finished(delivery.delivery_id)  # first to go beyond the bound (A53)
         self.state.deliveries.touch(delivery.delivery_id)
         self.state.commit()  # a durable simulator writes the attempt (kit serve --state)
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        """POST the delivery; its answer's status. The body is read only until it holds
+        :data:`ANSWER_READ_BYTES` (a short answer read to its end keeps the connection for the
+        next attempt; leaving the block with more unread closes it)."""
+        async with self.client.stream("POST", url, content=body, headers=headers) as response:
+            held = 0
+            async for chunk in response.aiter_raw():
+                held += len(chunk)
+                if held >= ANSWER_READ_BYTES:
+                    break
+            return response.status_code
 
     @property
     def client(self) -> httpx.AsyncClient:
