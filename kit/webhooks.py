@@ -28,9 +28,12 @@ Example (a partner's endpoint)::
 share (a ``MutableSet`` over its database), or it de-duplicates nothing across them.
 
 :class:`Receiver` is the client's loopback endpoint (``api.webhooks``): a ``ThreadingHTTPServer``
-on 127.0.0.1 (port chosen by the OS, never printed) that logs nothing, verifies each delivery
-against the server's clock (the simulator's ``GET /_sim/clock`` in the sim profile, else the
-machine's) and records the outcome.
+on 127.0.0.1 (port chosen by the OS, never printed; :mod:`kit._receiver_http`) that logs
+nothing, verifies each delivery against the server's clock (the simulator's ``GET /_sim/clock``
+in the sim profile, else the machine's) and records the outcome. What anyone on this machine
+can send it is bounded: it fetches keys at most once per :data:`KEY_REFRESH_INTERVAL_S`, keeps
+the last :data:`MAX_RECEIVED` deliveries, and closes a connection idle for
+:data:`IDLE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -40,14 +43,14 @@ import json
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, MutableSet
 from datetime import datetime
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from kit._choices import dialect as dialect_of
 from kit._dialect import Dialect
+from kit._receiver_http import IDLE_TIMEOUT_S, MAX_DELIVERY_BYTES, loopback_server
 from kit.crypto import WebhookKeys
 from kit.errors import (
     DuplicateDelivery,
@@ -65,13 +68,28 @@ from kit.register import value
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_DELIVERY_BYTES", "SIGNATURE_HEADER", "EventFilter", "Receiver", "verify"]
+__all__ = [
+    "IDLE_TIMEOUT_S",
+    "KEY_REFRESH_INTERVAL_S",
+    "MAX_DELIVERY_BYTES",
+    "MAX_RECEIVED",
+    "SIGNATURE_HEADER",
+    "EventFilter",
+    "Receiver",
+    "verify",
+]
 
 #: The header a delivery's signature comes in (A24).
 SIGNATURE_HEADER = str(value("A24")["header"])
 #: How often a receiver's server looks whether it was asked to close, which ``close`` waits for
 #: (socketserver's default is 0.5 s; benchmarks/bench.py FIXES: "the webhook receiver's server").
 _POLL_S = 0.02
+#: The receiver fetches the server's keys for a delivery naming an unknown kid at most once in
+#: this many seconds; within them such a delivery is refused as unverified (UnknownSigningKey).
+KEY_REFRESH_INTERVAL_S = 30.0
+#: The receiver keeps this many deliveries (rows of ``events``, verified events), the oldest
+#: dropped first.
+MAX_RECEIVED = 1000
 #: Which events ``wait_for`` may return (``None``: any of the type).
 EventFilter = Callable[[WebhookEvent], bool]
 EVENT_COLUMNS = [
@@ -177,39 +195,6 @@ def verify(
     return WebhookEvent.from_wire(dialect.body_from_wire(event), kid=header.get("kid"), iat=iat)
 
 
-#: The largest delivery body the receiver reads: the API's own request-body limit (A22).
-MAX_DELIVERY_BYTES = int(value("A22")["max_body_bytes"])
-
-
-def _problem(status: int, code: str, detail: str) -> tuple[int, bytes]:
-    # The receiver is not the partner API: its problems are plain RFC 9457 ones (about:blank).
-    body = {
-        "type": "about:blank",
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-        "code": code,
-        "detail": detail,
-    }
-    return status, json.dumps(body).encode()
-
-
-def _refused_length(values: list[str]) -> tuple[int, bytes] | None:
-    """The answer to a ``Content-Length`` the receiver does not read by, or ``None``: more than
-    one, not a non-negative decimal integer (``-1``, ``+5``, ``0x10``, ``"5, 5"``: 400), or over
-    :data:`MAX_DELIVERY_BYTES` (413, before reading any of it). None at all is an empty body."""
-    if len(values) > 1:
-        return _problem(400, "invalid-content-length", "Send one Content-Length header.")
-    if not values:
-        return None
-    raw = values[0].strip()
-    if not (raw.isascii() and raw.isdigit()):
-        return _problem(400, "invalid-content-length", "Content-Length must be a non-negative integer.")
-    if int(raw) > MAX_DELIVERY_BYTES:
-        detail = f"A delivery body may be at most {MAX_DELIVERY_BYTES} bytes (A22)."
-        return _problem(413, "payload-too-large", detail)
-    return None
-
-
 def _resource_id(data: Mapping[str, Any]) -> str | None:
     for key in ("card_id", "document_request_id", "transfer_id", "account_id"):
         if key in data:
@@ -220,14 +205,18 @@ def _resource_id(data: Mapping[str, Any]) -> str | None:
 class Receiver:
     """A loopback webhook endpoint that verifies and records deliveries.
 
-    ``keys`` gives the current :class:`WebhookKeys`; ``refresh_keys`` is called once when a
-    delivery names an unknown kid; ``clock`` returns the server's time (the ``now`` of
-    verification: the simulator's in the sim profile); ``choices``: a dialect's signature and
-    names (as :func:`verify`). Deliveries failing verification are
-    answered 400 and recorded with the error's class name; duplicates are answered 200 and
-    recorded as such. A ``Content-Length`` that is not one non-negative integer is answered
-    400 (``invalid-content-length``), one over :data:`MAX_DELIVERY_BYTES` 413
-    (``payload-too-large``), both as RFC 9457 problems, before any of the body is read.
+    ``keys`` gives the current :class:`WebhookKeys`; ``refresh_keys`` is called when a
+    delivery names an unknown kid, at most once per :data:`KEY_REFRESH_INTERVAL_S` (within it
+    such a delivery is refused as unverified; ``api.webhooks.jwks()`` refreshes at any time);
+    ``clock`` returns the server's time (the ``now`` of verification: the simulator's in the
+    sim profile); ``choices``: a dialect's signature and names (as :func:`verify`). Deliveries
+    failing verification are answered 400 and recorded with the error's class name; duplicates
+    are answered 200 and recorded as such. It keeps the last :data:`MAX_RECEIVED` deliveries
+    (``frame()``'s rows and the verified events ``wait_for`` looks through), dropping the oldest.
+    A ``Content-Length`` that is not one non-negative integer is answered 400
+    (``invalid-content-length``), one over :data:`MAX_DELIVERY_BYTES` 413
+    (``payload-too-large``), both as RFC 9457 problems, before any of the body is read; a
+    connection that sends nothing for :data:`IDLE_TIMEOUT_S` is closed.
     """
 
     PATH = "/webhooks"
@@ -246,46 +235,13 @@ class Receiver:
         self._clock = clock
         self._refresh = refresh_keys
         self._max_skew = max_skew
+        self._refreshed_at: float | None = None  # monotonic time of the last refresh it made
         self._seen: set[str] = set()
-        self._rows: list[dict[str, Any]] = []
-        self._events: list[WebhookEvent] = []
+        self._rows: deque[dict[str, Any]] = deque(maxlen=MAX_RECEIVED)
+        self._events: deque[WebhookEvent] = deque(maxlen=MAX_RECEIVED)
         self._taken: set[str] = set()
         self._cond = threading.Condition()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                refused = _refused_length(self.headers.get_all("Content-Length") or [])
-                if refused is not None:
-                    status, problem = refused
-                    self.close_connection = True  # the body is unread: the stream is not trusted
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/problem+json")
-                    self.send_header("Content-Length", str(len(problem)))
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.wfile.write(problem)
-                    receiver._answered(b"", self.headers, status, time.perf_counter())
-                    return
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                status = receiver._handle(body, self.headers)
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return  # a stray stderr line changes notebook outputs
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                return  # never a traceback on stderr
-
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = loopback_server(self._handle, functools.partial(self._answered, b""))
         serve = functools.partial(self._server.serve_forever, poll_interval=_POLL_S)
         self._thread = threading.Thread(target=serve, name="kit-webhooks", daemon=True)
         self._thread.start()
@@ -307,10 +263,19 @@ class Receiver:
         try:
             return self._verify_once(body, headers, now)
         except UnknownSigningKey:
-            if self._refresh is None:
+            if self._refresh is None or not self._may_refresh():
                 raise
             self._refresh()
             return self._verify_once(body, headers, now)
+
+    def _may_refresh(self) -> bool:
+        """Whether a refresh is due now (none in the last :data:`KEY_REFRESH_INTERVAL_S`); if so,
+        it is counted from now. Called under ``_cond``, one verification at a time."""
+        at = time.monotonic()
+        if self._refreshed_at is not None and at - self._refreshed_at < KEY_REFRESH_INTERVAL_S:
+            return False
+        self._refreshed_at = at
+        return True
 
     def _verify_once(self, body: bytes, headers: Any, now: datetime) -> WebhookEvent:
         keys, skew, dialect = self._keys(), self._max_skew, self._dialect
