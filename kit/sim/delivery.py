@@ -139,6 +139,9 @@ class DeliveryEngine:
                 algorithm=self.dialect.chosen("A24", "algorithm"),
             ),
         }
+        version = self._version_of(delivery)
+        if version is not None:  # the version the subscription is pinned to (A27)
+            headers[self.dialect.chosen("A27", "header")] = version
         if delivery.deprecated:
             headers["Deprecation"] = DEPRECATION
         status: int | None = None
@@ -171,6 +174,16 @@ class DeliveryEngine:
             self.state.deliveries.finished(delivery.delivery_id)  # first to go beyond the bound (A53)
         self.state.deliveries.touch(delivery.delivery_id)
         self.state.commit()  # a durable simulator writes the attempt (kit serve --state)
+
+    def _version_of(self, delivery: Delivery) -> str | None:
+        """The API version ``delivery`` is of: its body's ``api_version`` (A27), which its
+        subscription was pinned to (read from the body: the subscription may be gone)."""
+        try:
+            event = self.dialect.from_wire(json.loads(delivery.body))
+        except ValueError:
+            return None
+        version = event.get("api_version") if isinstance(event, dict) else None
+        return version if isinstance(version, str) else None
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
         """POST the delivery; its answer's status. The body is read only until it holds

@@ -42,3 +42,23 @@ def test_partner_api_choices_wins_over_kit_sim_choices(monkeypatch: pytest.Monke
         api.sessions.create("anonymous")
         assert "-" in str(api.accounts.create().account_id)  # KIT_SIM_CHOICES's overlay: UUID ids
         assert "/accounts" in set(api.history["path"])
+
+
+def test_a_delivery_names_its_version_in_the_dialects_header() -> None:
+    from tests.sim.helpers.webhooks import Receiver
+
+    receiver = Receiver()
+    try:
+        with kit.connect("sim", choices=CAMEL, sleep=lambda _: None) as api:
+            api.webhooks.subscribe(receiver.url, ["card.closed"])
+            done = onboard(api, persona=0)
+            card = api.cards.create(done.account_id, type="virtual")
+            api.cards.close(card.card_id, reason="stolen")
+            got = receiver.wait_for(1, timeout=10)
+    finally:
+        receiver.close()
+    assert len(got) == 1
+    headers = {name.lower(): value for name, value in got[0].headers.items()}
+    # A27 under camel.toml: the version travels in X-Api-Version, as the body's apiVersion says
+    assert headers.get("x-api-version") == got[0].json()["apiVersion"] == "1.2.0-20221215"
+    assert "svc-api-version" not in headers

@@ -260,6 +260,10 @@ def test_change_6_deliveries_are_of_the_subscriptions_version(
         )
         for r in got
     )
+    # A27: a delivery says its version in the header too, the same as its body's api_version
+    assert [(r.json()["api_version"], r.headers.get("svc-api-version")) for r in got] == [
+        (r.json()["api_version"],) * 2 for r in got
+    ]
     assert seen == [
         ("/new", "card.closed", NEW, None),  # a close under 1.1.0 reaches a 1.2.0 subscription
         ("/new", "card.expired", NEW, "@1671062400"),
