@@ -64,7 +64,7 @@ __all__ = [
 
 #: Top-level keys of an overlay file that are not entries (free text about the file).
 META_KEYS = frozenset({"description"})
-_ENTRY_ID = re.compile(r"^A\d{2,3}$")
+_ENTRY_ID = re.compile(r"A\d{2,3}")
 
 
 class Problem(NamedTuple):
@@ -323,7 +323,7 @@ def parse(data: Mapping[str, Any], *, source: str | None = None) -> Overlay:
                 problems.append(Problem(entry_id, "", f"expected a string, got {_kind(table)}"))
             description = str(table)
             continue
-        if not _ENTRY_ID.match(entry_id) and entry_id not in entries:
+        if not _ENTRY_ID.fullmatch(entry_id) and entry_id not in entries:
             problems.append(Problem(entry_id, "", "not a register entry id (A01, A02, …) nor 'description'"))
             continue
         found = _check_entry(entry_id, table, entries.get(entry_id))

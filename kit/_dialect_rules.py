@@ -3,20 +3,23 @@
 A re-chosen path (A67) keeps its operation's parameters and collides with no route of the spec,
 of A66 or of another operation; field names (A68) are snake or camel case and never rename a
 name a standard or the spec fixes; header names are RFC 9110 tokens, distinct, none the spec's
-``svc-session-id``; the client authentication (A01) and the signature algorithm (A24) are ones
-the kit speaks; session values (A05, A06) keep their meaning.
+``svc-session-id`` and none that frames, routes or authenticates a message
+(:data:`RESERVED_HEADERS`); the client authentication (A01) and the signature algorithm (A24)
+are ones the kit speaks; session values (A05, A06) keep their meaning.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from kit import register
 from kit._dialect import _PARAM, HEADERS, OPERATIONS, STANDARD_NAMES, _shape
+from kit._env import SIM_CONTROL_TOKEN_HEADER
 
-__all__ = ["ALGORITHMS", "CLIENT_AUTH", "problems"]
+__all__ = ["ALGORITHMS", "CLIENT_AUTH", "RESERVED_HEADERS", "problems"]
 
 
 def _seed_routes() -> list[tuple[str, str, str]]:
@@ -35,8 +38,9 @@ def _seed_routes() -> list[tuple[str, str, str]]:
 def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """What is wrong with an overlay's A67 paths and A68 names (already type-checked by
     :func:`kit._choices.parse`): a path missing or adding a parameter, two operations or an
-    operation and a route of the spec on one method and template, a field case other than
-    snake or camel, a standard name renamed, two names renamed to one: (entry, key, why) each."""
+    operation and a route of the spec on one method and template, a field case other than snake
+    or camel, a standard name renamed, two names renamed to one; and the rest of the wire
+    (:func:`_wire_problems`): (entry, key, why) each."""
     found: list[tuple[str, str, str]] = []
     base = register.value("A67")
     paths = {**base["paths"], **values.get("A67", {}).get("paths", {})}
@@ -76,26 +80,80 @@ def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, st
 ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "EdDSA", "Ed25519")
 CLIENT_AUTH = ("either", "basic", "post")
 #: RFC 9110's token: what a header name (or an auth scheme) may be.
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FRAMES = "it frames the message (RFC 9110 §6, RFC 9112 §6)"
+_HOP = "it is hop-by-hop (RFC 9110 §7.6.1): proxies act on it and drop it"
+_CREDENTIALS = "it carries credentials or state"
+_PROXIES = "proxies write it about the client"
+#: Header names no dialect may choose (lower case), and why: the server, a proxy or a browser
+#: acts on each before any dialect is read, so a header renamed to one would reach them, or a
+#: request's own would be translated away before the Host and Origin checks. ``Authorization``
+#: only as A02's own (the partner token's header).
+RESERVED_HEADERS: Mapping[str, str] = MappingProxyType(
+    {
+        "host": "the server's Host check reads it (and HTTP/1.1 routes by it)",
+        "origin": "the server's Origin check reads it",
+        "transfer-encoding": _FRAMES,
+        "trailer": _FRAMES,
+        "te": _HOP,
+        "expect": "the server answers it before reading the body (RFC 9110 §10.1.1)",
+        "connection": _HOP,
+        "keep-alive": _HOP,
+        "upgrade": _HOP,
+        "authorization": f"{_CREDENTIALS}: only A02's header may be Authorization",
+        "www-authenticate": f"{_CREDENTIALS}: the server's challenge (RFC 9110 §11.6.1)",
+        "cookie": _CREDENTIALS,
+        "set-cookie": _CREDENTIALS,
+        SIM_CONTROL_TOKEN_HEADER: f"{_CREDENTIALS}: the control plane's token",
+        "forwarded": _PROXIES,
+        "via": _PROXIES,
+    }
+)
+#: Prefixes of the same (lower case): every ``Content-*`` frames or describes the body,
+#: ``Proxy-*`` are hop-by-hop credentials, ``X-Forwarded-*`` proxies', ``Sec-*`` and
+#: ``Access-Control-*`` browsers' (Fetch's forbidden request headers; CORS).
+_RESERVED_PREFIXES = {
+    "content-": _FRAMES,
+    "proxy-": _HOP,
+    "x-forwarded-": _PROXIES,
+    "sec-": "browsers set it (Fetch)",
+    "access-control-": "browsers read it for CORS",
+}
+
+
+def _reserved(entry: str, key: str, name: str) -> str | None:
+    """Why ``name`` (of ``entry`` ``key``) is not a dialect's to choose, or None."""
+    low = name.lower()
+    if (entry, key) == ("A02", "header") and low == "authorization":
+        return None
+    if low in RESERVED_HEADERS:
+        return RESERVED_HEADERS[low]
+    return next((why for prefix, why in _RESERVED_PREFIXES.items() if low.startswith(prefix)), None)
 
 
 def _wire_problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
-    """Header names (tokens, distinct, none the spec's svc-session-id), the client
-    authentication, the signature algorithm, and session values that keep their meaning."""
+    """Header names (tokens, none reserved, distinct, none the spec's svc-session-id), the
+    client authentication, the signature algorithm, and session values that keep their meaning."""
     found: list[tuple[str, str, str]] = []
 
     def chosen(entry: str, key: str) -> Any:
         return values.get(entry, {}).get(key, register.value(entry)[key])
 
-    seen = {register.value("A28")["session_id"].lower(): "the spec's session header (session.4)"}
+    fixed = {register.value("A28")["session_id"].lower(): "the spec's session header (session.4)"}
     for entry, key in HEADERS:
         name = chosen(entry, key)
-        if not _TOKEN.match(name):
+        if not _TOKEN.fullmatch(name):
             found.append((entry, key, f"{name!r} is not a header name"))
-        elif name.lower() in seen and key in values.get(entry, {}):
-            found.append((entry, key, f"{name!r} is also {seen[name.lower()]}"))
-        seen.setdefault(name.lower(), f"{entry} {key}")
-    if not _TOKEN.match(chosen("A02", "scheme")):
+        elif why := _reserved(entry, key, name):
+            found.append((entry, key, f"{name!r} is reserved: {why}"))
+        elif key in values.get(entry, {}):  # a name the file chose: one header, one meaning
+            low = name.lower()
+            others = [
+                f"{e} {k}" for e, k in HEADERS if (e, k) != (entry, key) and chosen(e, k).lower() == low
+            ]
+            if low in fixed or others:
+                found.append((entry, key, f"{name!r} is also {fixed.get(low) or others[0]}"))
+    if not _TOKEN.fullmatch(chosen("A02", "scheme")):
         found.append(("A02", "scheme", "not an authentication scheme name"))
     if chosen("A01", "client_auth") not in CLIENT_AUTH:
         found.append(("A01", "client_auth", f"expected one of {', '.join(CLIENT_AUTH)}"))

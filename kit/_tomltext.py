@@ -14,12 +14,12 @@ from typing import Any
 
 __all__ = ["key", "value"]
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def key(name: str) -> str:
     """``name`` as a TOML key: bare when it may be, else quoted."""
-    return name if _BARE_KEY.match(name) else json.dumps(name)
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
 
 
 def value(item: Any) -> str:

@@ -61,7 +61,7 @@ NAMES: Mapping[str, str] = MappingProxyType(
     }
 )
 ID_FORMATS = ("prefixed", "uuid")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_SLUG = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _problems(overlay: Overlay) -> list[Refusal]:
     for entry, key in (("A13", "types"), ("A15", "reasons")):
         if key in overlay.changes(entry):
             items = value(entry)[key]
-            if not items or len(set(items)) != len(items) or not all(_SLUG.match(i) for i in items):
+            if not items or len(set(items)) != len(items) or not all(_SLUG.fullmatch(i) for i in items):
                 found.append(Refusal(entry, key, "must be a non-empty list of distinct lower-case names"))
     if "versions" in overlay.changes("A27"):
         known = list(register.value("A27")["versions"])
@@ -179,7 +179,7 @@ def _problems(overlay: Overlay) -> list[Refusal]:
             )
     if "starting_balance" in overlay.changes("A10"):
         text = value("A10")["starting_balance"]
-        if not re.match(register.value("A19")["pattern"], text):
+        if not re.fullmatch(register.value("A19")["pattern"], text):
             found.append(Refusal("A10", "starting_balance", "must be a decimal string such as 500.00"))
     if value("A60")["id_format"] not in ID_FORMATS:
         found.append(Refusal("A60", "id_format", f"must be one of {', '.join(ID_FORMATS)}"))
@@ -188,7 +188,7 @@ def _problems(overlay: Overlay) -> list[Refusal]:
         listed = ", ".join(register.value("A62")["sent"])
         found.append(Refusal("A62", "sent", f"not optional fields: {', '.join(unknown)} (listed: {listed})"))
     codes = value("A64")["codes"]
-    bad = sorted(k for k, v in codes.items() if not _SLUG.match(v))
+    bad = sorted(k for k, v in codes.items() if not _SLUG.fullmatch(v))
     if bad:
         found.append(
             Refusal("A64", "codes", f"not a code (lower-case letters, digits, -_.): {', '.join(bad)}")

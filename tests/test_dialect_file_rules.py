@@ -1,0 +1,106 @@
+"""What a dialect file may not say, as its author meets it: ``kit choices check FILE`` refuses it
+naming the line, entry and key; ``kit serve --choices FILE`` refuses to start in one line. Header
+names that frame, route or authenticate a message, and names that end in a newline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit.cli import main
+from tests.support.launcher import serve_exits
+
+
+def kit_choices_check(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
+    """``kit choices check`` on a file of ``text``: its exit status, its stderr, the file."""
+    path = tmp_path / "dialect.toml"
+    path.write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    status = main(["choices", "check", str(path)])
+    return status, capsys.readouterr().err, path
+
+
+def assert_refused(status: int, err: str, where: str, *words: str) -> None:
+    assert status == 1, err
+    assert where in err and all(word in err for word in words), err
+
+
+# --- header names: framing, hop-by-hop, routing, credentials; a name ending in a newline
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "name"),
+    [
+        ("A28", "assumptions", "Origin"),
+        ("A28", "session_expires_at", "Host"),
+        ("A28", "request_id", "HOST"),  # any case
+        ("A20", "header", "Content-Length"),
+        ("A27", "header", "content-type"),
+        ("A20", "replayed_header", "Transfer-Encoding"),
+        ("A18", "role_header", "Connection"),
+        ("A20", "header", "Cookie"),
+        ("A28", "request_id", "Set-Cookie"),
+        ("A27", "header", "Forwarded"),
+        ("A27", "header", "X-Forwarded-For"),
+        ("A20", "header", "svc-control-token"),
+        ("A20", "header", "Authorization"),  # only A02's own header may be Authorization
+        ("A24", "header", "Upgrade"),
+        ("A27", "header", "TE"),
+        ("A28", "assumptions", "Trailer"),
+        ("A28", "assumptions", "Keep-Alive"),
+        ("A02", "header", "Proxy-Authorization"),
+        ("A28", "request_id", "Access-Control-Allow-Origin"),
+        ("A27", "header", "Sec-Fetch-Site"),
+        ("A20", "header", "Expect"),
+        ("A28", "request_id", "WWW-Authenticate"),
+        ("A27", "header", "Via"),
+    ],
+)
+def test_kit_choices_check_refuses_a_header_name_with_a_meaning_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str, key: str, name: str
+) -> None:
+    status, err, path = kit_choices_check(tmp_path, f'[{entry}]\n{key} = "{name}"\n', capsys)
+    assert_refused(status, err, f"{path}:2: [{entry}] {key}: '{name}' is reserved")
+
+
+def test_the_partner_tokens_header_may_be_authorization_in_any_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, err, _ = kit_choices_check(tmp_path, '[A02]\nheader = "authorization"\n', capsys)
+    assert status == 0, err
+
+
+def test_a_chosen_header_name_may_not_be_another_headers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the name A28 keeps for the request id, given to the partner token's header
+    status, err, path = kit_choices_check(tmp_path, '[A02]\nheader = "svc-request-id"\n', capsys)
+    assert_refused(status, err, f"{path}:2: [A02] header: 'svc-request-id' is also A28 request_id")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('[A20]\nheader = "svc-req\\n"\n', "[A20] header: 'svc-req\\n' is not a header name"),
+        ('[A02]\nscheme = "Token\\n"\n', "[A02] scheme: not an authentication scheme name"),
+        ('[A13]\ntypes = ["debit\\n", "temporary"]\n', "[A13] types"),
+        ('[A64.codes]\ncard-not-found = "not-found\\n"\n', "[A64] codes"),
+        ('[A10]\nstarting_balance = "500.00\\n"\n', "[A10] starting_balance"),
+    ],
+)
+def test_a_name_ending_in_a_newline_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, where: str
+) -> None:
+    status, err, path = kit_choices_check(tmp_path, text, capsys)
+    assert_refused(status, err, f"{path}:", where)
+
+
+def test_kit_serve_refuses_in_one_line_a_dialect_that_takes_host_and_origin(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[A28]\nassumptions = "Origin"\nsession_expires_at = "Host"\n')
+    done = serve_exits("--no-control", "--choices", str(bad))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: [A28]"), lines
