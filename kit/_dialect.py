@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from kit import register
 
-__all__ = ["DEFAULT", "HEADERS", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "snake"]
+__all__ = ["DEFAULT", "HEADERS", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "fill", "snake"]
 
 #: The operations the spec does not show a path for (A67's keys), in the register's order.
 OPERATIONS: tuple[str, ...] = tuple(register.value("A67")["paths"])
@@ -78,6 +78,20 @@ _UPPER = re.compile(r"(?<=[a-z0-9])([A-Z])")
 def snake(name: str) -> str:
     """``sessionToken`` → ``session_token`` (the inverse of :func:`camel` on the kit's names)."""
     return _UPPER.sub(r"_\1", name).lower()
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each ``{name}`` replaced by ``values[name]``, as it is: nothing else of
+    the template is read (no format spec, conversion, attribute or index; a dialect file's rules
+    refuse any other brace).
+
+    >>> fill("/cards/{card_id}/close", {"card_id": "card_1"})
+    '/cards/card_1/close'
+
+    Raises:
+        KeyError: a parameter ``values`` does not give.
+    """
+    return _PARAM.sub(lambda found: values[found.group(1)], template)
 
 
 def _shape(template: str) -> str:

@@ -1,11 +1,12 @@
 """The rules a dialect file keeps (:mod:`kit._choices` applies them to every overlay).
 
-A re-chosen path (A67) keeps its operation's parameters and collides with no route of the spec,
-of A66 or of another operation; field names (A68) are snake or camel case and never rename a
-name a standard or the spec fixes; header names are RFC 9110 tokens, distinct, none the spec's
-``svc-session-id`` and none that frames, routes or authenticates a message
-(:data:`RESERVED_HEADERS`); the client authentication (A01) and the signature algorithm (A24)
-are ones the kit speaks; session values (A05, A06) keep their meaning.
+A re-chosen path (A67) is a path of plain segments whose parameters are exactly ``{name}``, keeps
+its operation's parameters and collides with no route of the spec, of A66 or of another
+operation; field names (A68) are snake or camel case and never rename a name a standard or the
+spec fixes; header names are RFC 9110 tokens, distinct, none the spec's ``svc-session-id`` and
+none that frames, routes or authenticates a message (:data:`RESERVED_HEADERS`); the client
+authentication (A01) and the signature algorithm (A24) are ones the kit speaks; session values
+(A05, A06) keep their meaning.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from kit._env import SIM_CONTROL_TOKEN_HEADER
 
 __all__ = ["ALGORITHMS", "CLIENT_AUTH", "RESERVED_HEADERS", "problems"]
 
+#: A path: ``/`` then segments of RFC 3986's path characters (no ``%``: the simulator routes
+#: the decoded path) and parameters ``{name}``; a final ``/`` may end it.
+_SEGMENT = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|\{[a-z_]+\})+"
+_PATH = re.compile(rf"(?:/{_SEGMENT})+/?")
+
 
 def _seed_routes() -> list[tuple[str, str, str]]:
     """(method, template, what) of every route the spec or A66 fixes; ``*`` for any method (a
@@ -35,12 +41,29 @@ def _seed_routes() -> list[tuple[str, str, str]]:
     return routes
 
 
+def _path_fault(path: str) -> str | None:
+    """Why ``path`` cannot be an operation's path (its form), or None."""
+    if "{" in _PARAM.sub("", path) or "}" in _PARAM.sub("", path):
+        return (
+            f"{path!r}: a parameter is {{name}} and nothing else "
+            "(no format spec, conversion, attribute, index or lone brace)"
+        )
+    if not _PATH.fullmatch(path):
+        return (
+            f"{path!r} is not a path: / then segments of letters, digits and -._~!$&'()*+,;=:@ "
+            "(no %, space, ? or #, no empty segment)"
+        )
+    if {".", ".."} & set(path.split("/")):
+        return f"{path!r} is not a path: a . or .. segment"
+    return None
+
+
 def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """What is wrong with an overlay's A67 paths and A68 names (already type-checked by
-    :func:`kit._choices.parse`): a path missing or adding a parameter, two operations or an
-    operation and a route of the spec on one method and template, a field case other than snake
-    or camel, a standard name renamed, two names renamed to one; and the rest of the wire
-    (:func:`_wire_problems`): (entry, key, why) each."""
+    :func:`kit._choices.parse`): a path that is not one (see :func:`_path_fault`) or misses or
+    adds a parameter, two operations or an operation and a route of the spec on one method and
+    template, a field case other than snake or camel, a standard name renamed, two names renamed
+    to one; and the rest of the wire (:func:`_wire_problems`): (entry, key, why) each."""
     found: list[tuple[str, str, str]] = []
     base = register.value("A67")
     paths = {**base["paths"], **values.get("A67", {}).get("paths", {})}
@@ -48,8 +71,9 @@ def problems(values: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, st
     for op in OPERATIONS:
         path, method = paths[op], base["methods"][op]
         want, got = set(_PARAM.findall(base["paths"][op])), set(_PARAM.findall(path))
-        if not path.startswith("/") or "?" in path or "#" in path:
-            found.append(("A67", f"paths.{op}", f"{path!r} is not a path (it must start with /)"))
+        fault = _path_fault(path)
+        if fault:
+            found.append(("A67", f"paths.{op}", fault))
         elif want != got:
             need = ", ".join(f"{{{p}}}" for p in sorted(want))
             keep = f"must keep the parameters {need}" if need else "must have no parameters"

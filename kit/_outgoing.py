@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from kit._dialect import DEFAULT, Dialect
+from kit._dialect import DEFAULT, Dialect, fill
 
 __all__ = ["HEADERS", "NONE", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
 
@@ -148,4 +148,4 @@ class Outgoing(NamedTuple):
         each quoted as one segment."""
         if not self.params:
             return template
-        return template.format_map({name: seg(value) for name, value in self.params.items()})
+        return fill(template, {name: seg(value) for name, value in self.params.items()})

@@ -1,6 +1,7 @@
 """What a dialect file may not say, as its author meets it: ``kit choices check FILE`` refuses it
-naming the line, entry and key; ``kit serve --choices FILE`` refuses to start in one line. Header
-names that frame, route or authenticate a message, and names that end in a newline."""
+naming the line, entry and key; ``kit serve --choices FILE`` refuses to start in one line; the
+client refuses it when the file is read. Header names that frame, route or authenticate a
+message, names that end in a newline, and path templates with any brace but ``{name}``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import kit
+from kit._outgoing import OPERATIONS, Outgoing
 from kit.cli import main
+from kit.errors import ConfigError
 from tests.support.launcher import serve_exits
 
 
@@ -104,3 +108,46 @@ def test_kit_serve_refuses_in_one_line_a_dialect_that_takes_host_and_origin(tmp_
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: [A28]"), lines
+
+
+# --- paths: braces and characters
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "why"),
+    [
+        ("get_card", "/cards/{card_id}/x{card_id:>300000000}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{card_id}/{card_id.__class__}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{card_id!r}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{card_id}/{card_id[0]}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{{card_id}}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{card_id}/}", "a parameter is {name} and nothing else"),
+        ("get_card", "/cards/{Card_Id}", "a parameter is {name} and nothing else"),
+        ("create_account", "/v2/my accounts", "is not a path"),
+        ("create_account", "/v2//accounts", "is not a path"),
+        ("create_account", "/v2/%5Fsim", "is not a path"),
+        ("create_account", "/v2/accounts\\n", "is not a path"),
+        ("create_account", "/v2/../_sim/snapshot", "a . or .. segment"),
+    ],
+)
+def test_kit_choices_check_refuses_a_path_the_simulator_could_not_serve_as_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, path: str, why: str
+) -> None:
+    status, err, file = kit_choices_check(tmp_path, f'[A67.paths]\n{key} = "{path}"\n', capsys)
+    assert_refused(status, err, f"{file}:2: [A67] paths.{key}:", why)
+
+
+def test_the_client_refuses_a_template_with_a_format_spec_when_the_file_is_read(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[A67.paths]\nget_card = "/cards/{card_id}/x{card_id:>300000000}"\n')
+    options = {"base_url": "http://127.0.0.1:9", "client_id": "a", "client_secret": "b"}
+    with pytest.raises(ConfigError, match=r"\[A67\] paths\.get_card"):
+        kit.connect("sandbox", choices=str(bad), **options)
+
+
+@pytest.mark.parametrize("template", ["/cards/{card_id}/x{card_id:>3000}", "/cards/{card_id.__class__}"])
+def test_the_client_fills_a_template_by_exact_names_only(template: str) -> None:
+    call = Outgoing(OPERATIONS["get_card"], {"card_id": "card_1"})
+    # whatever reaches it, only {card_id} is replaced: no padding, no attribute read
+    assert call.path_at(template) == template.replace("{card_id}", "card_1")
+    assert call.path_at("/cards/{card_id}/x/{card_id}") == "/cards/card_1/x/card_1"
