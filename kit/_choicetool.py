@@ -19,7 +19,7 @@ from kit import _choices, register
 from kit._tomltext import key as toml_key
 from kit._tomltext import value as toml_value
 
-__all__ = ["add_parser", "check", "template"]
+__all__ = ["add_parser", "check", "served", "template"]
 
 #: The entries a dialect file re-chooses first (the wire's spelling), then the rest of what the
 #: simulator serves under an overlay, in the register's order.
@@ -96,15 +96,29 @@ def _line_of(text: str, entry: str, key: str) -> int | None:
     return header_line
 
 
-def check(path: str) -> list[str]:
-    """The problems of the dialect file at ``path``, each ``FILE:LINE: [entry] key: why``
-    (empty when the file is good). Also refused: what the simulator cannot serve."""
+def served(path: str) -> _choices.Overlay:
+    """The overlay of the file at ``path`` as ``kit serve --choices`` serves it: read (every rule
+    of :mod:`kit._choices` and :mod:`kit._dialect_rules`) and resolved by the simulator's
+    personality (``kit.sim.personality.resolve``: what it can serve, its route table built as the
+    server builds it).
+
+    Raises:
+        ChoicesError: every problem, each naming entry and key.
+    """
     from kit.sim.personality import resolve
 
+    overlay = _choices.load(path)
+    resolve(overlay)
+    return overlay
+
+
+def check(path: str) -> list[str]:
+    """The problems of the dialect file at ``path``, each ``FILE:LINE: [entry] key: why``
+    (empty when the file is good): every rule :func:`served` applies, so a file it accepts is
+    one ``kit serve --choices`` serves."""
     text = Path(path).read_text(encoding="utf-8") if Path(path).is_file() else ""
     try:
-        overlay = _choices.load(path)
-        resolve(overlay)
+        served(path)
     except _choices.ChoicesError as exc:
         out = []
         for problem in exc.problems:

@@ -1,12 +1,16 @@
 """The rules a dialect file keeps (:mod:`kit._choices` applies them to every overlay).
 
 A re-chosen path (A67) is a path of plain segments whose parameters are exactly ``{name}``, keeps
-its operation's parameters and collides with no route of the spec, of A66 or of another
-operation; field names (A68) are snake or camel case and never rename a name a standard or the
-spec fixes; header names are RFC 9110 tokens, distinct, none the spec's ``svc-session-id`` and
-none that frames, routes or authenticates a message (:data:`RESERVED_HEADERS`); the client
-authentication (A01) and the signature algorithm (A24) are ones the kit speaks; session values
-(A05, A06) keep their meaning.
+its operation's parameters, reaches neither the control plane (``/_sim``) nor the simulator's
+documents, and collides with no route of the spec, of A66 or of another operation; field names
+(A68) are snake or camel case and never rename a name a standard or the spec fixes; header
+names are RFC 9110 tokens, distinct, none the spec's ``svc-session-id`` and none that frames,
+routes or authenticates a message (:data:`RESERVED_HEADERS`); the client authentication (A01)
+and the signature algorithm (A24) are ones the kit speaks; session values (A05, A06) keep their
+meaning.
+
+What only the simulator adds (a route table that can take every path) is
+:func:`kit.sim.personality.resolve`'s, which ``kit choices check`` and ``kit serve`` apply too.
 """
 
 from __future__ import annotations
@@ -20,8 +24,12 @@ from kit import register
 from kit._dialect import _PARAM, HEADERS, OPERATIONS, STANDARD_NAMES, _shape
 from kit._env import SIM_CONTROL_TOKEN_HEADER
 
-__all__ = ["ALGORITHMS", "CLIENT_AUTH", "RESERVED_HEADERS", "problems"]
+__all__ = ["ALGORITHMS", "CLIENT_AUTH", "CONTROL_PREFIX", "DOCUMENTS", "RESERVED_HEADERS", "problems"]
 
+#: What the simulator serves itself behind its route table: the control plane, under this
+#: prefix, and FastAPI's documents (``kit.sim.app.DOCUMENTS``). An operation's path reaches none.
+CONTROL_PREFIX = "/_sim"
+DOCUMENTS = ("/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")
 #: A path: ``/`` then segments of RFC 3986's path characters (no ``%``: the simulator routes
 #: the decoded path) and parameters ``{name}``; a final ``/`` may end it.
 _SEGMENT = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|\{[a-z_]+\})+"
@@ -41,8 +49,14 @@ def _seed_routes() -> list[tuple[str, str, str]]:
     return routes
 
 
+def _matcher(template: str) -> re.Pattern[str]:
+    """What ``template`` matches: each ``{name}`` any one segment's text, the rest itself."""
+    parts = _PARAM.split(template)  # literal, name, literal, name, … literal
+    return re.compile("".join("[^/]+" if i % 2 else re.escape(part) for i, part in enumerate(parts)))
+
+
 def _path_fault(path: str) -> str | None:
-    """Why ``path`` cannot be an operation's path (its form), or None."""
+    """Why ``path`` cannot be an operation's path (its form, and what it would reach), or None."""
     if "{" in _PARAM.sub("", path) or "}" in _PARAM.sub("", path):
         return (
             f"{path!r}: a parameter is {{name}} and nothing else "
@@ -55,6 +69,12 @@ def _path_fault(path: str) -> str | None:
         )
     if {".", ".."} & set(path.split("/")):
         return f"{path!r} is not a path: a . or .. segment"
+    first = _matcher("/" + path.split("/")[1])
+    if first.fullmatch(CONTROL_PREFIX):
+        return f"{path!r} reaches the control plane: its first segment can be {CONTROL_PREFIX[1:]}"
+    reached = [doc for doc in DOCUMENTS if _matcher(path).fullmatch(doc)]
+    if reached:
+        return f"{path!r} reaches {reached[0]}, one of the simulator's documents"
     return None
 
 

@@ -57,20 +57,17 @@ CONTROL_TOKEN_ENV = env.SIM_CONTROL_TOKEN
 
 
 def _choices(path: str | None) -> Overlay | str | None:
-    """The overlay of ``--choices`` (else ``KIT_SIM_CHOICES``), validated for the simulator
-    (``kit._choices``, then ``kit.sim.personality``); the refusal, naming entry and key, as text."""
-    from kit._choices import ChoicesError, load
-    from kit.sim.personality import resolve
+    """The overlay of ``--choices`` (else ``KIT_SIM_CHOICES``), validated as ``kit choices check``
+    validates it (its route table built); the refusal, naming entry and key, as text."""
+    from kit._choices import ChoicesError
 
     path = path or os.environ.get(env.SIM_CHOICES) or None
     if path is None:
         return None
     try:
-        overlay = load(path)
-        resolve(overlay)
+        return choices_tool.served(path)
     except ChoicesError as exc:
         return f"choice overlay refused: {exc}"
-    return overlay
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -143,12 +140,14 @@ def _serve(args: argparse.Namespace) -> int:
         choices=choices,
         **overrides,  # type: ignore[arg-type]
     )
+    from kit._choices import ChoicesError
     from kit.sim.guard import StartRefused
     from kit.sim.statefile import StateFileError
+    from kit.sim.table import RouteTableError
 
     try:
         app = create_app(settings)
-    except (StateFileError, StartRefused) as exc:
+    except (StateFileError, StartRefused, RouteTableError, ChoicesError) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
     from kit.sim.protocol import with_header_timeout

@@ -1,7 +1,8 @@
 """What a dialect file may not say, as its author meets it: ``kit choices check FILE`` refuses it
 naming the line, entry and key; ``kit serve --choices FILE`` refuses to start in one line; the
 client refuses it when the file is read. Header names that frame, route or authenticate a
-message, names that end in a newline, and path templates with any brace but ``{name}``."""
+message, names that end in a newline, paths that reach the control plane, the documents or a
+route table the simulator cannot build, and path templates with any brace but ``{name}``."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from pathlib import Path
 import pytest
 
 import kit
+from kit import _dialect_rules, register
+from kit._choicetool import template
 from kit._outgoing import OPERATIONS, Outgoing
 from kit.cli import main
 from kit.errors import ConfigError
 from tests.support.launcher import serve_exits
+from tests.test_dialect import uncommented
+
+CHOICES = register.data_dir() / "choices"
 
 
 def kit_choices_check(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
@@ -110,12 +116,19 @@ def test_kit_serve_refuses_in_one_line_a_dialect_that_takes_host_and_origin(tmp_
     assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: [A28]"), lines
 
 
-# --- paths: braces and characters
+# --- paths: braces, characters, the control plane, the documents, the route table
 
 
 @pytest.mark.parametrize(
     ("key", "path", "why"),
     [
+        ("webhook_keys", "/_sim/snapshot", "reaches the control plane"),
+        ("webhook_keys", "/_sim", "reaches the control plane"),
+        ("get_card", "/{card_id}/snapshot", "reaches the control plane"),  # GET /_sim/snapshot
+        ("webhook_keys", "/openapi.json", "reaches /openapi.json"),
+        ("webhook_keys", "/docs", "reaches /docs"),
+        ("webhook_keys", "/redoc", "reaches /redoc"),
+        ("get_transfer", "/docs/{transfer_id}", "reaches /docs/oauth2-redirect"),
         ("get_card", "/cards/{card_id}/x{card_id:>300000000}", "a parameter is {name} and nothing else"),
         ("get_card", "/cards/{card_id}/{card_id.__class__}", "a parameter is {name} and nothing else"),
         ("get_card", "/cards/{card_id!r}", "a parameter is {name} and nothing else"),
@@ -137,6 +150,40 @@ def test_kit_choices_check_refuses_a_path_the_simulator_could_not_serve_as_given
     assert_refused(status, err, f"{file}:2: [A67] paths.{key}:", why)
 
 
+def test_kit_choices_check_builds_the_route_table_the_server_builds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a template of its own shape, but one that can match POST /p2p/transfers' path
+    status, err, path = kit_choices_check(tmp_path, '[A67.paths]\nget_card = "/p2p/{card_id}"\n', capsys)
+    assert_refused(
+        status, err, f"{path}:2: [A67] paths.get_card: this simulator cannot route it:", "create_transfer"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[A67.paths]\nget_card = "/{card_id}"\n',
+        '[A67.paths]\nget_card = "/p2p/{card_id}"\n',
+    ],
+)
+def test_kit_serve_refuses_in_one_line_what_kit_choices_check_refuses(tmp_path: Path, text: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    done = serve_exits("--no-control", "--choices", str(bad))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: ["), lines
+
+
+def test_the_embedded_simulator_refuses_what_its_route_table_cannot_take(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[A67.paths]\nget_card = "/p2p/{card_id}"\n')
+    with pytest.raises(ConfigError, match=r"\[A67\] paths\.get_card: this simulator cannot route it"):
+        kit.connect("sim", choices=str(bad))
+
+
 def test_the_client_refuses_a_template_with_a_format_spec_when_the_file_is_read(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[A67.paths]\nget_card = "/cards/{card_id}/x{card_id:>300000000}"\n')
@@ -151,3 +198,24 @@ def test_the_client_fills_a_template_by_exact_names_only(template: str) -> None:
     # whatever reaches it, only {card_id} is replaced: no padding, no attribute read
     assert call.path_at(template) == template.replace("{card_id}", "card_1")
     assert call.path_at("/cards/{card_id}/x/{card_id}") == "/cards/card_1/x/card_1"
+
+
+# --- what stays good
+
+
+def test_the_shipped_dialect_files_and_the_template_still_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for path in sorted(CHOICES.glob("*.toml")):
+        assert main(["choices", "check", str(path)]) == 0, capsys.readouterr().err
+    status, err, _ = kit_choices_check(tmp_path, uncommented(template()), capsys)
+    assert status == 0, err
+
+
+def test_the_reserved_paths_are_the_simulators_own() -> None:
+    from kit.sim.app import DOCUMENTS
+    from kit.sim.routes.control import router
+
+    assert set(_dialect_rules.DOCUMENTS) == DOCUMENTS
+    assert router.prefix == _dialect_rules.CONTROL_PREFIX
+    assert _dialect_rules.problems({}) == []  # the register's own paths and names keep every rule

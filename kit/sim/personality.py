@@ -196,15 +196,32 @@ def _problems(overlay: Overlay) -> list[Refusal]:
     return found
 
 
+def _unroutable(overlay: Overlay) -> list[Refusal]:
+    """Why this simulator's route table (:func:`kit.sim.table.build`, as the app builds it)
+    cannot take the overlay's A67 paths, naming the first operation it moved that the table's
+    refusal names; empty when it can."""
+    from kit.sim.table import RouteTableError, build  # here: most overlays move no path
+
+    moved = overlay.changes("A67").get("paths", {})
+    try:
+        build({op: path for op, path in moved.items() if path != DEFAULT_DIALECT.paths[op]})
+    except RouteTableError as exc:
+        why = str(exc)
+        named = sorted((found.start(), op) for op in moved if (found := re.search(rf"\b{op}\b", why)))
+        key = f"paths.{named[0][1]}" if named else "paths"
+        return [Refusal("A67", key, f"this simulator cannot route it: {why}")]
+    return []
+
+
 def resolve(overlay: Overlay | None = None) -> Personality:
     """The personality of a simulator started with ``overlay`` (the register's own when ``None``).
 
     Raises:
-        ChoicesError: a key this simulator cannot serve, or a value it cannot use (entry and key
-            named); nothing is half-applied.
+        ChoicesError: a key this simulator cannot serve, a value it cannot use, or A67 paths its
+            route table cannot take (entry and key named); nothing is half-applied.
     """
     overlay = overlay or EMPTY
-    found = _problems(overlay)
+    found = _problems(overlay) + (_unroutable(overlay) if "A67" in overlay else [])
     if found:
         raise ChoicesError(found, overlay.source)
     value = overlay.value
