@@ -114,8 +114,18 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ProblemBody, "description": "Problem (RFC 9457)"} for status in statuses}
 
 
+#: What each status of the token endpoints' RFC 6749 errors means there (A01, A11, A21).
+_OAUTH_ERRORS = {
+    400: "RFC 6749 error: invalid_request (a malformed request, or a query or form parameter "
+    "that is personal data in clear, A11), unsupported_grant_type or invalid_scope",
+    401: "RFC 6749 error: invalid_client",
+}
+
+
 def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    return {status: {"model": OAuthErrorBody, "description": "RFC 6749 error"} for status in statuses}
+    """``responses`` entries for the token endpoints' errors: RFC 6749 §5.2 bodies, whatever
+    refuses the request (clear-text personal data too: A01, A11, A21)."""
+    return {status: {"model": OAuthErrorBody, "description": _OAUTH_ERRORS[status]} for status in statuses}
 
 
 def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str] | None = None) -> None:
@@ -190,6 +200,12 @@ _LEGACY_PATH = register.fact("deprecated_endpoints")[0]["path"]
 _TOKEN_PATHS = (TOKEN_PATH, _LEGACY_PATH)
 
 
+def _takes_client_credentials(path: str, method: str) -> bool:
+    """A token request: client credentials, not a partner token (A01); the deprecated path's
+    DELETE takes the bearer token it revokes (A02)."""
+    return path.startswith(_TOKEN_PATHS) and not (path == _LEGACY_PATH and method == "delete")
+
+
 def _header(name: str, description: str, *, required: bool = False, **schema: Any) -> dict[str, Any]:
     return {
         "name": name,
@@ -231,7 +247,7 @@ def _finish(schema: dict[str, Any], paths: Mapping[str, str]) -> None:
                     response["description"] = "Problem (RFC 9457)"
             if path.startswith("/_sim"):
                 continue
-            if path.startswith(_TOKEN_PATHS) and not (path == _LEGACY_PATH and method == "delete"):
+            if _takes_client_credentials(path, method):
                 operation["security"] = [{"clientBasic": []}]
                 continue
             operation["security"] = [{"partnerToken": []}]
@@ -282,7 +298,8 @@ def _response_headers(path: str, method: str, operation: dict[str, Any], p2p: se
     """Declare the headers of each answer of a partner operation, each with its register entry:
     the service headers (A27, A28, A61), the session's expiry (A28), ``Deprecation`` and ``Link``
     on the deprecated token endpoint's path (A03), the P2P role (A18), ``WWW-Authenticate`` on a
-    401 (A02) and ``Retry-After`` on a 429 (A32)."""
+    401 (a token request's Basic challenge, A01; the partner token's, A02) and ``Retry-After`` on
+    a 429 (A32)."""
     for status, response in operation.get("responses", {}).items():
         declared = {name: response_header(*about) for name, about in _EVERY_ANSWER.items()}
         if status.startswith("2") and any(
@@ -301,7 +318,11 @@ def _response_headers(path: str, method: str, operation: dict[str, Any], p2p: se
             declared[ROLE] = response_header(
                 True, "A18", "Whether the session's person is the sender or the receiver (p2p.1)"
             )
-        if status == "401":
+        if status == "401" and _takes_client_credentials(path, method):
+            declared["WWW-Authenticate"] = response_header(
+                True, "A01", "Basic, the client authentication's scheme, RFC 6749 §5.2"
+            )
+        elif status == "401":
             declared["WWW-Authenticate"] = response_header(False, "A02", "The scheme of the partner token")
         if status == "429":
             declared["Retry-After"] = response_header(False, "A32", "Seconds until the window ends")

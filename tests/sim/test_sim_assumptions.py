@@ -226,6 +226,7 @@ CASES: list[tuple[str, Send, int, str | None, str]] = [
     # partner level
     ("token", _basic("/oauth/accesstoken"), 200, None, "A01"),
     ("token-invalid-scope", _basic("/oauth/accesstoken", scope="admin"), 400, None, "A01,A21"),
+    ("token-pii", _basic("/oauth/accesstoken", date_of_birth="1950-03-14"), 400, None, "A01,A11,A21"),
     ("legacy-token", _basic("/authorization/server_api/access_tokens"), 200, None, "A01,A03"),
     ("legacy-revoke", lambda w: call(w.http, "DELETE", "/authorization/server_api/access_tokens",
                                      token=partner_token(w.http)), 204, None, "A02,A03"),

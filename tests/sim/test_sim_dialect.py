@@ -83,6 +83,14 @@ def test_the_token_endpoint_takes_the_form_and_refuses_basic(http: httpx.Client)
     assert form.headers["X-Api-Version"] and "svc-api-version" not in form.headers
 
 
+def test_basic_refused_by_a_form_post_server_still_challenges_basic(http: httpx.Client) -> None:
+    """RFC 6749 §5.2: a client that authenticated by the Authorization header gets a 401 whose
+    ``WWW-Authenticate`` names that scheme, even where the dialect takes the form only (A01)."""
+    basic = http.post("/oauth/accesstoken", data={"grant_type": "client_credentials"}, auth=CLIENT)
+    assert basic.status_code == 401 and basic.json()["error"] == "invalid_client"
+    assert basic.headers["WWW-Authenticate"] == "Basic"
+
+
 def test_the_partner_token_travels_in_the_dialects_header_and_scheme(http: httpx.Client) -> None:
     token = token_of(http)
     ours = http.get("/v2/webhook-keys", headers={"Authorization": f"Bearer {token}"})

@@ -142,6 +142,37 @@ def test_token_endpoint_ignores_idempotency_keys(http: httpx.Client) -> None:
     assert "idempotent-replayed" not in two.headers
 
 
+# --- clear-text personal data: refused in the token endpoints' own shape (A01, A11, A21) -----
+
+PII_PARAMETERS = [
+    ("form", "date_of_birth", "1950-03-14"),
+    ("form", "national_identification_no", "123-45-6789"),
+    ("form", "note", "born 1950-03-14"),
+    ("query", "ssn", "123456789"),
+    ("query", "dob", "1950-03-14"),
+]
+
+
+def stores(http: httpx.Client) -> dict:
+    return dict(http.get("/_sim/health").json()["stores"])
+
+
+@pytest.mark.parametrize("path", ["/oauth/accesstoken", LEGACY])
+@pytest.mark.parametrize(("where", "name", "value"), PII_PARAMETERS)
+def test_clear_personal_data_is_400_invalid_request_and_issues_no_token(
+    http: httpx.Client, path: str, where: str, name: str, value: str
+) -> None:
+    before = stores(http)
+    form = {"grant_type": "client_credentials", **({name: value} if where == "form" else {})}
+    params = {name: value} if where == "query" else None
+    resp = http.post(path, data=form, params=params, auth=PARTNER_A)
+    body = assert_oauth_error(resp, 400, "invalid_request")  # RFC 6749, never a 422 problem
+    assert f"The {where} parameter {name} is personal data" in body["error_description"]
+    assert value not in resp.text
+    assert "A11" in resp.headers["svc-assumptions"].split(",")
+    assert stores(http) == before  # no token issued
+
+
 # --- bearer tokens -----
 
 

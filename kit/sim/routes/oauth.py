@@ -5,7 +5,8 @@ POST's a ``Link`` to its replacement (the service headers add them: ``deprecatio
 :mod:`kit.sim.headers`). Another method there is 405 naming both of its methods.
 
 The token endpoints answer errors as RFC 6749 §5.2 expects (``{"error", …}``), not as
-problems: OAuth clients read that shape.
+problems: OAuth clients read that shape. Even clear-text personal data in the form (A11) is
+refused in it, as 400 ``invalid_request``.
 """
 
 from __future__ import annotations
@@ -14,19 +15,21 @@ import base64
 import binascii
 import hmac
 import secrets
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._pii import pii_parameter
 from kit.sim import versions
 from kit.sim.asgi import encode_json
 from kit.sim.atrest import token_digest
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
-from kit.sim.pipeline import authenticate, read_body, reject_clear_pii_parameters
+from kit.sim.pipeline import authenticate, read_body
 from kit.sim.problems import ROUTE_DETAILS, ROUTE_ENTRY, OAuthError, Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import PartnerToken
@@ -37,6 +40,8 @@ _TOKEN = register.value("A01")
 #: The methods the spec lists for the deprecated path (POST and DELETE).
 ((_, LEGACY_METHODS),) = DEPRECATED.items()
 GRANT_TYPES: list[str] = _TOKEN["grant_types"]
+#: Every 401 invalid_client names the client authentication's scheme (RFC 6749 §5.2, A01).
+_CHALLENGE = {"WWW-Authenticate": "Basic"}
 
 
 def _invalid_request(description: str) -> OAuthError:
@@ -58,9 +63,24 @@ def _basic_credentials(header: str) -> tuple[str, str] | None:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
+def _refuse_clear_pii(request: Request, pairs: Iterable[tuple[str, str]], where: str) -> None:
+    """Personal data only encrypted, even here (A11): a query or form parameter that is personal
+    data is 400 ``invalid_request`` in the token endpoints' own shape (A01, A21), named by its
+    name, never echoed."""
+    name = pii_parameter(pairs)
+    if name is None:
+        return
+    uses(request, "A11")
+    which = f"A {where} parameter's name" if name == "?" else f"The {where} parameter {name}"
+    raise _invalid_request(
+        f"{which} is personal data, accepted only encrypted and never in a token request (A11)."
+    )
+
+
 async def _issue(request: Request) -> Response:
     sim: Sim = request.app.state.sim
     uses(request, "A01")
+    _refuse_clear_pii(request, request.query_params.multi_items(), "query")
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/x-www-form-urlencoded":
         raise _invalid_request("Send the token request as application/x-www-form-urlencoded.")
@@ -72,7 +92,7 @@ async def _issue(request: Request) -> Response:
         pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(raw))
     except (UnicodeDecodeError, ValueError):
         raise _invalid_request("The token request body is not a valid form.") from None
-    reject_clear_pii_parameters(pairs, "form")  # personal data only encrypted, even here (A11)
+    _refuse_clear_pii(request, pairs, "form")
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in form:
@@ -85,7 +105,12 @@ async def _issue(request: Request) -> Response:
     accepted = sim.personality.dialect.chosen("A01", "client_auth")  # "either" unless re-chosen
     if (basic and accepted == "post") or (in_form and accepted == "basic"):
         how = "in the form (client_id, client_secret)" if accepted == "post" else "by HTTP Basic"
-        raise OAuthError(401, "invalid_client", f"This server takes client credentials {how} only (A01).")
+        raise OAuthError(
+            401,
+            "invalid_client",
+            f"This server takes client credentials {how} only (A01).",
+            headers=_CHALLENGE,
+        )
     grant_type = form.get("grant_type")
     if not grant_type:
         raise _invalid_request(f"The grant_type parameter is required ({', '.join(GRANT_TYPES)}).")
@@ -96,7 +121,7 @@ async def _issue(request: Request) -> Response:
             401,
             "invalid_client",
             "Client authentication failed: unknown client or wrong secret.",
-            headers={"WWW-Authenticate": "Basic"},
+            headers=_CHALLENGE,
         )
     if grant_type not in GRANT_TYPES:
         raise OAuthError(
