@@ -4,11 +4,15 @@ carries, the ids the register skips."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from kit import register
+from kit.sim import docgen
 from tests.sim.helpers.contract import PARTNER_A
 
 TOKEN = "/oauth/accesstoken"
@@ -56,3 +60,47 @@ def test_the_token_endpoints_challenge_is_a01s_the_partner_tokens_a02s(http: htt
     assert http.post(path, data=GRANT).headers["www-authenticate"] == "Basic"
     revoke = document["paths"][LEGACY]["delete"]["responses"]["401"]["headers"]["WWW-Authenticate"]
     assert revoke["x-assumption"] == "A02"  # the DELETE takes the bearer token it revokes
+
+
+# --- the members a problem carries beyond RFC 9457's ---------------------------------------------
+
+SIM = Path(__file__).resolve().parent.parent / "kit" / "sim"
+#: Problem's own parameters, and A21's members of every validation problem.
+_NOT_MEMBERS = {"status", "code", "detail", "title", "headers", "assumptions"}
+_EVERY_VALIDATION = {"errors", "allowed"}
+
+
+def problem_members() -> dict[str, set[str]]:
+    """Each extra member a ``Problem`` of the simulator is raised with → the codes it comes with."""
+    found: dict[str, set[str]] = {}
+    for module in SIM.rglob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Problem"):
+                continue
+            named = node.args[1] if len(node.args) > 1 else None
+            code = named.value if isinstance(named, ast.Constant) else None
+            for keyword in node.keywords:
+                if keyword.arg and keyword.arg not in _NOT_MEMBERS:
+                    found.setdefault(keyword.arg, set()).add(str(code))
+    return found
+
+
+def test_every_member_a_problem_carries_is_documented_and_registered(http: httpx.Client) -> None:
+    members = problem_members()
+    assert {"removed_in", "renamed", "supported"} <= set(members)  # the scan finds them
+    schema = http.get("/openapi.json").json()["components"]["schemas"]["Problem"]["properties"]
+    assert set(members) <= set(schema), sorted(set(members) - set(schema))
+    choices = {e["id"]: e["choice"] for e in register.assumptions()}
+    for member, codes in members.items():
+        if member in _EVERY_VALIDATION:
+            continue
+        for code in codes:
+            entries = [i for (_, c), ids in docgen.covered_codes().items() if c == code for i in ids]
+            assert any(f"`{member}`" in choices[i] for i in entries), (member, code, entries)
+
+
+def test_a_removed_endpoint_says_which_version_removed_it(http: httpx.Client) -> None:
+    resp = http.post("/accounts/acc_x/savings/close")
+    assert resp.status_code == 404 and resp.json()["code"] == "endpoint-removed"
+    assert resp.json()["removed_in"] == register.fact("removed_endpoints")[0]["removed_in"] == "1.2.0"
+    assert "`removed_in`" in register.assumption("A29")["choice"]

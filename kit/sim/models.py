@@ -158,6 +158,13 @@ class ProblemBody(Model):
     code: str
     errors: list[dict[str, str]] | None = None
     allowed: list[str] | None = None
+    removed_in: str | None = Field(None, description="endpoint-removed: the version that removed it (A29)")
+    renamed: dict[str, str] | None = Field(
+        None, description="event-renamed: each old event name sent, with the name that replaced it (A23)"
+    )
+    supported: list[str] | None = Field(
+        None, description="unsupported-api-version: the versions this server serves (A27)"
+    )
 
 
 class OAuthErrorBody(Model):
