@@ -9,6 +9,7 @@ import httpx
 import pytest
 from joserfc.jwk import ECKey
 
+from kit import register
 from tests.sim.helpers.contract import PARTNER_B
 from tests.sim.helpers.control import advance, clock_now, kyc_answers, personas
 from tests.sim.helpers.encryption import Device, decrypt_from_server, encrypt_for_server
@@ -465,3 +466,22 @@ def test_another_partner_cannot_use_a_session(http: httpx.Client, token: str) ->
         http, token_b, j.device, "account", current=j.account_session, account_id=j.account_id
     )
     assert_problem(resp, 401, "invalid-session")
+
+
+def test_an_anonymous_session_ignores_an_account_id_as_a05_says(http: httpx.Client, token: str) -> None:
+    """A known plaintext field the session's type does not read is ignored, and registered so."""
+    owner = journey(http, until="account", token=token)
+    stranger = Device()
+    direct = create_session(http, token, stranger, "account", account_id=owner.account_id)
+    assert_problem(direct, 403, "device-not-recognized")  # read by an account session
+    resp = create_session(http, token, stranger, "anonymous", account_id=owner.account_id)
+    assert resp.status_code == 201, resp.text
+    assert resp.json()["session_type"] == "anonymous"
+    assert "A05" in resp.headers["svc-assumptions"].split(",")
+    session = resp.json()["session_token"]
+    card = card_request(http, token, owner.account_id, session=session)
+    assert_problem(card, 403, "session-not-bound")  # it opened nothing on that account
+    sentences = register.assumption("A05")["choice"].split(". ")
+    assert any(
+        all(word in s for word in ("anonymous", "account_id", "person_id", "ignored")) for s in sentences
+    ), "A05 registers what an anonymous session does with account_id and person_id"
