@@ -19,19 +19,27 @@ name. A name where the concept only qualifies something else (``birthday_reminde
 A string **value** is personal data, under any name and inside free text (a P2P memo), when it
 holds a number shaped like a national identification number (``NNN-NN-NNNN``, the personas'
 format, or with spaces). A date alone is not: dates are everywhere. By what is near it, a value
-is personal data when it holds
+is personal data when it holds (each shape a pattern of the register, each list of words its)
 
-- a date (``1990-01-01``, ``01/31/1990``, ``31.01.1990``: the register's ``date_pattern``) under a
-  name that holds a word meaning birth (``born_on``, ``dob_verified``: ``birth_words``, after the
-  abbreviations, a plural too), or with such a word among the ``nearness`` words before or after
-  it in the text (``"born 1990-01-01"``);
+- a date, in digits (``1990-01-01``, ``01/31/1990``, ``31.01.1990``: ``date_pattern``) or with
+  its month in words (``14 March 1950``, ``March 14, 1950``, ``14th of Mar 1950``:
+  ``date_in_words_pattern``), under a name that holds a word meaning birth (``born_on``,
+  ``dob_verified``: ``birth_words``, after the abbreviations, a plural too), or with such a word
+  among the ``nearness`` words before or after it in the text (``"born 14 March 1950"``);
 - a run of nine digits, dashed or not (``123456789``, ``123-45-6789``: ``nine_digits_pattern``),
-  under a name meaning a national id (``tax_id_ref``), or with a word meaning one among the
+  or a national insurance number (``AB123456C``: ``national_insurance_pattern``), under a name
+  meaning a national id (``tax_id_ref``, ``ni``) or with a word meaning one among the
   ``nearness`` words before or after it in the text (``"ssn 123456789"``, ``"my Social Security
-  number is …"``: ``national_id_words``).
+  number is …"``: ``national_id_words``);
+- a tax number (``12-3456789``: ``tax_number_pattern``) under a name or near a word meaning
+  tax or a national id (``tax_words``: ``{"tax": "12-3456789"}``, ``"EIN 12-3456789"``);
+- in text only, a run of nine digits with the word id among the ``id_nearness`` (two) words
+  before it (``"id 000000001"``, ``"ID no. 123456789"``: ``id_words``); under a field's own
+  name (``order_id``) an id is a record's, not a person's.
 
-What stays best effort: personal data in other shapes (a date written in words, a national id
-of another length, a name in free text) and words the register does not list.
+What stays best effort: personal data in other shapes (a year or a month alone, a national id
+of another length or format, a name or an address in free text) and words the register does
+not list.
 
 The refusal names where (a JSON Pointer, or the query or form parameter's name) and never what:
 nothing submitted is echoed. The cost is linear in the request: each name is cut once (short
@@ -45,6 +53,8 @@ names cached), and only runs of at most as many words as the longest concept are
     ('memo',)
     >>> pii_path({"note": "ssn 123456789"}), pii_path({"born_on": "1990-01-01"})
     (('note',), ('born_on',))
+    >>> pii_path({"note": "born 14 March 1950"}), pii_path({"note": "id 000000001"})
+    (('note',), ('note',))
 """
 
 from __future__ import annotations
@@ -52,7 +62,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from kit import register
 
@@ -65,11 +75,17 @@ ABBREVIATIONS: dict[str, list[str]] = {k: v.split() for k, v in _RULE["abbreviat
 PART_WORDS = frozenset(_RULE["part_words"])
 #: A number shaped like a national identification number (A11), inside any text.
 NATIONAL_ID_SHAPE = re.compile(_RULE["national_id_pattern"])
-#: A date, and a run of nine digits (dashed or not): personal data by what is near them (A11).
+#: The shapes that are personal data by what is near them (A11): a date, in digits or with its
+#: month in words; a run of nine digits (dashed or not); a national insurance and a tax number.
 DATE = re.compile(_RULE["date_pattern"])
+DATE_IN_WORDS = re.compile(_RULE["date_in_words_pattern"])
 NINE_DIGITS = re.compile(_RULE["nine_digits_pattern"])
-#: How many words away from a date or nine digits a word meaning birth or a national id counts.
+NATIONAL_INSURANCE = re.compile(_RULE["national_insurance_pattern"])
+TAX_NUMBER = re.compile(_RULE["tax_number_pattern"])
+#: How many words away from such a shape a word meaning birth, a national id or tax counts.
 NEARNESS: int = int(_RULE["nearness"])
+#: How many words before nine digits the word id counts (in text only).
+ID_NEARNESS: int = int(_RULE["id_nearness"])
 _LETTERS = re.compile(r"[^\W\d_]+")
 _WINDOW = 64 * NEARNESS  # characters either side where those words are looked for
 
@@ -100,9 +116,35 @@ def _joined(name: str) -> str:
 
 _CONCEPTS = frozenset(_joined(n) for n in PII_NAMES)
 _LONGEST = max(len(expanded(n)) for n in PII_NAMES)
-_BIRTH = frozenset(_joined(w) for w in _RULE["birth_words"])
-_NATIONAL_ID = frozenset(_joined(w) for w in _RULE["national_id_words"])
-_LONGEST_NEAR = max(len(expanded(w)) for w in [*_RULE["birth_words"], *_RULE["national_id_words"]])
+_NEAR_WORDS = ("birth_words", "national_id_words", "tax_words", "id_words")
+_LONGEST_NEAR = max(len(expanded(w)) for key in _NEAR_WORDS for w in _RULE[key])
+
+
+def _concepts(*keys: str) -> frozenset[str]:
+    return frozenset(_joined(w) for key in keys for w in _RULE[key])
+
+
+class _Near(NamedTuple):
+    """A shape that is personal data beside one of ``words``: among the ``before`` words before
+    it or the ``after`` words after it in the text, or in the field's name when ``by_name``."""
+
+    shape: re.Pattern[str]
+    words: frozenset[str]
+    before: int
+    after: int
+    by_name: bool = True
+
+
+_BIRTH, _NATIONAL_ID = _concepts("birth_words"), _concepts("national_id_words")
+_TAX, _ID = _concepts("tax_words", "national_id_words"), _concepts("id_words")
+_NEAR: tuple[_Near, ...] = (
+    _Near(DATE, _BIRTH, NEARNESS, NEARNESS),
+    _Near(DATE_IN_WORDS, _BIRTH, NEARNESS, NEARNESS),
+    _Near(NINE_DIGITS, _NATIONAL_ID, NEARNESS, NEARNESS),
+    _Near(NATIONAL_INSURANCE, _NATIONAL_ID, NEARNESS, NEARNESS),
+    _Near(TAX_NUMBER, _TAX, NEARNESS, NEARNESS),
+    _Near(NINE_DIGITS, _ID, ID_NEARNESS, 0, by_name=False),  # an order_id is a record's own
+)
 
 
 def _mentions(parts: list[str], concepts: frozenset[str]) -> bool:
@@ -116,31 +158,30 @@ def _mentions(parts: list[str], concepts: frozenset[str]) -> bool:
     return False
 
 
-def _near(text: str, start: int, end: int, concepts: frozenset[str]) -> bool:
-    """Whether a word of ``concepts`` is among the :data:`NEARNESS` words before, or the
-    :data:`NEARNESS` words after, ``text[start:end]``."""
-    before = _LETTERS.findall(text, max(0, start - _WINDOW), start)[-NEARNESS:]
-    after = _LETTERS.findall(text, end, end + _WINDOW)[:NEARNESS]
+def _near(text: str, start: int, end: int, rule: _Near) -> bool:
+    """Whether a word of ``rule`` is among its words before, or its words after, ``text[start:end]``."""
+    before = _LETTERS.findall(text, max(0, start - _WINDOW), start)[-rule.before :] if rule.before else []
+    after = _LETTERS.findall(text, end, end + _WINDOW)[: rule.after]
     sides = (before, after)
-    return any(_mentions([w for token in side for w in expanded(token)], concepts) for side in sides)
+    return any(_mentions([w for token in side for w in expanded(token)], rule.words) for side in sides)
 
 
 def is_pii_in_context(name: Any, value: Any) -> bool:
-    """Whether the string ``value`` under ``name`` holds a date meaning a birth date or nine
-    digits meaning a national id, by the name or the words near it (see the module's rule)."""
+    """Whether the string ``value`` under ``name`` holds a shape that is personal data by the
+    name or the words near it: a birth date, a national id, a tax number (the module's rule)."""
     if not isinstance(value, str):
         return False
     named = expanded(name) if isinstance(name, str) else []
-    for pattern, concepts in ((DATE, _BIRTH), (NINE_DIGITS, _NATIONAL_ID)):
-        found = pattern.search(value)
+    for rule in _NEAR:
+        found = rule.shape.search(value)
         if found is None:
             continue
-        if named and _mentions(named, concepts):
+        if named and rule.by_name and _mentions(named, rule.words):
             return True
         while found is not None:
-            if _near(value, found.start(), found.end(), concepts):
+            if _near(value, found.start(), found.end(), rule):
                 return True
-            found = pattern.search(value, found.end())
+            found = rule.shape.search(value, found.end())
     return False
 
 

@@ -252,7 +252,7 @@ class Redactor:
             if value is not None and not isinstance(value, bool) and is_pii_name(name):
                 return "<pii>"  # A11's rule by meaning, the simulator's own (kit._pii)
         if is_pii_value(value) or is_pii_in_context(name, value):
-            return "<pii>"  # a national id's shape, or a birth date or national id by its words
+            return "<pii>"  # a national id's shape, or a shape by the words near it (A11)
         if isinstance(value, dict):
             jwk = "kty" in value
             return {

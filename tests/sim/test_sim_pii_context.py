@@ -185,3 +185,147 @@ def test_property_a_national_id_word_farther_than_the_nearness_does_not_count(
 ) -> None:
     text = sentence(word, nine, NEAR + extra, True)
     assert pii.pii_path({"memo": text}) is None, text
+
+
+# --- the shapes issue 59 found passing: a date in words, NI and tax numbers, nine digits by id ------
+
+ID_NEAR = RULE["id_nearness"]
+#: (words that make a shape personal data, values of that shape, how many words before it count).
+NEW_SHAPES: dict[str, tuple[list[str], list[str], int]] = {
+    "date in words": (
+        ["born", "birth", "DOB", "birthday", "Birthdate", "bday"],
+        [
+            "14 March 1950",
+            "March 14, 1950",
+            "14th of March, 1950",
+            "Mar 14 1950",
+            "14-Mar-1950",
+            "Sept. 3rd 2001",
+        ],
+        NEAR,
+    ),
+    "national insurance": (
+        ["NI", "ni number", "national insurance", "NINO", "National Insurance no"],
+        ["AB123456C", "ab 12 34 56 c", "QQ 12 34 56 A"],
+        NEAR,
+    ),
+    "tax number": (
+        ["tax", "TAX", "taxpayer", "EIN", "employer id", "tax id"],
+        ["12-3456789", "98-7654321"],
+        NEAR,
+    ),
+    "nine digits by id": (["id", "ID", "ID:", "identity no", "Id no."], ["000000001", "123456789"], ID_NEAR),
+}
+
+
+@st.composite
+def new_shape_texts(draw: st.DrawFn) -> tuple[str, str]:
+    """A shape and one of its words, ``gap`` words apart in free text: (the text, the value)."""
+    words, values, near = NEW_SHAPES[draw(st.sampled_from(sorted(NEW_SHAPES)))]
+    word, value = draw(st.sampled_from(words)), draw(st.sampled_from(values))
+    before = True if near == ID_NEAR else draw(st.booleans())  # id counts before the digits only
+    gap = max(0, min(draw(st.integers(0, near - 1)), near - len(re.findall(r"[^\W\d_]+", word))))
+    filler = " ".join((FILLER * 3)[:gap])
+    text = f"{word} {filler} {value}" if before else f"{value} {filler} {word}"
+    return " ".join(text.split()), value
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"note": "born 14 March 1950"},
+        {"ni": "AB123456C"},
+        {"tax": "12-3456789"},
+        {"note": "id 000000001"},
+    ],
+)
+def test_the_issues_four_details_are_refused_and_change_nothing(
+    http: httpx.Client, customer: Journey, details: dict[str, str]
+) -> None:
+    before = snapshot(http)
+    body = {"event_type": "password.changed", "details": details}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    value = next(iter(details.values())).split(" ", 1)[-1]
+    problem = assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(value,))
+    assert problem["errors"][0]["field"] == "/details/" + next(iter(details))
+    assert snapshot(http) == before
+
+
+@PROPERTY
+@given(shaped=new_shape_texts(), path=NESTINGS, as_item=st.booleans())
+def test_property_a_new_shape_beside_its_word_is_refused_at_any_depth(
+    shaped: tuple[str, str], path: list[int], as_item: bool
+) -> None:
+    text, _ = shaped
+    leaf = {"note": [text] if as_item else text}
+    assert pii.pii_path({"details": nested(leaf, path)}) is not None, text
+
+
+#: Names holding a word of a shape's rule, with that shape.
+NAMED_SHAPES = {
+    "ni": "national insurance",
+    "NI_ref": "national insurance",
+    "nino": "national insurance",
+    "tax": "tax number",
+    "taxRef": "tax number",
+    "ein": "tax number",
+    "birth_note": "date in words",
+    "bornOn": "date in words",
+}
+
+
+@PROPERTY
+@given(name=st.sampled_from(sorted(NAMED_SHAPES)), path=NESTINGS, data=st.data())
+def test_property_a_new_shape_under_a_name_of_its_word_is_refused(
+    name: str, path: list[int], data: st.DataObject
+) -> None:
+    value = data.draw(st.sampled_from(NEW_SHAPES[NAMED_SHAPES[name]][1]))
+    assert pii.pii_path({"details": nested({name: value}, path)}) is not None, (name, value)
+
+
+@PROPERTY
+@given(shaped=new_shape_texts(), path=NESTINGS)
+def test_property_over_http_a_new_shape_beside_its_word_is_refused_and_changes_nothing(
+    http: httpx.Client, customer: Journey, shaped: tuple[str, str], path: list[int]
+) -> None:
+    text, value = shaped
+    before = snapshot(http)
+    body = {"event_type": "password.changed", "details": {"wrapped": nested({"note": text}, path)}}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(value,))
+    assert snapshot(http) == before
+
+
+#: Plain words, the words of every rule among them, and numbers that are no shape (at most five
+#: digits, never two side by side): free text a partner sends, which must stay accepted.
+PLAIN_WORDS = ["lunch", "rent", "thanks", "for", "the", "order", "paid", "on", "my", "note", "split"]
+RULE_WORDS = ["born", "birthday", "tax", "TIN", "id", "ID", "NI", "national insurance", "ssn", "EIN"]
+#: The shapes without a word of theirs near them: a date in words, a month alone, NI and tax
+#: numbers, nine digits.
+LONE_SHAPES = ["14 March 1950", "March 2020", "AB123456C", "12-3456789", "000000001", "1 May 2024"]
+
+
+@st.composite
+def plain_texts(draw: st.DrawFn) -> str:
+    """Free text holding either the rules' words (and no shape) or the shapes (and none of the
+    words): one without the other is never personal data."""
+    with_words = draw(st.booleans())
+    vocabulary = PLAIN_WORDS + (RULE_WORDS if with_words else [])
+    words = draw(st.lists(st.sampled_from(vocabulary), min_size=1, max_size=10))
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if draw(st.booleans()):
+            out.append(str(draw(st.integers(0, 99999))) if with_words else draw(st.sampled_from(LONE_SHAPES)))
+            out.append(draw(st.sampled_from(PLAIN_WORDS)))  # never two numbers side by side
+    return " ".join(out)
+
+
+@PROPERTY
+@given(text=plain_texts(), path=NESTINGS)
+def test_property_over_http_plain_free_text_is_still_accepted(
+    http: httpx.Client, customer: Journey, text: str, path: list[int]
+) -> None:
+    body = {"event_type": "password.changed", "details": {"wrapped": nested({"note": text}, path)}}
+    resp = send_event(http, customer.token, customer.account_id, body)
+    assert resp.status_code == 202, (text, resp.text)

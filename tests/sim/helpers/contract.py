@@ -80,12 +80,23 @@ PII_PART_WORDS = [
     "last", "first", "digits", "digit", "year", "month", "day", "value", "text", "string", "str", "raw",
     "clear", "plain", "part", "prefix", "suffix", "full",
 ]  # fmt: skip
+#: A date with its month in words (A11): a day, a month's name or its abbreviation, a year.
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY, _SEP = r"[0-9]{1,2}(?:st|nd|rd|th)?", r"[\s,./-]{1,3}"
+PII_DATE_IN_WORDS = (
+    rf"(?i)(?<![a-z0-9])(?:{_DAY}(?:{_SEP}of)?{_SEP}{_MONTH}{_SEP}[0-9]{{4}}"
+    rf"|{_MONTH}{_SEP}{_DAY}{_SEP}[0-9]{{4}})(?![0-9])"
+)
 PII_ABBREVIATIONS = {
     "dob": "date of birth", "bday": "birthday", "dt": "date", "ssn": "social security number",
     "sin": "social insurance number", "tin": "tax id number", "no": "number", "num": "number",
     "nr": "number", "nbr": "number", "nat": "national", "natl": "national", "identifier": "id",
     "identification": "id", "identity": "id", "ident": "id", "fname": "first name", "lname": "last name",
-    "licence": "license", "dl": "driver license",
+    "licence": "license", "dl": "driver license", "ni": "national insurance",
+    "nino": "national insurance number",
 }  # fmt: skip
 KYC_QUESTION_TEXTS = [
     "In which year were you born?",
