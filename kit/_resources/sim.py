@@ -63,12 +63,15 @@ class SimControl(Resource):
         """``{"status": "ok", "api_version"}``."""
         return dict(self._call("GET", "/_sim/health") or {})
 
-    def reset(self, seed: int | None = None) -> None:
+    def reset(self, seed: int | None = None) -> int | None:
         """Back to the seeded start: all tokens and sessions revoked (the client's session is
         dropped; its partner token is re-fetched on the next 401, by design of the auth flow).
+        Returns the seed the simulator now runs from, as it answered (``None`` if it did not say).
         """
-        self._call("POST", "/_sim/reset", json={} if seed is None else {"seed": seed})
+        body = self._call("POST", "/_sim/reset", json={} if seed is None else {"seed": seed}) or {}
         self._requestor.reset()
+        answered = body.get("seed") if isinstance(body, dict) else None
+        return answered if isinstance(answered, int) else None
 
     def clock(self) -> datetime:
         """The simulator's current time (frozen until advanced)."""

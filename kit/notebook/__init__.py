@@ -181,6 +181,6 @@ def start(profile: Any = "sim", *, seed: int = 7, **overrides: Any) -> Client:
 
     @check("the simulator starts from its seeded state", needs="control plane", choice="A45")
     def _() -> None:
-        api.sim.reset(seed)
+        expect(api.sim.reset(seed), seed, what="the seed the simulator runs from after the reset", show=True)
 
     return api

@@ -6,21 +6,27 @@ clock travel, fault injection, the deliveries log, funding; a webhook receiver t
 reach) is a decorated function, run at once — or, where that is missing, reported **skipped**
 with its reason, never silently passed::
 
-    from kit.notebook import check
+    from kit.notebook import check, expect_true, problem_code
 
-    with check("a closed card cannot be closed again"):
-        ...
+    with check("a closed card cannot be closed again", choice="A16") as c:
+        c.expect(error.code, problem_code("card-already-closed"), what="problem code", show=True)
 
-    @check("clock travel expires the session", needs="control plane")
+    @check("clock travel moves the clock", needs="control plane", choice="A45")
     def _():
-        api.sim.advance(600)
-        ...
+        before = api.sim.clock()
+        expect_true(api.sim.advance(60) > before, "the clock moved on", want="a later time")
 
 Each outcome is shown in the cell's output: a line of text (``✔ check passed: …``) and a
 display with the MIME type :data:`MIME_TYPE` that ``kit regress`` counts per notebook
 (``summary.md``, one JUnit testcase per check). A failing check shows its line and raises
 :class:`CheckFailed` (from the error inside it, naming the check and what was expected and
 what came): the notebook fails as before. Outside Jupyter the line is printed.
+
+A check states what it expects through its comparisons (``c.expect``, ``c.expect_in``,
+``c.expect_true`` or the same functions of :mod:`kit.notebook.expect`, counted toward every
+check running): one that made none **fails**, "expected nothing", on every profile — a check
+that verifies nothing is a defect of the notebook. A check that has nothing to compare on some
+profile is not entered there: :func:`skip` reports it skipped and says why.
 
 Every check names its basis (:mod:`kit.notebook.basis`): ``spec="<statement id>"`` or
 ``choice="A.."``. A choice check that does not hold on a profile other than ``sim``
@@ -53,12 +59,28 @@ from kit.notebook.companion import COMPANION
 from kit.notebook.observe import Observation, observe
 from kit.notebook.outcome import CheckOutcome
 
-__all__ = ["MIME_TYPE", "NEEDS", "CheckFailed", "CheckOutcome", "Need", "check", "results", "skip", "use"]
+__all__ = [
+    "EXPECTED_NOTHING",
+    "MIME_TYPE",
+    "NEEDS",
+    "CheckFailed",
+    "CheckOutcome",
+    "Need",
+    "check",
+    "results",
+    "skip",
+    "use",
+]
 
 T = TypeVar("T")
 
 #: The MIME type of a check's display (``kit regress`` reads it from the executed notebook).
 MIME_TYPE = "application/vnd.partner-api-kit.check+json"
+#: The reason of a check that ended without making any expectation.
+EXPECTED_NOTHING = (
+    "expected nothing: the check made no expectation (c.expect, c.expect_in, c.expect_true); "
+    "where it has nothing to compare, kit.notebook.skip says why"
+)
 
 
 class Need(NamedTuple):
@@ -157,10 +179,12 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
     :meth:`expect_in` and :meth:`expect_true`, so that a miss says what was expected and what
     came; a failure is re-raised as :class:`CheckFailed` (an ``AssertionError``) naming the check.
 
+    A check that made no comparison fails: ``expected nothing`` (see the module docstring).
+
     Example::
 
-        >>> with check("two plus two"):
-        ...     assert 2 + 2 == 4
+        >>> with check("two plus two") as c:
+        ...     c.expect(2 + 2, 4, what="the sum", show=True)
         ✔ check passed: two plus two
         >>> with check("close reasons are the register's", choice="A15") as c:  # doctest: +SKIP
         ...     c.expect(reasons, chosen("A15", "reasons"), what="close reasons", show=True)
@@ -191,6 +215,12 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
         self.needs = wanted
         self.outcome: CheckOutcome | None = None
         self.observed: tuple[Observation, ...] = ()
+        self._tally = _expect.Tally()
+
+    @property
+    def made(self) -> int:
+        """How many expectations its body made so far (none: it fails, "expected nothing")."""
+        return self._tally.made
 
     def __repr__(self) -> str:
         basis = f", {self.basis.kind}={self.basis.id!r}" if self.basis else ""
@@ -243,7 +273,9 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
         """Record and show the outcome; True when the error is a difference (not raised)."""
         kind, basis = self.basis.kind, self.basis.id
         if failed is None:
-            self.outcome = CheckOutcome(self.name, "passed", "", self.needs, kind, basis)
+            passed = self._tally.made > 0
+            outcome, reason = ("passed", "") if passed else ("failed", EXPECTED_NOTHING)
+            self.outcome = CheckOutcome(self.name, outcome, reason, self.needs, kind, basis)
             _emit(self.outcome)
             return False
         difference = self._differs(failed, tb)
@@ -267,16 +299,23 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
                 f"check {self.name!r} needs {', '.join(self.needs)}: write it as a decorated function "
                 f"(@check({self.name!r}, needs=...) above def _(): ...) so that it can be skipped"
             )
+        self._tally = _expect.Tally().__enter__()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> bool:
+        self._tally.__exit__(kind, error, tb)
         if self._finish(error, tb):
             return True  # a difference: reported, the notebook goes on
         if error is not None and isinstance(error, Exception) and not isinstance(error, CheckFailed):
             raise self._failure() from error
+        if error is None and self._failed():
+            raise self._failure()  # it expected nothing
         return False
+
+    def _failed(self) -> bool:
+        return self.outcome is not None and self.outcome.outcome == "failed"
 
     def __call__(self, fn: Callable[[], T]) -> T | None:
         why = self.missing()
@@ -285,7 +324,8 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             _emit(self.outcome)
             return None
         try:
-            value = fn()
+            with _expect.Tally() as self._tally:
+                value = fn()
         except BaseException as exc:
             if self._finish(exc, exc.__traceback__):
                 return None
@@ -293,4 +333,6 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
                 raise self._failure() from exc
             raise
         self._finish(None)
+        if self._failed():
+            raise self._failure()  # it expected nothing
         return value

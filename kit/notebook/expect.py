@@ -14,19 +14,67 @@ kind and length::
 
 Never pass ``show=True`` for a fixture value (a name, a date of birth, a KYC answer), a token or
 anything a person typed: the message goes to the cell, ``summary.md`` and JUnit.
+
+Each comparison counts toward every check running in this context (the module functions as
+well as the check's methods, a :class:`Tally` per check): a check that made none is reported
+failed, "expected nothing" (:mod:`kit.notebook.checks`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from contextvars import ContextVar, Token
+from types import TracebackType
 from typing import Any
 
-__all__ = ["Mismatch", "describe", "expect", "expect_in", "expect_true", "id_format"]
+__all__ = ["Mismatch", "Tally", "describe", "expect", "expect_in", "expect_true", "id_format", "tally"]
 
 _SHOWN_CHARS = 80
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _PREFIX = re.compile(r"^([A-Za-z][A-Za-z0-9]*[_-])(.*)$")
+
+
+#: The tallies of the checks running in this context, innermost last.
+_RUNNING: ContextVar[tuple[Tally, ...]] = ContextVar("kit_notebook_tallies", default=())
+
+
+class Tally:
+    """How many expectations were made while it is entered (``with Tally() as t: …; t.made``):
+    a check enters one around its body.
+
+    Example::
+
+        >>> with Tally() as outer, Tally() as inner:
+        ...     expect(1, 1, what="one")
+        >>> outer.made, inner.made
+        (1, 1)
+    """
+
+    def __init__(self) -> None:
+        self.made = 0
+        self._token: Token[tuple[Tally, ...]] | None = None
+
+    def __enter__(self) -> Tally:
+        self._token = _RUNNING.set((*_RUNNING.get(), self))
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        token, self._token = self._token, None
+        try:
+            if token is not None:
+                _RUNNING.reset(token)
+        except ValueError:  # left in another context than it was entered in: drop it there
+            _RUNNING.set(tuple(t for t in _RUNNING.get() if t is not self))
+
+
+def tally() -> None:
+    """Count one expectation toward every check running here (each ``expect*`` does; so does
+    :class:`kit.notebook.refused`, a refusal being what its block expects)."""
+    for running in _RUNNING.get():
+        running.made += 1
 
 
 class Mismatch(AssertionError):
@@ -117,6 +165,7 @@ def expect(got: Any, want: Any, *, what: str, show: bool = False) -> None:
         ...
         kit.notebook.expect.Mismatch: status: expected 404, got 409
     """
+    tally()
     if got != want:
         raise Mismatch(what, _shown(want, show), _shown(got, show), shown=(want, got) if show else None)
 
@@ -128,6 +177,7 @@ def expect_in(got: Any, allowed: Collection[Any], *, what: str, show: bool = Fal
 
         >>> expect_in("lost", ["lost", "stolen"], what="close reason", show=True)
     """
+    tally()
     if got not in allowed:
         want = (
             "one of " + ", ".join(_shown(a, True) for a in allowed)
@@ -148,5 +198,6 @@ def expect_true(condition: object, what: str, *, got: Any = None, want: str = "t
         ...
         kit.notebook.expect.Mismatch: the card is listed: expected in the list, got not in the list
     """
+    tally()
     if not condition:
         raise Mismatch(what, want, "false" if got is None else str(got)[:_SHOWN_CHARS])

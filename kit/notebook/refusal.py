@@ -10,7 +10,8 @@ as a choice check (a difference, not a crash, on a server that chose another cod
 
 Without ``expect_code`` the refusal is only caught and recorded. A call that is not refused
 raises :class:`~kit.notebook.expect.Mismatch` ("expected a refusal, got a success"): inside a
-check that is a failure (or a difference, for a choice check off the simulator).
+check that is a failure (or a difference, for a choice check off the simulator). Either way the
+refusal is an expectation of the checks running around it (:func:`kit.notebook.expect.tally`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from types import TracebackType
 
 from kit.errors import ApiError
 from kit.notebook.checks import check
-from kit.notebook.expect import Mismatch
+from kit.notebook.expect import Mismatch, tally
 
 __all__ = ["refused"]
 
@@ -61,6 +62,8 @@ class refused:  # lower case: used as ``with refused(…)``, like a function
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> bool:
+        if error is None or isinstance(error, ApiError):
+            tally()  # a refusal was expected: the checks around this block expected something
         if error is None:
             raise Mismatch(f"{self.name}: the call", "a refusal", "a success")
         if not isinstance(error, ApiError):

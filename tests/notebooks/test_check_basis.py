@@ -31,8 +31,8 @@ def test_a_passing_check_prints_the_same_line_with_a_basis(
     assert capsys.readouterr().out == "✔ check passed: two plus two\n"
     assert (_last().kind, _last().basis) == ("spec", SPEC_ID)
     assert _last().data()["basis"] == SPEC_ID
-    with check("no basis yet"):
-        pass
+    with check("no basis yet") as c:
+        c.expect(2 + 2, 4, what="sum", show=True)
     assert "basis" not in _last().data()  # stored outputs of unconverted checks keep their display
 
 

@@ -66,6 +66,7 @@ def test_a_checks_needs_are_asked_of_the_profile(restore_companion: None) -> Non
     @check("clock travel (bench)", needs="control plane")
     def _() -> None:
         ran.append("bench")
+        notebook.expect(ran, ["bench"], what="the checks that ran", show=True)
 
     @check("a delivery reaches the receiver (bench)", needs="webhook receiver")
     def _() -> None:
@@ -81,12 +82,13 @@ def test_a_checks_needs_are_asked_of_the_profile(restore_companion: None) -> Non
     @check("clock travel (chosen: sim)", needs="control plane")
     def _() -> None:
         ran.append("sim")
+        notebook.expect(ran, ["bench", "sim"], what="the checks that ran", show=True)
 
     assert ran == ["bench", "sim"]
 
 
 def test_a_check_line_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
-    with check("two plus two"):
-        assert 2 + 2 == 4
+    with check("two plus two") as c:
+        c.expect(2 + 2, 4, what="the sum", show=True)
     assert capsys.readouterr().out == "✔ check passed: two plus two\n"
     assert isinstance(notebook.results()[-1], notebook.CheckOutcome)

@@ -3,6 +3,7 @@ testcase each, skipped on a sandbox with their reason — never silently passed.
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 
 from kit.notebook import NEEDS
 from kit.notebook.basis import statement_ids
+from kit.notebook.checks import EXPECTED_NOTHING
 from kit.regress.model import EXIT_FAILED, EXIT_OK
 from tests.notebooks.helpers import run_cli
 from tests.notebooks.junit_check import case_properties
@@ -25,13 +27,13 @@ CHECKS = """\
 import kit
 from kit.notebook import check, skip
 api = kit.notebook.connect(profile)
-with check("the JWK set has keys"):
-    assert api.webhooks.jwks()["keys"]
+with check("the JWK set has keys") as c:
+    c.expect_true(api.webhooks.jwks()["keys"], "the JWK set has keys", got="none", want="keys")
 
 @check("clock travel moves the clock", needs="control plane")
 def _():
     before = api.sim.clock()
-    assert api.sim.advance(60) > before
+    kit.notebook.expect_true(api.sim.advance(60) > before, "the clock moved on", want="a later time")
 
 skip("a third-party step", "not offered by this API")
 """
@@ -56,6 +58,12 @@ FAILING_SPEC = """\
 from kit.notebook import check
 with check("a status the seed states", spec=SPEC) as c:
     c.expect(409, 404, what="status", show=True)
+"""
+#: A check that compares nothing: its body runs, no expectation is made.
+EMPTY = """\
+from kit.notebook import check
+with check("a check that compares nothing", spec=SPEC):
+    status = 200
 """
 CONTROL_PLANE = NEEDS["control plane"].reason
 SPEC_ID = min(statement_ids(), default="card.1")
@@ -149,6 +157,28 @@ def test_a_failing_check_says_what_was_expected_in_summary_and_junit(tmp_path: P
         "failure"
     )
     assert failure is not None and failure.get("message") == "status: expected 404, got 409"
+
+
+def test_a_check_that_expects_nothing_fails_the_run_saying_so(tmp_path: Path) -> None:
+    notebook(tmp_path / "nb", "01_empty.ipynb", _with_spec(EMPTY))
+    code, stdout, stderr = run_cli("--notebooks", str(tmp_path / "nb"), "--out", str(tmp_path / "out"))
+    assert code == EXIT_FAILED, stdout + stderr
+    assert "| 01_empty.ipynb | 1 | 0 | **1** | 0 | 0 |" in stdout
+    assert re.search(
+        r"- 01_empty.ipynb: failed — a check that compares nothing "
+        rf"\[spec {re.escape(SPEC_ID)}\] \(cell \d+\): " + re.escape(EXPECTED_NOTHING),
+        stdout,
+    )
+    assert "CheckFailed: check 'a check that compares nothing'" in stdout  # the notebook's row
+    failure = _cases(tmp_path / "out" / "junit.xml")["checks.01_empty::a check that compares nothing"].find(
+        "failure"
+    )
+    assert failure is not None and failure.get("message") == EXPECTED_NOTHING
+    data = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [n["status"] for n in data["notebooks"]] == ["failed"]
+    assert [(c["title"], c["outcome"], c["message"]) for c in data["checks"]] == [
+        ("a check that compares nothing", "failed", EXPECTED_NOTHING)
+    ]
 
 
 def test_on_a_sandbox_control_plane_checks_are_skipped_with_their_reason(

@@ -59,13 +59,13 @@ def test_a_report_from_hostile_bytes_is_valid_junit(tmp_path: Path) -> None:
 
 CHECKED = """\
 from kit.notebook import check
-with check("one and one make two", choice="A01"):
-    assert 1 + 1 == 2
+with check("one and one make two", choice="A01") as c:
+    c.expect(1 + 1, 2, what="the sum", show=True)
 """
 ADDED = """\
 from kit.notebook import check
-with check("a check added since", choice="A01"):
-    pass
+with check("a check added since", choice="A01") as c:
+    c.expect(1 + 1, 2, what="the sum", show=True)
 """
 BREAKS = "assert not broken, 'broken on purpose'"
 
@@ -172,8 +172,8 @@ counter.write_text(str(attempt))
 """
 FLAKY = """\
 from kit.notebook import check
-with check("passes the second time", choice="A01"):
-    assert attempt > 1, f"attempt {attempt} fails"
+with check("passes the second time", choice="A01") as c:
+    c.expect_true(attempt > 1, "a retry", got=f"attempt {attempt} fails", want="attempt 2 or later")
 """
 LEAKS_AND_FAILS = f"""\
 print("born on", {personas()[0]["date_of_birth"]!r})

@@ -62,8 +62,8 @@ def test_a_check_that_needs_the_control_plane_is_skipped_with_its_reason(
 ) -> None:
     api = connect()
     ran: list[str] = []
-    with check("jwks answer on the sandbox"):
-        assert api.webhooks.jwks()
+    with check("jwks answer on the sandbox") as c:
+        c.expect_true(api.webhooks.jwks().get("keys"), "the JWK set has keys", got="none", want="keys")
 
     @check("clock travel expires the session", needs="control plane")
     def _() -> None:
@@ -89,5 +89,6 @@ def test_the_same_check_runs_on_the_sim_profile() -> None:
         def _() -> None:
             before = api.sim.clock()
             ran.append(str(api.sim.advance(60) - before))
+            notebook.expect(ran, ["0:01:00"], what="how far the clock moved", show=True)
 
         assert ran == ["0:01:00"] and notebook.results()[-1].outcome == "passed"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kit
-from kit.notebook import COMPANION, NEEDS, check, results
+from kit.notebook import COMPANION, NEEDS, check, expect, results
 from tests.sandbox.conftest import point_at
 from tests.support.launcher import serve_process
 
@@ -84,6 +84,7 @@ def test_receiver_checks_run_on_a_loopback_api_and_are_skipped_elsewhere(restore
     @check("a delivery reaches the receiver (local)", needs="webhook receiver")
     def _() -> None:
         ran.append("local")
+        expect(ran, ["local"], what="the checks that ran", show=True)
 
     COMPANION.seen("sandbox", "https://sandbox.partner.example")
 
