@@ -105,7 +105,9 @@ def test_every_kit_command_shown_parses(page: Path) -> None:
     parser = cli.build_parser()
     commands = [c for block in _blocks(_text(page), "sh") for c in _commands(block, "kit")]
     for command in commands:
-        parser.parse_args(shlex.split(command)[1:])  # an unknown command or option: SystemExit
+        argv = shlex.split(command)
+        parsed = parser.parse_args(argv[1:])  # an unknown command or option: SystemExit
+        assert (parsed.command, callable(parsed.func)) == (argv[1], True), command
 
 
 @pytest.mark.parametrize("page", [README, *GUIDES], ids=lambda p: p.name)

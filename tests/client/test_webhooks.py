@@ -56,7 +56,10 @@ def test_a_good_delivery_verifies() -> None:
 
 def test_headers_are_case_insensitive() -> None:
     body, headers = _delivery()
-    verify(body, {"SVC-Webhook-Signature": headers["svc-webhook-signature"]}, JWKS, now=NOW, seen=None)
+    shouted = {"SVC-Webhook-Signature": headers["svc-webhook-signature"]}
+    event = verify(body, shouted, JWKS, now=NOW, seen=None)  # not found: SignatureMissing
+    assert (event.id, event.kid, event.iat) == ("evt_1", "sig-1", NOW)
+    assert event == verify(body, headers, JWKS, now=NOW, seen=None)
 
 
 def test_a_tampered_body_is_rejected() -> None:
