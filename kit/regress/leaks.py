@@ -24,7 +24,10 @@ call history; this module checks that after the fact. It looks for
 - ``sensitive-text``: any literal handed in through ``extra=``;
 - ``fixture-value``: every value of the sandbox fixtures file named by
   :data:`kit._env.SANDBOX_FIXTURES` (test personas' PII and KYC answers, :mod:`kit._fixtures`);
-  a short one (a four-digit answer) only where it stands alone, never inside an id.
+  a short one (a four-digit answer) only where it stands alone, never inside an id or a date
+  (``1990/1/31``), and none inside the kit's own words — a passage of the register, the spec or
+  the OpenAPI documents around it (:mod:`kit.regress.owntext`: A11's example dates in every
+  notebook's closing table are not a persona's answer).
 
 Each is found written as it is and written encoded: every span that decodes is decoded and
 matched again (two decodings deep), and a finding there names the encoded span — percent
