@@ -1,12 +1,24 @@
 """The simulator's one app: the route table first, FastAPI's app built on first need.
 
 :func:`create_app` makes a :class:`SimApp`, which the embedded server, ``kit serve`` and the
-tests serve alike. A request goes through the 500 problem (outermost), then ``ServiceHeaders``
-(``kit.sim.middleware``), then the simulator's route table (``kit.sim.table``, built for its
-personality): a partner operation is answered by its endpoint, its module imported on its first
-request. What the table does not take (404/405 problems, the OpenAPI document and its pages,
-the ``/_sim`` control plane) goes to FastAPI's app, built once, under a lock, on the first such
-request: the first token and session of ``kit.connect("sim")`` never import FastAPI.
+tests serve alike. A request goes through (:func:`edge`):
+
+1. the 500 problem (outermost; under a dialect, spelled the dialect's way);
+2. the guards of a shared server (``kit.sim.guard``: ``Host``, the control plane's ``Origin``,
+   the concurrency limit), asked of the request as it came off the wire;
+3. under a dialect that is not the register's, its translation (``kit.sim.dialect``): header
+   names and JSON bodies;
+4. ``ServiceHeaders`` (``kit.sim.middleware``): step 0 (the API version), the service headers
+   on the way out, a durable simulator's journal;
+5. the simulator's route table (``kit.sim.table``, built for its personality): a partner
+   operation is answered by its endpoint, its module imported on its first request.
+
+With the register's own dialect there is no translation, and ``ServiceHeaders`` asks the guards
+itself before anything else (one layer less on every request); under a dialect ``Guarded`` asks
+them outside the translation and hands a refusal down for ``ServiceHeaders`` to answer. What the
+table does not take (404/405 problems, the OpenAPI document and its pages, the ``/_sim`` control
+plane) goes to FastAPI's app, built once, under a lock, on the first such request: the first
+token and session of ``kit.connect("sim")`` never import FastAPI.
 
 >>> app = create_app(Settings(seed=7))  # doctest: +SKIP
 >>> uvicorn.run(app, port=8000)  # doctest: +SKIP
@@ -28,10 +40,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kit import register
 from kit.sim import openapi, problems, versions
-from kit.sim.dialect import speaking
+from kit.sim.dialect import Spoken
 from kit.sim.guard import Guard, StartRefused, start_refusal
 from kit.sim.headers import ASSUMPTIONS
-from kit.sim.middleware import ServiceHeaders
+from kit.sim.middleware import Guarded, ServiceHeaders
 from kit.sim.problems import HANDLERS, unexpected
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
@@ -112,8 +124,9 @@ def create_app(settings: Settings | None = None) -> SimApp:
     return SimApp(settings)
 
 
-def service_headers(app: ASGIApp, sim: Sim) -> ServiceHeaders:
-    """``ServiceHeaders`` around ``app`` for ``sim`` (its settings and personality)."""
+def service_headers(app: ASGIApp, sim: Sim, *, guarded: bool = False) -> ServiceHeaders:
+    """``ServiceHeaders`` around ``app`` for ``sim`` (its settings and personality); with
+    ``guarded``, the guards are asked outside it (``Guarded``) and it answers their refusal."""
     chosen = sim.personality
     return ServiceHeaders(
         app,
@@ -125,7 +138,20 @@ def service_headers(app: ASGIApp, sim: Sim) -> ServiceHeaders:
         guard=Guard(sim.settings),
         max_concurrency=sim.settings.max_concurrency,
         served=chosen.versions,
+        guarded=guarded,
     )
+
+
+def edge(app: ASGIApp, sim: Sim) -> ASGIApp:
+    """``app`` (the route table) behind what every request meets first: the 500 problem, the
+    guards of a shared server on the request as it came, a dialect's translation (only when it
+    is not the register's), the service headers (see the module docstring)."""
+    dialect = sim.personality.dialect
+    if dialect.default:  # nothing to translate: ServiceHeaders asks the guards itself, first
+        return ServerErrorMiddleware(service_headers(app, sim), handler=unexpected)
+    spoken = Spoken(service_headers(app, sim, guarded=True), dialect)
+    guarded = Guarded(spoken, Guard(sim.settings), sim.settings.max_concurrency)
+    return ServerErrorMiddleware(guarded, handler=spoken.unexpected(unexpected))
 
 
 class SimApp:
@@ -145,9 +171,7 @@ class SimApp:
         self._lock = threading.Lock()
         self._app: FastAPI | None = None
         self._inner: ASGIApp | None = None
-        # a dialect's spelling of names and headers is translated at the edge (kit.sim.dialect)
-        stack = ServerErrorMiddleware(service_headers(self._route, sim), handler=unexpected)
-        self._stack = speaking(stack, sim.personality.dialect)
+        self._stack = edge(self._route, sim)
 
     @property
     def fastapi_built(self) -> bool:

@@ -1,37 +1,45 @@
-"""The simulator speaking a dialect: the outermost layer when an overlay re-spells the wire.
+"""The simulator speaking a dialect: the translation, inside the guards, when an overlay
+re-spells the wire.
 
 The routes, the order of checks and every test of the simulator speak the register's spelling
-(:data:`kit._dialect.DEFAULT`). When a personality's dialect differs, :func:`speaking` wraps the
-app in :class:`Spoken`, which translates at the edge, once each way:
+(:data:`kit._dialect.DEFAULT`). When a personality's dialect differs, the app
+(``kit.sim.app.edge``) puts :class:`Spoken` between the guards of a shared server and
+``ServiceHeaders``: the 500 problem, then the Host, Origin and concurrency checks on the request
+as it came (``kit.sim.middleware.Guarded``, A70, A72), then this translation, once each way:
 
 - the request: the dialect's header names (A02, A20, A27) to the simulator's, and a JSON body's
   member names (A68) and session values (A05, A06) to the kit's;
 - the answer: header names (A18, A20, A24, A27, A28) and the partner token's scheme in
   ``WWW-Authenticate`` (A02) to the dialect's, and a JSON body's member names, the JSON Pointers
-  of ``errors[].field`` and session values to the dialect's.
+  of ``errors[].field`` and session values to the dialect's; the 500 problem's too
+  (:meth:`Spoken.unexpected`, for the layer outside).
 
-Paths are not this layer's: the route table serves each operation at its personality's path
-(A67, ``Personality.paths()``), and nowhere else. The control plane (``/_sim``) keeps its
-names; the OpenAPI document is re-spelled whole by
-:func:`kit._dialect.Dialect.document`. With the register's own dialect nothing is wrapped: the
-answers are byte for byte those of an app without this layer.
+The guards' refusals are answered inside, by ``ServiceHeaders``, so they too come out in the
+dialect's spelling. Paths are not this layer's: the route table serves each operation at its
+personality's path (A67, ``Personality.paths()``), and nowhere else. The control plane
+(``/_sim``) keeps its names; the OpenAPI document is re-spelled whole by
+:func:`kit._dialect.Dialect.document`. With the register's own dialect there is no such layer
+(:func:`speaking` gives the app itself): the answers are byte for byte those of an app without it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Scope
 
 from kit import register
 from kit._dialect import Dialect
 
 __all__ = ["Spoken", "speaking"]
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
 ASGI = Callable[..., Any]
+Handler = Callable[[Request, Exception], Awaitable[Response]]
 
 #: A request body past this is not translated (the app refuses it: A22).
 _LIMIT = int(register.value("A22")["max_body_bytes"])
@@ -110,7 +118,8 @@ class Spoken:
             return
         path = scope["path"]
         names = self._names and not path.startswith("/_sim") and path != "/openapi.json"
-        scope = {**scope, "headers": self._headers_in(list(scope["headers"]), path)}
+        # in place: the 500 layer outside reads the request as the app inside saw it
+        scope["headers"] = self._headers_in(list(scope["headers"]), path)
         if names and scope["method"] in ("POST", "PUT", "PATCH"):
             receive = await self._translated_request(scope, receive)
         await self.app(scope, receive, self._answer(send, names, path == "/openapi.json"))
@@ -153,22 +162,37 @@ class Spoken:
             held["chunks"].append(message.get("body", b""))
             if message.get("more_body", False):
                 return
-            body = b"".join(held["chunks"])
-            try:
-                data = json.loads(body)
-            except ValueError:
-                data = None
-            if data is not None:
-                body = _dump(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
-            start = held["start"]
-            start["headers"] = [
-                (k, str(len(body)).encode() if k.lower() == b"content-length" else v)
-                for k, v in start["headers"]
-            ]
+            start, body = held["start"], self._body_out(b"".join(held["chunks"]), document)
+            start["headers"] = _sized(start["headers"], body)
             await send(start)
             await send({"type": "http.response.body", "body": body, "more_body": False})
 
         return answer
+
+    def _body_out(self, body: bytes, document: bool) -> bytes:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return body
+        return _dump(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
+
+    def unexpected(self, handler: Handler) -> Handler:
+        """``handler`` (the 500 layer's, outside this one) answering in the dialect's spelling."""
+
+        async def answer(request: Request, exc: Exception) -> Response:
+            response = await handler(request, exc)
+            response.raw_headers = self._headers_out(response.raw_headers)
+            path = request.scope["path"]
+            if self._names and not path.startswith("/_sim") and path != "/openapi.json":
+                response.body = self._body_out(bytes(response.body), False)
+                response.raw_headers = _sized(response.raw_headers, response.body)
+            return response
+
+        return answer
+
+
+def _sized(headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes, bytes]]:
+    return [(k, str(len(body)).encode() if k.lower() == b"content-length" else v) for k, v in headers]
 
 
 def _dump(data: Any) -> bytes:

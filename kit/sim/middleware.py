@@ -11,9 +11,14 @@ simulator's choices. Every answer from a deprecated endpoint's path, whatever th
 its ``Deprecation`` header (and the POST's ``Link``, A03), errors and 405s included, under
 the versions that deprecate it (change 1, ``kit.sim.versions``).
 
-Before anything else, the guards of a shared server (``kit.sim.guard``): a ``Host`` that does
-not name the server is 400 ``host-not-allowed``, another ``Origin`` on the control plane 403
-``origin-not-allowed`` (A70), one request more than it answers at once 503 ``server-busy`` (A72).
+Before anything else, the guards of a shared server (:class:`Gate`, ``kit.sim.guard``): a
+``Host`` that does not name the server is 400 ``host-not-allowed``, another ``Origin`` on the
+control plane 403 ``origin-not-allowed`` (A70), one request more than it answers at once 503
+``server-busy`` (A72). They are asked of the request as it came off the wire: with the register's
+own dialect ``ServiceHeaders`` asks them itself; under a dialect that re-spells the wire,
+:class:`Guarded` asks them outside the translation (``kit.sim.dialect``), before a header is
+renamed or a byte of the body read, and ``ServiceHeaders`` answers the refusal it hands down (so
+the answer carries the service headers, in the dialect's spelling, as any other).
 
 Step 0 of the order of checks is here, before any routing: the version a request names in
 ``svc-api-version`` (A27). An unknown one is 400 ``unsupported-api-version`` naming the served
@@ -71,11 +76,97 @@ _REQUEST_ID, _API_VERSION, _ASSUMPTIONS = (
 _PROBLEM_MEDIA_TYPE = PROBLEM_MEDIA_TYPE.encode("latin-1")
 
 
-class ServiceHeaders:
+#: Where :class:`Guarded` hands its refusal to ``ServiceHeaders`` (the scope's ``state``).
+_REFUSAL = "guard_refusal"
+
+
+def _path(scope: Scope) -> str:
+    """The request's path below its ``root_path``."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+class Gate:
+    """The guards of a shared server (A70, A72), asked of a request as it came: whether its
+    ``Host`` names the server, whether a control-plane request comes from another ``Origin``,
+    and whether the server already answers as many requests as it takes at once."""
+
+    def __init__(self, guard: Guard | None, max_concurrency: int | None) -> None:
+        self.guard = guard or Guard(Settings())  # A70: the Host names (and Origin) it answers
+        self._hosts: dict[str | None, bool] = {}  # Host headers seen, and whether each is allowed
+        self.max_concurrency = max_concurrency  # A72; None: no limit
+        self._in_flight = 0
+
+    def refusal(self, scope: Scope, path: str) -> Problem | None:
+        """The guards' answer before any other (A70, A72): a Host that does not name the server,
+        another origin on the control plane, or too many requests at once; None to go on."""
+        host = first(scope, b"host")
+        allowed = self._hosts.get(host)
+        if allowed is None:
+            if len(self._hosts) >= _HOSTS_REMEMBERED:
+                self._hosts.clear()
+            allowed = self._hosts[host] = self.guard.allows_host(host)
+        if not allowed:
+            return self.guard.host_refusal(scope)
+        if path.startswith(CONTROL_PREFIX):
+            refusal = self.guard.origin_refusal(scope)
+            if refusal is not None:
+                return refusal
+        if self.max_concurrency is not None and self._in_flight >= self.max_concurrency:
+            return Problem(
+                503,
+                "server-busy",
+                "The simulator is answering as many requests as it takes at once; retry shortly.",
+                headers={"Retry-After": "1"},
+                assumptions=("A72",),
+            )
+        return None
+
+
+class Guarded(Gate):
+    """``app`` (a dialect's translation, ``kit.sim.dialect.Spoken``) behind the guards of a
+    shared server, asked of the request as it came (:class:`Gate`): no header the dialect
+    renames can hide the real ``Host`` or ``Origin``, and a request counts towards the
+    concurrency limit (A72) from its first byte, its body's reading included.
+
+    A refused request still goes through ``app``, its refusal in the scope's state: the
+    ``ServiceHeaders`` inside (built with ``guarded=True``) answers it before anything else, and
+    nothing reads its body.
+    """
+
+    def __init__(self, app: ASGIApp, guard: Guard | None, max_concurrency: int | None) -> None:
+        super().__init__(guard, max_concurrency)
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self.refusal(scope, _path(scope))
+        if refusal is not None:
+            scope.setdefault("state", {})[_REFUSAL] = refusal
+            await self.app(scope, receive, send)
+            return
+        self._in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._in_flight -= 1
+
+
+def _handed_down(scope: Scope, path: str) -> Problem | None:
+    """The refusal :class:`Guarded` asked of the request as it came, if any."""
+    refusal: Problem | None = scope["state"].get(_REFUSAL)
+    return refusal
+
+
+class ServiceHeaders(Gate):
     """ASGI middleware adding ``svc-request-id``, ``svc-api-version`` and ``svc-assumptions``.
 
     An answer that already names a request id (an idempotent replay repeats the original's)
-    keeps it, and its assumptions with it.
+    keeps it, and its assumptions with it. With ``guarded``, the guards were asked outside
+    (:class:`Guarded`): it answers the refusal handed down, and counts nothing (A72 is
+    ``Guarded``'s).
     """
 
     def __init__(
@@ -90,12 +181,11 @@ class ServiceHeaders:
         guard: Guard | None = None,
         max_concurrency: int | None = None,
         served: tuple[str, ...] = versions.SUPPORTED,
+        guarded: bool = False,
     ) -> None:
+        super().__init__(guard, None if guarded else max_concurrency)
         self.app = app
-        self.guard = guard or Guard(Settings())  # A70: the Host names (and Origin) it answers
-        self._hosts: dict[str | None, bool] = {}  # Host headers seen, and whether each is allowed
-        self.max_concurrency = max_concurrency  # A72; None: no limit
-        self._in_flight = 0
+        self._verdict = _handed_down if guarded else self.refusal
         self.state = state
         self.version = version
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
@@ -115,7 +205,7 @@ class ServiceHeaders:
         assumptions: set[str] = {"A46"} if self.state.clock.wall else set()
         request_state["assumptions"] = assumptions
         path, root = scope["path"], scope.get("root_path", "")
-        path = path[len(root) :] if root and path.startswith(root) else path
+        path = path[len(root) :] if root and path.startswith(root) else path  # _path(scope), inline
         if path.startswith(CONTROL_PREFIX):
             assumptions.add("A45")
         elif path in self.documents:
@@ -176,7 +266,7 @@ class ServiceHeaders:
                 message = {**message, "body": body}
             await send(message)
 
-        guarded = self._refusal(scope, path)
+        guarded = self._verdict(scope, path)
         if guarded is not None:
             assumptions.update(guarded.assumptions)
             await guarded.response()(scope, receive, send_with_headers)
@@ -199,31 +289,6 @@ class ServiceHeaders:
                 await self._durably(scope, receive, send_with_headers)
         finally:
             self._in_flight -= 1
-
-    def _refusal(self, scope: Scope, path: str) -> Problem | None:
-        """The guards' answer before any other (A70, A72): a Host that does not name the server,
-        another origin on the control plane, or too many requests at once; None to go on."""
-        host = first(scope, b"host")
-        allowed = self._hosts.get(host)
-        if allowed is None:
-            if len(self._hosts) >= _HOSTS_REMEMBERED:
-                self._hosts.clear()
-            allowed = self._hosts[host] = self.guard.allows_host(host)
-        if not allowed:
-            return self.guard.host_refusal(scope)
-        if path.startswith(CONTROL_PREFIX):
-            refusal = self.guard.origin_refusal(scope)
-            if refusal is not None:
-                return refusal
-        if self.max_concurrency is not None and self._in_flight >= self.max_concurrency:
-            return Problem(
-                503,
-                "server-busy",
-                "The simulator is answering as many requests as it takes at once; retry shortly.",
-                headers={"Retry-After": "1"},
-                assumptions=("A72",),
-            )
-        return None
 
     async def _durably(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the request as one unit of the journal; its changes are written before its

@@ -183,3 +183,26 @@ def test_request_headers_are_read_under_the_dialects_names_only(http: httpx.Clie
     theirs = http.get("/v2/webhook-keys", headers=partner(token, **{"X-Api-Version": "1.1.0"}))
     assert ours.headers["X-Api-Version"] == "1.2.0-20221215"  # our name is not this server's
     assert theirs.headers["X-Api-Version"] == "1.1.0"
+
+
+def test_an_unexpected_failure_is_answered_in_the_dialects_spelling() -> None:
+    import asyncio
+
+    from kit.sim import Settings, create_app
+    from tests.sim.helpers.wire import IN_PROCESS
+
+    app = create_app(Settings(choices=OVERLAY, allowed_hosts=IN_PROCESS))
+
+    @app.fastapi().get("/v2/_explode")
+    async def explode() -> None:
+        raise RuntimeError("internals")
+
+    async def get() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
+            return await client.get("/v2/_explode", headers={"X-Api-Version": "1.1.0"})
+
+    resp = asyncio.run(get())
+    assert resp.status_code == 500 and resp.json()["code"] == "internal-error"
+    assert resp.headers["X-Request-Id"].startswith("req_") and "svc-request-id" not in resp.headers
+    assert resp.headers["X-Api-Version"] == "1.1.0" and "A21" in resp.headers["X-Assumptions"]
