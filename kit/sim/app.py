@@ -7,7 +7,7 @@ tests serve alike. A request goes through (:func:`edge`):
 2. the guards of a shared server (``kit.sim.guard``: ``Host``, the control plane's ``Origin``,
    the concurrency limit), asked of the request as it came off the wire;
 3. under a dialect that is not the register's, its translation (``kit.sim.dialect``): header
-   names and JSON bodies;
+   names at once, a JSON body only when the app reads it, and never past A22's limit;
 4. ``ServiceHeaders`` (``kit.sim.middleware``): step 0 (the API version), the service headers
    on the way out, a durable simulator's journal;
 5. the simulator's route table (``kit.sim.table``, built for its personality): a partner

@@ -7,8 +7,12 @@ The routes, the order of checks and every test of the simulator speak the regist
 ``ServiceHeaders``: the 500 problem, then the Host, Origin and concurrency checks on the request
 as it came (``kit.sim.middleware.Guarded``, A70, A72), then this translation, once each way:
 
-- the request: the dialect's header names (A02, A20, A27) to the simulator's, and a JSON body's
-  member names (A68) and session values (A05, A06) to the kit's;
+- the request: the dialect's header names (A02, A20, A27) to the simulator's, at once; a JSON
+  body's member names (A68) and session values (A05, A06) to the kit's, only when the app reads
+  the body (after the route and the partner token: steps 1 and 2 of the order of checks,
+  ``kit.sim.pipeline``) and only up to A22's limit: past it, or with a ``Content-Length`` past
+  it, what was read and the rest go to the app untranslated, and it refuses them (413) as it
+  would without a dialect; nothing more than the limit and one chunk is held here;
 - the answer: header names (A18, A20, A24, A27, A28) and the partner token's scheme in
   ``WWW-Authenticate`` (A02) to the dialect's, and a JSON body's member names, the JSON Pointers
   of ``errors[].field`` and session values to the dialect's; the 500 problem's too
@@ -96,10 +100,9 @@ class Spoken:
 
     def _body_in(self, body: bytes) -> bytes:
         try:
-            data = json.loads(body)
-        except ValueError:
-            return body  # the app answers malformed-json itself
-        return _dump(self.dialect.body_from_wire(data))
+            return _dump(self.dialect.body_from_wire(json.loads(body)))
+        except (ValueError, RecursionError):
+            return body  # the app answers malformed-json (or its schema's problem) itself
 
     # ---- the answer
     def _headers_out(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -121,28 +124,49 @@ class Spoken:
         # in place: the 500 layer outside reads the request as the app inside saw it
         scope["headers"] = self._headers_in(list(scope["headers"]), path)
         if names and scope["method"] in ("POST", "PUT", "PATCH"):
-            receive = await self._translated_request(scope, receive)
+            receive = self._translating(scope, receive)
         await self.app(scope, receive, self._answer(send, names, path == "/openapi.json"))
 
-    async def _translated_request(self, scope: Scope, receive: Any) -> Any:
+    def _translating(self, scope: Scope, receive: Any) -> Any:
+        """``receive`` giving a JSON body translated, read only when the app asks for it (after
+        its own checks before the body's: the route, the partner token) and never past A22's
+        limit: a longer body, one whose ``Content-Length`` says so, or another media type goes
+        to the app as it came, which refuses or reads it as it would without a dialect."""
         headers = dict(scope["headers"])
         if not _JSON.match(headers.get(b"content-type", b"")):
             return receive
-        length = headers.get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > _LIMIT:
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > _LIMIT):
             return receive
-        chunks, more = [], True
-        while more:
+        pending: list[Message] | None = None
+
+        async def translated() -> Message:
+            nonlocal pending
+            if pending is None:
+                pending = await self._read(receive)
+                if length is not None and pending[-1]["type"] == "http.request":  # translated
+                    scope["headers"] = _sized(scope["headers"], pending[0].get("body", b""))
+            return pending.pop(0) if pending else await receive()
+
+        return translated
+
+    async def _read(self, receive: Any) -> list[Message]:
+        """The request's body as one message, translated; or the messages as they came, once
+        they pass A22's limit (then the rest as it comes) or end in a disconnect."""
+        messages: list[Message] = []
+        size = 0
+        while True:
             message = await receive()
+            messages.append(message)
             if message["type"] != "http.request":
-                return _replay([message])
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = self._body_in(b"".join(chunks))
-        scope["headers"] = [
-            (k, str(len(body)).encode() if k == b"content-length" else v) for k, v in scope["headers"]
-        ]
-        return _replay([{"type": "http.request", "body": body, "more_body": False}])
+                return messages
+            size += len(message.get("body", b""))
+            if size > _LIMIT:
+                return messages  # nothing more is held here: the app refuses it (413, A22)
+            if not message.get("more_body", False):
+                break
+        body = self._body_in(b"".join(m.get("body", b"") for m in messages))
+        return [{"type": "http.request", "body": body, "more_body": False}]
 
     def _answer(self, send: Any, names: bool, document: bool) -> Any:
         held: dict[str, Any] = {}
@@ -197,10 +221,3 @@ def _sized(headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes,
 
 def _dump(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _replay(messages: list[Message]) -> Any:
-    async def receive() -> Message:
-        return messages.pop(0) if messages else {"type": "http.disconnect"}
-
-    return receive
