@@ -32,6 +32,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from kit import _files as files
+
 __all__ = ["CacheWarning", "parsed_toml", "private_dir", "read_private", "user_cache_dir", "write_whole"]
 
 #: The names of the files the cache writes (what a folder found open to others loses).
@@ -161,21 +163,10 @@ def write_whole(path: Path, data: bytes, root: Path | None = None) -> None:
     ``root``, default the file's folder, down: :func:`private_dir`); a read-only or full disk,
     or a folder that is not the user's, is no error: the caller derived the data and only does
     not keep it."""
-    import tempfile  # only when something is kept: not on every process's start
-
     if not private_dir(path.parent, root or path.parent):
         return
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)  # mode 0600
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)  # also whole against a concurrent writer
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        files.write(path, data)  # whole against a concurrent writer too
 
 
 def parsed_toml(path: Path) -> dict[str, Any]:

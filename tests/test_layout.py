@@ -22,6 +22,7 @@ KIT = ROOT / "kit"
 BASE = {
     "kit._env",
     "kit._cache",
+    "kit._files",
     "kit._lazy",
     "kit.register",
     "kit._choices",
