@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _env as env
+from kit import _files as files
 from kit import register
 from kit._sensitive import Sensitive, reveal
 from kit.errors import FixturesError
@@ -376,14 +377,13 @@ def sim_fixtures_text(personas: int | None = FIXTURE_PERSONAS) -> str:
 
 
 def write_sim_fixtures(path: str, overwrite: bool, personas: int = FIXTURE_PERSONAS) -> str | None:
-    """Write :func:`sim_fixtures_text` to ``path`` (owner-only); the reason it could not, or None."""
+    """Write :func:`sim_fixtures_text` to ``path`` (a new file, owner-only, never through a link
+    found there: :mod:`kit._files`); the reason it could not, or None."""
     target = os.path.abspath(path)
-    if os.path.exists(target) and not overwrite:
+    if os.path.lexists(target) and not overwrite:
         return f"{path} exists: pass --overwrite-fixtures to replace it"
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(sim_fixtures_text(personas))
+        files.write(target, sim_fixtures_text(personas), replace=overwrite)
     except OSError as exc:
         return f"cannot write {path}: {type(exc).__name__}"
     return None

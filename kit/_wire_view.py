@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import io
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -34,6 +35,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import harfile
 
+from kit import _files as files
 from kit._history import CONTROL_PREFIX
 from kit._wire import Attempt, Exchange, Message
 
@@ -261,7 +263,9 @@ def write_har(
     """Write ``exchanges`` as a HAR 1.2 file at ``path`` (one entry per attempt: its start,
     time, redacted headers and bodies, status, timings; its comment the call, the attempt and
     the notebook cell or flow step where known). Returns the number of entries. URLs leave out
-    a loopback port (it changes every run; the ``Host`` header shows ``<port>``).
+    a loopback port (it changes every run; the ``Host`` header shows ``<port>``). The file is
+    new, mode 0600, whole; what was at ``path`` is replaced, a link never followed
+    (:mod:`kit._files`).
 
     Raises:
         OSError: the file cannot be written.
@@ -270,7 +274,11 @@ def write_har(
     target.parent.mkdir(parents=True, exist_ok=True)
     rows = har_entries(exchanges)
     creator = harfile.Creator(name=_CREATOR, version=_version())
-    with harfile.open(target, creator=creator, comment=comment) as har:
+    with (
+        files.created(target) as raw,  # mode 0600, never through a link left at ``path``
+        io.TextIOWrapper(raw, encoding="utf-8") as text,
+        harfile.open(text, creator=creator, comment=comment) as har,
+    ):
         for exchange, number, attempt in rows:
             sent = attempt.request
             post = harfile.PostData(mimeType=sent.mime, text=sent.body) if sent.body is not None else None

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _choices as choices
+from kit import _files as files
 from kit._tomltext import key as toml_key
 from kit._tomltext import value as toml_value
 from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
@@ -78,8 +79,8 @@ def from_results(
 def write(table: Table, out: Path) -> tuple[Path, Path]:
     """Write ``conformance.md`` and ``conformance.json`` in ``out``; their paths."""
     md, js = out / FILES[0], out / FILES[1]
-    md.write_text(table.markdown(), encoding="utf-8")
-    js.write_text(json.dumps(table.data(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    files.write(md, table.markdown())
+    files.write(js, json.dumps(table.data(), indent=1, ensure_ascii=False) + "\n")
     return md, js
 
 
@@ -229,5 +230,5 @@ def write_choices(
     """
     overlay = choices.load(expected) if expected else None
     text = overlay_text(table, source=source, expected=overlay)
-    Path(path).write_text(text, encoding="utf-8")
+    files.write(path, text)
     return choices.load(path).entries()

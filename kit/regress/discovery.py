@@ -14,10 +14,10 @@ Example::
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from kit import _files as files
 from kit.regress.model import RegressError
 
 __all__ = ["DEFAULT_PATTERN", "copy", "discover", "packaged"]
@@ -95,7 +95,9 @@ def packaged() -> Path:
 
 def copy(destination: str | os.PathLike[str]) -> list[Path]:
     """Editable copies of the kit's notebooks (the template too) in ``destination`` (created
-    when missing); the files written, sorted. Nothing is replaced.
+    when missing); the files written, sorted. Nothing is replaced, and nothing is written
+    through a link found there, even one to nowhere (each copy is a new file, mode 0600:
+    :mod:`kit._files`).
 
     Example::
 
@@ -103,16 +105,19 @@ def copy(destination: str | os.PathLike[str]) -> list[Path]:
         ['00_quickstart.ipynb', '01_partner_token.ipynb']
 
     Raises:
-        RegressError: a notebook of that name is already there (each named), or the folder
-            cannot be written.
+        RegressError: a notebook's name is already taken there, by a file or a link (each
+            named), or the folder cannot be written.
     """
     source, target = packaged(), Path(destination)
     names = sorted(p.name for p in source.glob("*.ipynb") if not p.name.startswith("."))
-    there = [name for name in names if (target / name).exists()]
+    there = [name for name in names if os.path.lexists(target / name)]
     if there:
         raise RegressError(f"{str(target)!r} already holds {', '.join(there)}: nothing copied")
     try:
         target.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copyfile(source / name, target / name)) for name in names]
+        return [files.write(target / name, (source / name).read_bytes(), replace=False) for name in names]
+    except FileExistsError as exc:  # made between the look and the copy
+        taken = Path(str(exc.filename)).name
+        raise RegressError(f"{str(target)!r} already holds {taken}: copy stopped") from None
     except OSError as exc:
         raise RegressError(f"cannot copy the notebooks to {str(target)!r}: {exc.strerror or exc}") from None

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit import _files as files
 from kit._wire import Exchange, from_dict
 from kit.regress import leaks
 from kit.regress.model import NotebookResult
@@ -74,7 +75,7 @@ def attach(result: NotebookResult, har: Path, secrets: Sequence[Any]) -> Noteboo
     if not found:
         return result
     text = har.read_text(encoding="utf-8")
-    har.write_text(leaks.redact(text, secrets=secrets), encoding="utf-8")
+    files.write(har, leaks.redact(text, secrets=secrets))
     kinds = ", ".join(sorted({f.kind for f in found}))
     details = "\n".join([result.details, *map(str, found)]).strip()
     if result.status == "passed":

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kit import _files as files
 from kit.regress import record
 from kit.regress.model import RegressError
 
@@ -82,12 +83,15 @@ def keep(history: str | os.PathLike[str], data: Mapping[str, Any]) -> Path:
     folder = Path(history)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = "".join(ch for ch in str(data["started"]) if ch.isalnum())
-    path = folder / f"{_PREFIX}{stamp}.json"
+    text = json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n"
     n = 1
-    while path.exists():
-        n += 1
-        path = folder / f"{_PREFIX}{stamp}-{n}.json"
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    while True:  # a new name: a run's record never replaces another's, nor goes through a link
+        path = folder / (f"{_PREFIX}{stamp}.json" if n == 1 else f"{_PREFIX}{stamp}-{n}.json")
+        try:
+            files.write(path, text, replace=False)
+            break
+        except FileExistsError:
+            n += 1
     for old in _runs(folder)[:-KEEP]:
         old.unlink(missing_ok=True)
     return path

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from kit import _files as files
 from kit import register
 from kit.regress.attribution import Difference
 
@@ -140,7 +141,7 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     everything = [d for diffs in by_notebook.values() for d in diffs]
     first = first_line(everything)
-    (out / "migration.md").write_text(report_markdown(versions, by_notebook), encoding="utf-8")
+    files.write(out / "migration.md", report_markdown(versions, by_notebook))
     unexplained = sum(d.change is None for d in everything)
     chosen = sum(d.chosen for d in everything)
     data = {
@@ -153,5 +154,5 @@ def write_report(
         "notebooks": {nb: [asdict(d) for d in diffs] for nb, diffs in by_notebook.items()},
     }
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    (out / "migration.json").write_text(text, encoding="utf-8")
+    files.write(out / "migration.json", text)
     return first

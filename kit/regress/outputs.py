@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kit import _files as files
 from kit.regress import conformance, history, junit, leaks, record, reports
 from kit.regress.model import NotebookResult, RegressReport
 
@@ -99,8 +100,8 @@ def finish(
     xml = junit.report(
         results, run.params, allow_drift=run.allow_drift, strict_choices=run.strict_choices, since=props
     )
-    report.junit.write_bytes(xml)
-    report.summary_path.write_text(text, encoding="utf-8")
+    files.write(report.junit, xml)
+    files.write(report.summary_path, text)
     record.write(out, data)
     conformance.report(results, out, run.folder, other=other, expected=expected)
     written = [out / name for name in (*leaks.REPORTS, record.FILE) if (out / name).is_file()]

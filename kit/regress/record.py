@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kit import _files as files
 from kit import register
 from kit.regress.model import NotebookResult, RegressError
 
@@ -155,8 +156,7 @@ def write(out: Path, record: Mapping[str, Any]) -> Path:
         OSError: the file cannot be written.
     """
     path = out / FILE
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    return path
+    return files.write(path, json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:

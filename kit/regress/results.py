@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kit import _files as files
 from kit._drift import Drift
 from kit.notebook import CHECK_MIME_TYPE, DRIFT_MIME_TYPE
 from kit.notebook.observe import Observation
@@ -129,7 +130,7 @@ def _redact_notebook(output: Path, nb: Mapping[str, Any], secrets: Sequence[str]
         return value
 
     text = json.dumps(clean(nb), indent=1, ensure_ascii=False, sort_keys=True)
-    output.write_text(text + "\n", encoding="utf-8")
+    files.write(output, text + "\n")
 
 
 def _read(output: Path) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _env as env
+from kit import _files as files
 from kit._lazy import imported_past
 from kit._profiles import SimProfile
 from kit.regress import cluster, har, kernels, leaks, outputs, preflight, reports
@@ -108,7 +109,8 @@ def _local(
     done: Callable[[Job, dict[str, Any]], None],
 ) -> None:
     """Every job in a pool of ``jobs`` worker processes; ``started()`` once they are queued,
-    ``done(job, outcome)`` as each ends."""
+    ``done(job, outcome)`` as each ends. papermill writes each executed notebook in this run's
+    private folder; it takes its name in OUT when it ends (:func:`_place`)."""
     with tempfile.TemporaryDirectory(prefix="kit-regress-") as tmp:
         forked = kernels.available()  # kernels forked from a warm server (kit.regress.kernels)
         pinned = pinned_kernelspec(Path(tmp) / "jupyter", forked=forked)
@@ -117,6 +119,8 @@ def _local(
         ipc_dir.mkdir()
         wire_dir = Path(tmp) / "wire"  # each kernel's wire and token fingerprints (kit.regress.har)
         wire_dir.mkdir()
+        (Path(tmp) / "executed").mkdir()
+        executed = {job: Path(tmp) / "executed" / f"{i}-{job.output.name}" for i, job in enumerate(run)}
         server: contextlib.AbstractContextManager[dict[str, str]] = (
             kernels.serving(Path(tmp), kernel_env) if forked else contextlib.nullcontext({})
         )
@@ -134,7 +138,7 @@ def _local(
                     pool.submit(
                         execute,
                         str(job.source.resolve()),
-                        str(job.output.resolve()),
+                        str(executed[job]),
                         str(folder.resolve()),
                         dict(job.params),
                         cell_timeout,
@@ -146,10 +150,22 @@ def _local(
             started()  # after the workers started: a progress bar runs a thread (see _mp_context)
             try:
                 for future in concurrent.futures.as_completed(futures):
-                    done(futures[future], _outcome(future))
+                    job = futures[future]
+                    _place(executed[job], job.output)
+                    done(job, _outcome(future))
             except KeyboardInterrupt:  # Ctrl-C: do not start the notebooks still queued
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
+
+
+def _place(executed: Path, output: Path) -> None:
+    """The executed notebook written in the run's private folder, as ``output`` (never through
+    a link left there: :mod:`kit._files`); nothing when papermill wrote none."""
+    try:
+        data = executed.read_bytes()
+    except FileNotFoundError:
+        return
+    files.write(output, data)
 
 
 def _on_cluster(
@@ -182,7 +198,7 @@ def _on_cluster(
                 error = {"ename": type(exc).__name__, "evalue": str(exc), "traceback": []}
                 outcome, text = {"seconds": 0.0, "error": error, "notes": [], "stderr": []}, None
             if text is not None:
-                job.output.write_text(text, encoding="utf-8")
+                files.write(job.output, text)
             done(job, outcome)
     except KeyboardInterrupt:
         client.cancel(list(futures))
