@@ -91,8 +91,9 @@ SIM_PARTNER_CLIENTS: dict[str, str] = {
 def parse_partners(raw: str, *, strict: bool = True) -> dict[str, str]:
     """The partner clients of a ``KIT_SIM_PARTNERS`` value (``id:secret,id2:secret2``).
 
-    ``strict``: a malformed entry raises ``ValueError`` (``kit serve`` refuses to start);
-    otherwise it is skipped (the leak scanner takes every secret it can read).
+    ``strict``: a malformed entry, or a client id named twice, raises ``ValueError`` naming it
+    (never its secret; ``kit serve`` refuses to start); otherwise it is skipped (the leak
+    scanner takes every secret it can read).
 
         >>> parse_partners("a:one, b:two")
         {'a': 'one', 'b': 'two'}
@@ -100,6 +101,8 @@ def parse_partners(raw: str, *, strict: bool = True) -> dict[str, str]:
     partners: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in raw.split(","))):
         client_id, sep, secret = item.partition(":")
+        if strict and client_id in partners:
+            raise ValueError(f"{SIM_PARTNERS} names the partner client {client_id!r} twice: name each once")
         if sep and client_id and secret:
             partners[client_id] = secret
         elif strict:

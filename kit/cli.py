@@ -332,8 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     defaults = " and ".join(f"{client}/{secret}" for client, secret in env.SIM_PARTNER_CLIENTS.items())
     serve.epilog = (
-        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (default {defaults}, on loopback only: "
-        f"bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}."
+        f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (each id once; default {defaults}, on loopback "
+        f"only: bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}, A70's length at least."
     )
     serve.set_defaults(func=_serve)
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from kit import _env as env
+from kit import register
 from kit.sim.asgi import first
 from kit.sim.problems import Problem
 
@@ -136,8 +137,16 @@ def _same_origin(origin: str, host: str) -> bool:
 def start_refusal(
     settings: Settings, *, published: Mapping[str, str] = env.SIM_PARTNER_CLIENTS
 ) -> str | None:
-    """Why a simulator with ``settings``, bound beyond loopback, must not start (A70), or None.
-    (``kit serve`` also refuses ``--allowed-host`` with a control plane but no control token.)"""
+    """Why a simulator with ``settings`` must not start (A70), or None: a control plane whose
+    token is shorter than A70's minimum, anywhere; bound beyond loopback, also a control plane
+    with no token or the published partner credentials. (``kit serve`` also refuses
+    ``--allowed-host`` with a control plane but no control token.)"""
+    shortest = int(register.value("A70")["control_token_min_chars"])
+    if settings.control and settings.control_token is not None and len(settings.control_token) < shortest:
+        return (
+            f"the control token ({env.SIM_CONTROL_TOKEN}) must have at least {shortest} characters (A70), "
+            f"e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
     if settings.on_loopback:
         return None
     if settings.control and settings.control_token is None:

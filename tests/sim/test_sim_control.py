@@ -263,14 +263,14 @@ def test_control_token_is_required_when_set() -> None:
     from kit.sim import Settings
     from kit.sim.server import start_embedded
 
-    server = start_embedded(Settings(seed=7, control_token="c0ntrol"))
+    server = start_embedded(Settings(seed=7, control_token="c0ntrol-t0ken-0f-16-chars"))
     try:
         with httpx.Client(base_url=server.base_url) as client:
             for hdrs in ({}, {"svc-control-token": "wrong"}):
                 resp = client.get("/_sim/health", headers=hdrs)
                 assert resp.status_code in (401, 403), resp.text
                 assert resp.headers["content-type"].startswith("application/problem+json")
-            resp = client.get("/_sim/health", headers={"svc-control-token": "c0ntrol"})
+            resp = client.get("/_sim/health", headers={"svc-control-token": "c0ntrol-t0ken-0f-16-chars"})
             assert resp.status_code == 200
     finally:
         server.stop()

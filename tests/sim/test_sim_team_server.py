@@ -38,8 +38,10 @@ from tests.support.launcher import serve_exits, serve_process
 SNAPSHOT = {"content-type": "application/vnd.sqlite3"}
 #: Partner clients of our own, for a server bound beyond loopback (the published ones are refused).
 OURS = {"team-partner": "a-long-team-secret"}
-OFF_LOOPBACK = {"host": "0.0.0.0", "partners": OURS, "control_token": "ctl-token"}
-CONTROL = {"svc-control-token": "ctl-token"}
+#: A control token of A70's length at least.
+CONTROL_TOKEN = "ctl-token-of-the-team-server"
+OFF_LOOPBACK = {"host": "0.0.0.0", "partners": OURS, "control_token": CONTROL_TOKEN}
+CONTROL = {"svc-control-token": CONTROL_TOKEN}
 
 
 @contextmanager
