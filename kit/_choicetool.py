@@ -146,5 +146,5 @@ def add_parser(commands: Any) -> None:
     sub = choices.add_subparsers(dest="choices_command", required=True)
     sub.add_parser("template", help="print every re-choosable value, commented, to start a file")
     checker = sub.add_parser("check", help="validate a file; each problem names its line")
-    checker.add_argument("file")
+    checker.add_argument("file", metavar="FILE", help="the dialect file (TOML) to check")
     choices.set_defaults(func=_run)

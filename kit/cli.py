@@ -1,6 +1,7 @@
-"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit state`` (its state file),
-``kit regress`` (the notebooks as regression checks) and ``kit walk`` (a scripted tour of every
-flow).
+"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit state`` (its state
+file), ``kit regress`` (the notebooks as regression checks), ``kit walk`` (a scripted tour of
+every flow), ``kit notebooks`` and ``kit choices``. Each command's description and examples
+are in :mod:`kit._clihelp` (``kit COMMAND --help``).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
@@ -8,26 +9,11 @@ and the control token are read from the environment (``KIT_SIM_PARTNERS``,
 Each wing is imported when its command runs (``regress`` when the parser is built, for its
 options; papermill only when notebooks run).
 
-``kit serve --state FILE`` keeps the whole simulator state in a SQLite file that survives
-restarts (``kit.sim.statefile``); ``--restore SNAPSHOT`` starts it from a snapshot (over a file
-that already holds state only with ``--replace``); ``kit state snapshot FILE OUT`` copies a
-running server's state file.
-
 ``kit serve --sandbox-fixtures PATH`` first writes a sandbox fixtures file (:mod:`kit._fixtures`)
 for the simulator's own personas — their PII and the KYC answers that pass — so that the
 sandbox profile can be tried end to end against ``kit serve --no-control``; it refuses to
 replace an existing file unless ``--overwrite-fixtures``. Without the control plane the clock
 follows the machine's, as a sandbox's does (``--clock``, register A46).
-
-Example::
-
-    $ kit serve --port 0 --seed 11
-    $ kit serve --no-control --sandbox-fixtures /tmp/sandbox.toml
-    $ kit serve --state team.kitstate
-    $ kit state snapshot team.kitstate bug-1234.kitstate
-    $ kit serve --state new.kitstate --restore bug-1234.kitstate
-    $ kit walk
-    $ kit regress 04 -p seed=11
 """
 
 from __future__ import annotations
@@ -41,8 +27,8 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from kit import _choicetool as choices_tool
+from kit import _clihelp, register
 from kit import _env as env
-from kit import register
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
 
@@ -235,9 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the simulator standalone (Ctrl-C stops it)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on; beyond loopback (0.0.0.0, a machine's address) it needs named "
+        f"partners in {PARTNERS_ENV} and a control token or --no-control (A70)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    serve.add_argument("--seed", type=int, default=7)
+    serve.add_argument("--seed", type=int, default=7, help="seeds every id and key (A41)")
     serve.add_argument("--strict", action="store_true", help="deprecated token endpoints answer 410")
     serve.add_argument(
         "--api-version",
@@ -252,7 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seeded: starts at the seeded time, moved only by the control plane; wall: the "
         "machine's clock (default: seeded, or wall with --no-control; register A46)",
     )
-    serve.add_argument("--starting-balance", help="balance of new accounts, e.g. 500.00 (USD)")
+    serve.add_argument(
+        "--starting-balance",
+        metavar="AMOUNT",
+        help=f"balance of new accounts in USD (default {register.value('A10')['starting_balance']}, A10)",
+    )
     serve.add_argument(
         "--choices",
         metavar="FILE",
@@ -266,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="HOST",
         help="deliver webhooks to this host too: on loopback, a non-loopback host; bound beyond "
-        "loopback, a host that resolves to a private or loopback address (repeatable; A39)",
+        "loopback, a host that resolves to a private or loopback address (repeatable; default: none; A39)",
     )
     serve.add_argument(
         "--allowed-host",
@@ -274,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="also answer requests whose Host is NAME, e.g. a reverse proxy's public name "
-        "(repeatable; the control plane then needs a control token; A70)",
+        "(repeatable; default: none; the control plane then needs a control token; A70)",
     )
     limits = register.value("A72")
     serve.add_argument(
@@ -301,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--sandbox-fixtures",
         metavar="PATH",
-        help=f"first write a sandbox fixtures file for the simulator's personas (for {env.SANDBOX_FIXTURES})",
+        help=f"first write a sandbox fixtures file for the simulator's personas (for {env.SANDBOX_FIXTURES}; "
+        "default: none written)",
     )
     serve.add_argument(
         "--overwrite-fixtures", action="store_true", help="replace an existing --sandbox-fixtures file"
@@ -324,9 +320,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state",
         metavar="FILE",
-        help="keep the whole state in this SQLite file, written before every answer (survives restarts)",
+        help="keep the whole state in this SQLite file, written before every answer (survives restarts; "
+        "default: in memory, started over from the seed)",
     )
-    serve.add_argument("--restore", metavar="SNAPSHOT", help="with --state: start from this snapshot")
+    serve.add_argument("--restore", metavar="SNAPSHOT", help="with --state: start from it (default: none)")
     serve.add_argument(
         "--replace", action="store_true", help="with --restore: replace the state FILE already holds"
     )
@@ -364,11 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
         regress = commands.add_parser("regress", help=regress_help, add_help=False, prefix_chars="\0")
         regress.add_argument("args", nargs="*")
         regress.set_defaults(func=lambda _: require("regress", "kit regress"))
-        return parser
+        return _clihelp.document(parser)
     from kit.regress.cli import add_arguments as regress_arguments  # papermill loads lazily
 
     regress_arguments(commands.add_parser("regress", help=regress_help))
-    return parser
+    return _clihelp.document(parser)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,9 @@
 
 The notebooks stay in ``notebooks/`` (JupyterLab, nbval and the wheel read them there); this
 hook adds them to the site's files as ``notebooks/NN_name.ipynb`` (mkdocs-jupyter renders them
-with their stored outputs) and ``data/seed.txt`` as a plain file. A notebook's links are written
+with their stored outputs) and ``data/seed.txt`` as a plain file. The CLI reference,
+``cli.md``, is generated from the ``kit`` command's own parser (:mod:`kit._clihelp`), so it is
+never behind ``kit COMMAND --help``. A notebook's links are written
 for JupyterLab in the repository (``01_partner_token.ipynb``, ``../docs/contract.md#a15``,
 ``../data/seed.txt``); on its rendered page they are rewritten to the site's addresses.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,16 @@ def code_as_html(markdown: str) -> str:
     return _DECLARATION_IN_CODE.sub(escaped, markdown)
 
 
+def cli_reference() -> str:
+    """The CLI reference page, from the ``kit`` of this repository (not another one installed)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from kit._clihelp import reference
+    from kit.cli import build_parser
+
+    return reference(build_parser())
+
+
 @event_priority(100)  # before mkdocs-jupyter turns .ipynb files into pages
 def on_files(files: Files, config: Any) -> Files:
     for folder, pattern in CARRIED:
@@ -50,6 +63,8 @@ def on_files(files: Files, config: Any) -> Files:
             uri = f"{folder}/{path.name}"
             if files.get_file_from_path(uri) is None:
                 files.append(File(uri, str(ROOT), config["site_dir"], config["use_directory_urls"]))
+    if files.get_file_from_path("cli.md") is None:
+        files.append(File.generated(config, "cli.md", content=cli_reference()))
     return files
 
 

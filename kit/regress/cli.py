@@ -75,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="a papermill parameter for every notebook (7, 0.5, true, none, JSON, else a string); "
-        "never a secret: keys containing secret, token, password or key are refused",
+        "never a secret: keys containing secret, token, password or key are refused (repeatable; default: "
+        "none, each notebook's own)",
     )
     parser.add_argument(
         "-r",
@@ -84,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="like -p but the value stays a string (amounts: -r amount=20.00)",
+        help="like -p but the value stays a string (amounts: -r amount=20.00; default: none)",
     )
     parser.add_argument(
         "-j", "--jobs", type=int, default=None, help="notebooks at once (default: one per core)"
@@ -109,20 +110,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--matrix",
         metavar="FILE",
         help="a TOML file of [sets.NAME] parameter tables: every notebook runs once per set, into "
-        "OUT/NAME/, one JUnit testcase per (notebook, set)",
+        "OUT/NAME/, one JUnit testcase per (notebook, set) (default: none, each notebook runs once)",
     )
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on a Dask cluster's workers (tcp://host:8786; needs dask[distributed]) instead of "
-        "local processes; workers with one thread each",
+        "local processes (the default); workers with one thread each",
     )
     parser.add_argument(
         "--versions",
         metavar="FROM,TO",
         help="run the migration notebook (and every notebook declaring api_version) once per API "
         "version and write OUT/migration.md and .json: the differences on the wire, each attributed "
-        "to a change of 1.2.0 or unexplained",
+        "to a change of 1.2.0 or unexplained (default: none, one run)",
     )
     parser.add_argument(
         "--allow-drift",
@@ -145,14 +146,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--choices",
         metavar="FILE",
         help="a choice overlay (TOML, one [Axx] table per register entry): choice checks expect its "
-        "values instead of the simulator's (known differences stop being news)",
+        "values instead of the simulator's (known differences stop being news; default: the register's)",
     )
     parser.add_argument(
         "--write-choices",
         metavar="FILE",
         help="write what differed from the register as a choice overlay (one [Axx] table per "
         "differing entry, only the keys observed): `kit serve --choices FILE` answers like that "
-        "server, `kit regress --choices FILE` expects it",
+        "server, `kit regress --choices FILE` expects it (default: none written)",
     )
     parser.add_argument(
         "--reruns",
@@ -160,25 +161,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="run a failed notebook again, up to N times, in a fresh kernel: one that then passes is "
-        "reported flaky (exit 0) — on profile sim, not deterministic (a failure); a leak is never rerun",
+        "reported flaky (exit 0) — on profile sim, not deterministic (a failure); a leak is never rerun "
+        "(default 0: none)",
     )
     parser.add_argument(
         "--history",
         metavar="DIR",
         help=f"keep the last {history.KEEP} runs' results.json in DIR and open summary.md with what "
-        "changed since the previous one (also results.json's since_last_run, JUnit properties)",
+        "changed since the previous one (also results.json's since_last_run, JUnit properties; default: "
+        "none kept)",
     )
     parser.add_argument(
         "--baseline",
         metavar="OUT",
-        help="compare with the run in OUT (its results.json) instead of the last one in --history",
+        help="compare with the run in OUT (its results.json) (default: the last one in --history)",
     )
     parser.add_argument(
         "--log-level",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         type=str.upper,
         help="print the kit's log (the `kit` logger: token fetches, retries, drift, version "
-        "mismatches) at this level on stderr",
+        "mismatches) at this level on stderr (default: not printed)",
     )
     parser.add_argument(
         "--progress",
