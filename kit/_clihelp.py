@@ -43,7 +43,8 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
             "kit serve --port 0 --seed 11",
             "kit serve --no-control --sandbox-fixtures /tmp/sandbox.toml",
             "kit serve --state team.kitstate --allowed-host kit.example.org",
-            "kit serve --choices data/choices/camel.toml --access-log",
+            "kit serve --choices data/choices/camel.toml --log-level info --access-log",
+            "kit serve --ssl-certfile cert.pem --ssl-keyfile key.pem",
         ),
     ),
     "kit state": (

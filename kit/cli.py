@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from kit import _choicetool as choices_tool
-from kit import _clihelp, register
+from kit import _clihelp, _serveopts, register
 from kit import _env as env
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
@@ -73,6 +73,10 @@ def _serve(args: argparse.Namespace) -> int:
     choices = _choices(args.choices)  # validated first: a refused overlay starts nothing
     if isinstance(choices, str):
         print(f"refusing to start: {choices}", file=sys.stderr)
+        return 2
+    tls_refused = _serveopts.refusal(args)
+    if tls_refused is not None:
+        print(f"refusing to start: {tls_refused}", file=sys.stderr)
         return 2
     if args.sandbox_fixtures:
         if args.fixture_personas < 1:
@@ -142,8 +146,7 @@ def _serve(args: argparse.Namespace) -> int:
         app,
         host=args.host,
         port=args.port,
-        access_log=args.access_log,
-        log_level="info" if args.access_log else "warning",
+        **_serveopts.uvicorn_options(args),  # the access log, log level and TLS
         timeout_graceful_shutdown=2,
         http=with_header_timeout(settings.header_timeout),  # A72: a drip-fed request is closed
     )
@@ -156,7 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
         if server.started:
             port = server.servers[0].sockets[0].getsockname()[1]
             host = f"[{args.host}]" if ":" in args.host else args.host
-            print(f"Serving on http://{host}:{port}", flush=True)
+            print(f"Serving on {_serveopts.scheme(args)}://{host}:{port}", flush=True)
         await task
 
     # uvicorn's own loop choice (uvloop when installed), which asyncio.run would not make.
@@ -293,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the largest snapshot restored (default {register.value('A71')['snapshot_max_bytes']:,}, A71)",
     )
     serve.add_argument("--access-log", action="store_true", help="log method, path and status")
+    _serveopts.add_arguments(serve)
     serve.add_argument(
         "--sandbox-fixtures",
         metavar="PATH",

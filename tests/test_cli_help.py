@@ -110,6 +110,14 @@ def test_a_default_the_machine_decides_is_said_in_words(monkeypatch: pytest.Monk
     assert pages[0] == pages[1]
 
 
+def test_kit_serve_log_levels_are_uvicorns() -> None:
+    from uvicorn.config import LOG_LEVELS
+
+    action = next(a for a in COMMANDS["kit serve"]._actions if a.dest == "log_level")
+    assert tuple(action.choices or ()) == tuple(LOG_LEVELS)
+    assert cli.build_parser().parse_args(["serve", "--log-level", "DEBUG"]).log_level == "debug"
+
+
 def test_the_reference_page_is_the_help_of_every_command() -> None:
     from kit import _clihelp
 

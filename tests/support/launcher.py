@@ -1,7 +1,8 @@
 """``kit serve`` in a subprocess, run as users run it: the one launcher the tests and the
 benchmarks share (``from tests.support.launcher import serve_process``, from the repository root).
 
-The server prints ``Serving on http://127.0.0.1:PORT`` as its first line once it listens;
+The server prints ``Serving on http://127.0.0.1:PORT`` (``https://`` with ``--ssl-certfile``) as
+its first line once it listens;
 :func:`serve_process` waits for that line (bounded), hands back the base URL and the process,
 and stops the process afterwards whatever happened.
 """
@@ -14,7 +15,7 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,17 +25,19 @@ __all__ = ["Served", "serve_exits", "serve_process", "stop"]
 
 #: The repository's root, which holds the ``kit`` package: ``python -m kit`` runs from there.
 _ROOT = Path(__file__).resolve().parents[2]
-_FIRST_LINE = re.compile(r"Serving on (http://127\.0\.0\.1:\d+)\s*")
+_FIRST_LINE = re.compile(r"Serving on (https?://127\.0\.0\.1:\d+)\s*")
 _STOP_TIMEOUT_S = 10.0
 _KILL_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
 class Served:
-    """A running ``kit serve``: where it listens and its process (ours to stop)."""
+    """A running ``kit serve``: where it listens, its process (ours to stop) and the last lines
+    of its stderr so far (its log)."""
 
     base_url: str
     process: subprocess.Popen[str]
+    stderr: Callable[[], str] = str
 
     @property
     def port(self) -> int:
@@ -146,7 +149,7 @@ def serve_process(
             process.wait(timeout=_KILL_TIMEOUT_S)
             err.finish()
             raise RuntimeError(f"kit serve printed {line!r} first; stderr: {err.text()[-800:]}")
-        yield Served(match.group(1), process)
+        yield Served(match.group(1), process, err.text)
     finally:
         stop(process)
         out.finish()

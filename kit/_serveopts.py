@@ -1,0 +1,99 @@
+"""``kit serve``'s TLS and logging options: the flags, their check before anything starts, and
+what uvicorn is given.
+
+``--ssl-certfile``/``--ssl-keyfile`` are uvicorn's own: the server answers HTTPS only (the first
+line printed says ``Serving on https://…``). ``--log-level`` is uvicorn's level for its loggers
+(``uvicorn.error``, ``uvicorn.access``) and the kit's own (``kit``, the simulator's warnings
+among them), all on stderr through uvicorn's handler; no other logger is touched.
+
+Example::
+
+    >>> from kit.cli import build_parser
+    >>> args = build_parser().parse_args(["serve", "--log-level", "DEBUG"])
+    >>> uvicorn_options(args)["log_level"], scheme(args)
+    ('debug', 'http')
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import ssl
+from typing import Any
+
+__all__ = ["LOG_LEVELS", "add_arguments", "refusal", "scheme", "uvicorn_options"]
+
+#: uvicorn's log levels (``uvicorn.config.LOG_LEVELS``), named here so that building the parser
+#: imports no uvicorn (``kit regress --help`` works without the sim extra).
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def add_arguments(serve: argparse.ArgumentParser) -> None:
+    """Add ``--log-level``, ``--ssl-certfile`` and ``--ssl-keyfile`` to ``kit serve``'s parser."""
+    serve.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        type=str.lower,
+        help="uvicorn's log level, for its own log and the kit's, on stderr (default: warning, or "
+        "info with --access-log)",
+    )
+    serve.add_argument(
+        "--ssl-certfile",
+        metavar="FILE",
+        help="serve HTTPS with this PEM certificate (chain), as uvicorn does (default: plain HTTP; a "
+        "reverse proxy with TLS in front is the other way, docs/team-server.md)",
+    )
+    serve.add_argument(
+        "--ssl-keyfile",
+        metavar="FILE",
+        help="the certificate's PEM private key, unencrypted (default: the key inside --ssl-certfile)",
+    )
+
+
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why ``kit serve`` must not start with these TLS options (the files checked now, before
+    anything is bound), or ``None``."""
+    if args.ssl_keyfile and not args.ssl_certfile:
+        return "--ssl-keyfile needs --ssl-certfile (else the server would answer plain HTTP)"
+    if not args.ssl_certfile:
+        return None
+    try:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(args.ssl_certfile, args.ssl_keyfile)
+    except ssl.SSLError as exc:
+        why = exc.reason or exc
+        return f"--ssl-certfile/--ssl-keyfile: not a PEM certificate and its private key ({why})"
+    except OSError as exc:
+        files = " or ".join(filter(None, (args.ssl_certfile, args.ssl_keyfile)))
+        return f"--ssl-certfile/--ssl-keyfile: {exc.strerror or exc}: {files}"
+    return None
+
+
+def scheme(args: argparse.Namespace) -> str:
+    """``https`` when the server answers TLS, else ``http``."""
+    return "https" if args.ssl_certfile else "http"
+
+
+def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``uvicorn.Config``'s keywords for the access log, the log level and TLS."""
+    level = args.log_level or ("info" if args.access_log else "warning")
+    return {
+        "access_log": args.access_log,
+        "log_level": level,
+        "log_config": _log_config(level),
+        "ssl_certfile": args.ssl_certfile,
+        "ssl_keyfile": args.ssl_keyfile,
+    }
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's own logging configuration with the ``kit`` logger beside its loggers."""
+    from uvicorn.config import LOG_LEVELS as LEVELS
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    named = "%(levelprefix)s %(name)s: %(message)s"
+    config["formatters"]["kit"] = {**config["formatters"]["default"], "fmt": named}
+    config["handlers"]["kit"] = {**config["handlers"]["default"], "formatter": "kit"}
+    config["loggers"]["kit"] = {"handlers": ["kit"], "level": LEVELS[level], "propagate": False}
+    return config
