@@ -47,6 +47,14 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
             "kit serve --ssl-certfile cert.pem --ssl-keyfile key.pem",
         ),
     ),
+    "kit health": (
+        "Ask a running kit serve whether it answers: GET /_sim/health with the control token of "
+        "KIT_SIM_CONTROL_TOKEN when set; a server without its control plane (--no-control) is asked "
+        "for /openapi.json instead. Exit status 0 healthy, 1 not (the reason on stderr). The token "
+        "goes only to a loopback address or over https. A container's HEALTHCHECK runs it "
+        "(Dockerfile).",
+        ("kit health", "kit health https://kit.example.org --timeout 5"),
+    ),
     "kit state": (
         "Work with the SQLite file of kit serve --state FILE, the whole simulator state kept "
         "across restarts.",

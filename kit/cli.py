@@ -1,7 +1,7 @@
-"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit state`` (its state
-file), ``kit regress`` (the notebooks as regression checks), ``kit walk`` (a scripted tour of
-every flow), ``kit notebooks`` and ``kit choices``. Each command's description and examples
-are in :mod:`kit._clihelp` (``kit COMMAND --help``).
+"""The ``kit`` command: ``kit serve`` (a standalone simulator), ``kit health`` (whether one
+answers), ``kit state`` (its state file), ``kit regress`` (the notebooks as regression checks),
+``kit walk`` (a scripted tour of every flow), ``kit notebooks`` and ``kit choices``. Each
+command's description and examples are in :mod:`kit._clihelp` (``kit COMMAND --help``).
 
 Secrets never come from arguments that land in shell history or ``ps``: partner credentials
 and the control token are read from the environment (``KIT_SIM_PARTNERS``,
@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from kit import _choicetool as choices_tool
-from kit import _clihelp, _serveopts, register
+from kit import _clihelp, _health, _serveopts, register
 from kit import _env as env
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
@@ -358,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     copy.set_defaults(func=_copy_notebooks)
 
     choices_tool.add_parser(commands)
+    _health.add_parser(commands)
     regress_help = "run the notebooks with papermill, in parallel, and report"
     if missing("regress"):  # kit serve works without the regress extra; kit regress names it
         # Every argument, options too (no prefix characters), is taken, so any `kit regress …`

@@ -54,6 +54,7 @@ def test_every_command_is_walked() -> None:
         "kit walk",
         "kit notebooks copy",
         "kit choices check",
+        "kit health",
         "kit regress",
     } <= set(COMMANDS)
 

@@ -4,6 +4,7 @@ run as users run them: ``kit serve`` in a subprocess, a certificate made here by
 from __future__ import annotations
 
 import argparse
+import os
 import ssl
 import subprocess
 import sys
@@ -125,3 +126,17 @@ def test_kit_serve_log_level_reaches_the_kits_loggers_and_no_others() -> None:
     assert done.returncode == 0, done.stderr
     assert "kit.sim: from the simulator" in done.stderr
     assert "below the level" not in done.stderr and "another library" not in done.stderr
+
+
+def test_kit_health_asks_over_https_trusting_the_ca_named(
+    served: str, ca: trustme.CA, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    command = [sys.executable, "-m", "kit", "health", served]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, env={**os.environ, "SSL_CERT_FILE": str(bundle)}
+    )
+    assert done.returncode == 0 and done.stdout.startswith(f"healthy: {served}"), done.stderr
+    unknown = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in unknown.stderr
