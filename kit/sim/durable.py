@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import sqlite3
 import threading
@@ -111,6 +110,13 @@ class StateFile:
         """Open (or create, owner-only) the state file at ``path``; StateFileError naming the
         file and what to do when it is not a kit state, of another version, in use by another
         server or not writable. A refused file is left as it was."""
+        try:
+            import fcntl  # POSIX only: the lock that keeps a second server off the file
+        except ImportError:
+            raise StateFileError(
+                "kit serve --state needs Linux or macOS (the state file is locked with flock): "
+                "run kit serve without --state here"
+            ) from None
         path = os.path.abspath(path)
         if os.path.isdir(path):
             raise StateFileError(f"{path} is a directory: give a file path for --state")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import resource
+import math
 import signal
 import sys
 import threading
@@ -60,6 +60,7 @@ __all__ = [
     "ShardResult",
     "ShardSpec",
     "init_worker",
+    "peak_rss_mb",
     "run_shard",
     "shard_file",
     "warm_simulator",
@@ -104,6 +105,7 @@ class ShardResult:
     steps: pd.DataFrame | None
     ledger: pd.DataFrame | None
     elapsed_s: float
+    #: The worker's peak resident memory; NaN where the platform does not report it (Windows).
     peak_rss_mb: float
     calls: Counter[CallKey] = dataclasses.field(default_factory=Counter)
 
@@ -274,6 +276,17 @@ def _on_own_simulator(spec: ShardSpec) -> tuple[Partial, Crowd, pd.DataFrame | N
     return partial.with_ledger(ledger, transfers), crowd, steps, ledger
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB (one decimal), NaN where the platform has no
+    ``resource`` module to report it (Windows)."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return math.nan
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1024 if sys.platform != "darwin" else 1024**2), 1)
+
+
 def run_shard(spec: ShardSpec) -> ShardResult:
     """Run one shard on a simulator of this process, or as clients of the profile's server
     (see the module docstring).
@@ -295,15 +308,12 @@ def run_shard(spec: ShardSpec) -> ShardResult:
         ledger.astype(
             {c: "string" for c in ("opening", "sent", "received", "expected", "balance")}
         ).to_parquet(path, index=False)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (
-        1024 if sys.platform != "darwin" else 1024**2
-    )
     return ShardResult(
         index=spec.index,
         partial=partial,
         steps=steps,
         ledger=None if spec.out is not None else ledger,
         elapsed_s=time.perf_counter() - started,
-        peak_rss_mb=round(peak, 1),
+        peak_rss_mb=peak_rss_mb(),
         calls=crowd.calls,
     )
