@@ -3,7 +3,8 @@ deriving them again (the simulator's seeded keys, the register parsed from its T
 
 Everything kept here is a pure function of what names it: a file whose name is a digest of its
 source is right or absent, never stale, and an unreadable or foreign one is derived again. The
-directory is ``$XDG_CACHE_HOME/partner-api-kit`` (``~/.cache/partner-api-kit``); a file is written
+directory is the system's cache folder for the user (:func:`user_cache_dir`: on Linux
+``$XDG_CACHE_HOME/partner-api-kit``, ``~/.cache/partner-api-kit``); a file is written
 whole or not at all, and a disk that cannot take it only costs the derivation next time. Nothing
 sensitive is kept: no token, no partner secret, no decrypted data.
 
@@ -14,7 +15,9 @@ user's and mode 0600. A folder or file of the user's that is only readable by ot
 older kit made) is made private in silence; one that belongs to another user, or that others can
 write, is not used as found: a file is removed and derived again, a folder's files are removed
 and the folder made private — each with a :class:`CacheWarning` — and a folder the user cannot
-make theirs is not used at all (the data is derived and not kept).
+make theirs is not used at all (the data is derived and not kept). Where files have no POSIX
+owner and mode (Windows: no ``os.getuid``), the folder in the user's profile is private by its
+access rules, and owner and mode are not checked.
 
     >>> data = parsed_toml(register.data_dir() / "spec.toml")  # doctest: +SKIP
 """
@@ -27,6 +30,7 @@ import json
 import os
 import re
 import stat
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -39,6 +43,7 @@ __all__ = ["CacheWarning", "parsed_toml", "private_dir", "read_private", "user_c
 #: The names of the files the cache writes (what a folder found open to others loses).
 _OURS = re.compile(r"rsa-[0-9a-f]{32}\.pem|[\w.-]+-[0-9a-f]{32}\.json|\.tmp-.*")
 _lock = threading.Lock()
+_APP = "partner-api-kit"
 
 
 class CacheWarning(UserWarning):
@@ -46,9 +51,16 @@ class CacheWarning(UserWarning):
 
 
 def user_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/partner-api-kit``, else ``~/.cache/partner-api-kit``."""
+    """The user's cache folder for the kit: on Windows and macOS the system's own, as
+    ``platformdirs`` names it (``%LOCALAPPDATA%\\partner-api-kit\\Cache``,
+    ``~/Library/Caches/partner-api-kit``); elsewhere ``$XDG_CACHE_HOME/partner-api-kit``, else
+    ``~/.cache/partner-api-kit`` (platformdirs' answer too, without its import in every process)."""
+    if sys.platform in ("win32", "darwin"):
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir(_APP, appauthor=False))
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "partner-api-kit"
+    return Path(base) / _APP
 
 
 def _uid() -> int | None:
@@ -91,7 +103,9 @@ def _private_folder(folder: Path, root: bool) -> bool:
     if not stat.S_ISDIR(found.st_mode):
         return False
     uid = _uid()
-    if uid is not None and found.st_uid != uid:
+    if uid is None:
+        return True  # no POSIX owner or mode to check (Windows): the profile's access rules hold
+    if found.st_uid != uid:
         if root:  # a folder named by the environment, another user's: never ours to empty
             _warn(f"the cache folder {folder} belongs to another user: not used")
             return False
@@ -148,12 +162,12 @@ def read_private(path: Path) -> bytes | None:
         if not stat.S_ISREG(found.st_mode):
             return None
         uid = _uid()
-        if (uid is not None and found.st_uid != uid) or found.st_mode & 0o022:
+        if uid is not None and (found.st_uid != uid or found.st_mode & 0o022):
             _warn(f"the cache file {path} was another user's or writable by others: derived again")
             with contextlib.suppress(OSError):
                 os.unlink(path)
             return None
-        if stat.S_IMODE(found.st_mode) != 0o600 and hasattr(os, "fchmod"):
+        if uid is not None and stat.S_IMODE(found.st_mode) != 0o600:
             os.fchmod(fd, 0o600)
         return f.read()
 

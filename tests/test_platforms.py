@@ -1,5 +1,5 @@
 """The kit imports where the POSIX-only parts of the standard library are missing (Windows), and a
-feature that needs one says so.
+feature that needs one says so; the per-user cache is the system's own folder off Linux.
 
 Windows itself cannot be tested here. A child interpreter is made to look like it: before anything
 of the kit is imported, ``import fcntl``, ``import resource`` (and the other modules Windows does
@@ -15,7 +15,13 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+
+import pytest
+
+import kit._cache
+from kit._cache import CacheWarning, parsed_toml, user_cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,3 +117,52 @@ def test_on_posix_a_shard_reports_its_peak_memory() -> None:
 
     peak = peak_rss_mb()
     assert not math.isnan(peak) and peak > 1.0
+
+
+def test_on_linux_the_cache_is_under_xdg_cache_home_else_home_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert user_cache_dir() == tmp_path / "partner-api-kit"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert user_cache_dir() == tmp_path / "home" / ".cache" / "partner-api-kit"
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_on_windows_and_macos_the_cache_is_the_system_folder_platformdirs_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, platform: str
+) -> None:
+    import platformdirs
+
+    asked: list[tuple[object, ...]] = []
+
+    def system_folder(appname: str, appauthor: object = None, *args: object, **kwargs: object) -> str:
+        asked.append((appname, appauthor, *args, *kwargs.items()))
+        return str(tmp_path / "system" / appname)
+
+    monkeypatch.setattr(platformdirs, "user_cache_dir", system_folder)
+    monkeypatch.setattr(sys, "platform", platform)
+    assert user_cache_dir() == tmp_path / "system" / "partner-api-kit"
+    assert asked == [("partner-api-kit", False)]  # no vendor folder above the kit's
+
+
+def test_without_posix_owners_a_cache_is_used_whatever_its_mode_bits_say(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Windows reports every folder 0777 and every file 0666: the cache is used, silently."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delattr(os, "getuid")
+    source = tmp_path / "facts.toml"
+    source.write_text('name = "x"\n', encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parsed_toml(source)
+        kept = next((tmp_path / "partner-api-kit" / "data").glob("facts-*.json"))
+        os.chmod(kept.parent, 0o777)
+        os.chmod(kept, 0o666)
+        kept.write_text('{"name": "kept"}', encoding="utf-8")
+        assert parsed_toml(source) == {"name": "kept"}
+    assert not [w for w in caught if issubclass(w.category, CacheWarning)]
+    assert kit._cache._uid() is None

@@ -47,8 +47,9 @@ CACHE_VARIABLE = "KIT_SIM_KEY_CACHE"
 
 
 def cache_dir() -> Path | None:
-    """Where seeded keys are kept: ``$KIT_SIM_KEY_CACHE``, else the user's cache directory
-    (``$XDG_CACHE_HOME`` or ``~/.cache``) under ``partner-api-kit/sim-keys``; None when off."""
+    """Where seeded keys are kept: ``$KIT_SIM_KEY_CACHE``, else ``sim-keys`` in the kit's cache
+    folder (:func:`kit._cache.user_cache_dir`: ``$XDG_CACHE_HOME/partner-api-kit`` or
+    ``~/.cache/partner-api-kit`` on Linux); None when off."""
     chosen = os.environ.get(CACHE_VARIABLE, "").strip()
     if chosen.lower() in ("off", "0", "no", "false"):
         return None
