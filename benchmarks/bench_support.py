@@ -185,7 +185,7 @@ def new_loop() -> asyncio.AbstractEventLoop:
         import uvloop
 
         return uvloop.new_event_loop()
-    except ImportError:  # pragma: no cover - uvicorn[standard] brings uvloop
+    except ImportError:  # pragma: no cover - the sim extra brings uvloop, but on Windows
         return asyncio.new_event_loop()
 
 

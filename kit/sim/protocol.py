@@ -24,7 +24,7 @@ def _base() -> type:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
         return HttpToolsProtocol
-    except ImportError:  # uvicorn without its [standard] extra
+    except ImportError:  # uvicorn without httptools
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
         return H11Protocol

@@ -120,9 +120,11 @@ def test_importing_a_part_without_its_extra_names_it(
 
 
 def test_the_extras_table_matches_pyproject() -> None:
-    """Every extra the code checks is declared, and the lab's includes the simulator's."""
+    """Every extra the code checks is declared, the lab's includes the simulator's, and ``all``
+    holds every one."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert set(kit._extras.EXTRAS) <= set(declared)
     assert set(kit._extras.EXTRAS["sim"]) <= set(kit._extras.EXTRAS["lab"])
     assert "partner-api-kit[sim]" in declared["lab"]
-    assert declared["all"] == ["partner-api-kit[sim,lab,regress]"]
+    assert declared["all"] == ["partner-api-kit[sim,lab,regress,dask]"]
+    assert set(kit._extras.EXTRAS) == {"sim", "lab", "regress", "dask"}
