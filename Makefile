@@ -2,7 +2,8 @@
 #   make run   — set up .venv and run the main job (every notebook, on the embedded simulator)
 #   make test  — set up .venv and run lint, the test suite and nbval over the notebooks
 # and, before a merge or nightly, make slow (the slow suites: a fresh light install…) and
-# make e2e (the browser suite). .venv gets every extra: partner-api-kit[all,test].
+# make e2e (the browser suite). .venv gets every extra: partner-api-kit[all,test], at the versions
+# CI tested (constraints.txt; `make constraints` writes it again from .venv after a change).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,14 +14,19 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with data/nbval_sanitize.
 
 .PHONY: install run walk regress test slow lint nbval lab serve stress bench bench-paired clean docs site
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[all,test]'
 	$(PY) -m compileall -q kit  # the .pyc files a regular install has (none are written under PYTHONDONTWRITEBYTECODE)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# constraints.txt from .venv: every distribution .[all,test] needs, at its installed version
+.PHONY: constraints
+constraints: install
+	$(PY) -m tests.support.deps > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 run: regress
 
@@ -66,8 +72,8 @@ lab: install
 # installed when missing), plus every Mermaid diagram through the real parser. Screenshots: out/e2e
 .PHONY: e2e
 E2E_STAMP := $(VENV)/.e2e-stamp
-$(E2E_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[e2e]'
+$(E2E_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[e2e]'
 	touch $(E2E_STAMP)
 
 e2e: install $(E2E_STAMP)

@@ -1,4 +1,4 @@
-"""Every import is declared in the extra that needs it.
+"""Every import is declared in the extra that needs it, and constraints.txt pins what CI installs.
 
 Each third-party import of ``kit/`` (read with :mod:`ast`: module level, in functions, type-only)
 names a module; ``importlib.metadata.packages_distributions()`` says which distribution provides
@@ -105,3 +105,14 @@ def test_the_extras_hold_what_their_part_uses_and_nothing_it_does_not() -> None:
     assert declared["dask"] <= declared["all"]
     requirements = deps.requirements()
     assert [str(r) for r in requirements["sim"] if r.name == "uvicorn"] == ["uvicorn>=0.36"]  # no [standard]
+
+
+def test_constraints_pin_every_distribution_installed_for_all_and_test_at_its_version() -> None:
+    """constraints.txt is what this environment has of the closure of ``.[all,test]``: CI installs
+    from it, so there they are equal; ``make constraints`` writes it again after a change."""
+    closure = deps.closure()
+    installed = {name: dist.version for name, dist in closure.items()}
+    pinned = deps.pinned()
+    assert deps.PROJECT not in pinned
+    assert {n: v for n, v in installed.items() if pinned.get(n) != v} == {}
+    assert sorted(set(pinned) - set(installed)) == []
