@@ -1,4 +1,5 @@
-"""Every import is declared in the extra that needs it, and constraints.txt pins what CI installs.
+"""Every import is declared in the extra that needs it, constraints.txt pins what CI installs, and
+the project's metadata is what an index reads.
 
 Each third-party import of ``kit/`` (read with :mod:`ast`: module level, in functions, type-only)
 names a module; ``importlib.metadata.packages_distributions()`` says which distribution provides
@@ -12,11 +13,15 @@ modules of its extra. ``tests/`` and ``benchmarks/`` may import what ``all`` and
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import re
+import tomllib
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 import pytest
+from packaging.licenses import canonicalize_license_expression
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from kit._extras import EXTRAS
@@ -116,3 +121,18 @@ def test_constraints_pin_every_distribution_installed_for_all_and_test_at_its_ve
     assert deps.PROJECT not in pinned
     assert {n: v for n, v in installed.items() if pinned.get(n) != v} == {}
     assert sorted(set(pinned) - set(installed)) == []
+
+
+def test_the_metadata_an_index_reads() -> None:
+    """A licence expression (PEP 639: no licence classifier beside it), classifiers that agree
+    with requires-python, the project's addresses."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert canonicalize_license_expression(project["license"]) == "LicenseRef-Proprietary"
+    classifiers = project["classifiers"]
+    assert not [c for c in classifiers if c.startswith("License ::")]
+    versions = [
+        m[1] for c in classifiers if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))
+    ]
+    assert versions and all(f"{v}.0" in SpecifierSet(project["requires-python"]) for v in versions)
+    assert "Typing :: Typed" in classifiers and (ROOT / "kit" / "py.typed").exists()
+    assert {"Homepage", "Documentation", "Source", "Issues"} <= set(project["urls"])
