@@ -40,6 +40,7 @@ WHERE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit/notebook/", ("lab",)),  # the notebooks' companion: the notebooks need the lab
     ("kit/regress/", ("regress", "dask")),
     ("kit/cli.py", ("all",)),  # each command requires its extra before it imports from it
+    ("kit/_serveopts.py", ("sim",)),  # kit serve's options: read after serve requires the sim extra
     ("kit/", ()),
     ("tests/e2e/", ("all", "test", "e2e")),
     ("tests/", ("all", "test")),
