@@ -1,20 +1,25 @@
-"""Credentials at rest: what the simulator keeps of a token, and the stored answers that hold one.
+"""Credentials at rest: the server's own secret, what it keeps of a token, and the stored answers
+that hold one.
 
-A partner or session token is kept only as its SHA-256 digest (:func:`token_digest`), in memory,
-in a state file and in a snapshot: a server looks a presented token up by its digest, so it
-still accepts the tokens it issued after a restart, and a file holds none that could be used.
+Each server has a secret of 32 random bytes that never enters a state file or a snapshot
+(:class:`Sealer`): ``kit serve --state FILE`` keeps it in ``FILE.key`` beside the file
+(owner-only), so a restarted server is the same server; a server in memory draws its own.
+
+A partner or session token is kept only as its digest under that secret (HMAC-SHA256 with a key
+derived from it, :meth:`Sealer.digest`), in memory, in a state file and in a snapshot: a server
+looks a presented token up by its digest, so it still accepts the tokens it issued after a
+restart, and a file holds none that could be used. Nobody without the secret can make a digest
+the server would accept: a token digest planted in a snapshot, or brought from another server
+by a restore, authenticates nothing (register A45, A71).
 
 An idempotent answer that carries a clear token (the ``session_token`` of an anonymous session
-or of a promotion, replayed byte for byte by A20) is kept sealed: AES-GCM under a key that never
-enters a state file or a snapshot (:class:`Sealer`). ``kit serve --state FILE`` keeps the key in
-``FILE.key`` beside it (owner-only), so a restarted server replays its own stored answers; a
-server in memory holds a key of its own. A snapshot restored on another server holds answers
-sealed by a key that server does not have: they are dropped, and their idempotency keys can be
-used again (register A45).
+or of a promotion, replayed byte for byte by A20) is kept sealed: AES-GCM under the secret
+(:meth:`Sealer.seal`). A snapshot restored on another server holds answers sealed by a secret
+that server does not have: they are dropped, and their idempotency keys can be used again.
 
-    >>> len(token_digest("ses_abc"))
-    64
     >>> sealer = Sealer.in_memory()
+    >>> len(sealer.digest("ses_abc")), sealer.digest("ses_abc") == Sealer.in_memory().digest("ses_abc")
+    (64, False)
     >>> sealer.open(sealer.seal(b"{}"))
     b'{}'
 """
@@ -22,12 +27,13 @@ used again (register A45).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import stat
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["KEY_SUFFIX", "Sealer", "is_digest", "token_digest"]
+__all__ = ["KEY_SUFFIX", "Sealer", "is_digest"]
 
 #: The key file of a state file: ``FILE`` + this suffix, beside it.
 KEY_SUFFIX = ".key"
@@ -35,25 +41,23 @@ _KEY_BYTES = 32
 _NONCE_BYTES = 12
 
 
-def token_digest(token: str) -> str:
-    """The hex SHA-256 of ``token``: what the simulator keeps instead of the token."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def is_digest(key: object) -> bool:
-    """Whether ``key`` is a :func:`token_digest` (a state file of format 3 or older keeps the
-    tokens themselves)."""
+    """Whether ``key`` has the form of a token digest, 64 lower-case hex digits (a state file of
+    format 3 or older keeps the tokens themselves)."""
     return isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key)
 
 
 class Sealer:
-    """Seals and opens stored answers with one AES-256-GCM key; ``key_id`` names the key."""
+    """A server's secret: it seals and opens stored answers (AES-256-GCM), digests tokens
+    (:meth:`digest`) and derives other secrets (:meth:`derive`); ``key_id`` names it."""
 
     def __init__(self, key: bytes) -> None:
         if len(key) != _KEY_BYTES:
             raise ValueError("a sealing key has 32 bytes")
+        self._key = key
         self._aead = AESGCM(key)
         self.key_id = hashlib.sha256(b"kit-sim-seal:" + key).hexdigest()[:16]
+        self._token_key = self.derive("token-digest")
 
     @classmethod
     def in_memory(cls) -> Sealer:
@@ -86,6 +90,16 @@ class Sealer:
         with os.fdopen(fd, "wb") as f:
             f.write(key)
         return cls(key)
+
+    def digest(self, token: str) -> str:
+        """What the server keeps instead of ``token``: its HMAC-SHA256 under a key derived from
+        the secret, in hex (64 digits)."""
+        return hmac.digest(self._token_key, token.encode("utf-8", "surrogatepass"), "sha256").hex()
+
+    def derive(self, purpose: str) -> bytes:
+        """A 32-byte secret for ``purpose``, derived from this one (HMAC-SHA256): the same
+        secret gives the same, and none of them tells another or the secret."""
+        return hmac.digest(self._key, b"kit-sim:" + purpose.encode("ascii"), "sha256")
 
     def seal(self, data: bytes) -> bytes:
         nonce = os.urandom(_NONCE_BYTES)

@@ -108,7 +108,7 @@ class DocumentSubmit(Strict):
 
 # --- control plane ---------------------------------------------------------------------------
 class ResetIn(Strict):
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # 64-bit, as a state keeps (A71)
 
 
 class AdvanceIn(Strict):

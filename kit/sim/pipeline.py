@@ -58,7 +58,6 @@ from kit import register
 from kit._pii import pii_parameter
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json, first
-from kit.sim.atrest import token_digest
 from kit.sim.call import MAX_JWE, Call, RouteReply
 from kit.sim.clock import format_time
 from kit.sim.crypto import CryptoError
@@ -161,7 +160,7 @@ def authenticate(state: State, request: Request) -> str:
             f"{versions.token_endpoint(versions.of(request.state))}.",
             headers={"WWW-Authenticate": TOKEN_SCHEME},
         )
-    record = state.partner_tokens.peek(token_digest(token))  # read only: revoking looks it up again
+    record = state.partner_tokens.peek(state.sealer.digest(token))  # read only: revoking looks it up again
     if record is None or record.revoked or state.now >= record.expires_at:
         raise Problem(
             401,
@@ -318,7 +317,7 @@ def load_session(
     Unknown, another partner's (A30) or ended (A34): ``invalid-session``; promoted (A07):
     ``session-superseded``; past its lifetime (A06): ``session-expired``.
     """
-    s = state.sessions.get(token_digest(token))
+    s = state.sessions.get(state.sealer.digest(token))
     if s is None or s.partner != partner or s.ended:
         raise Problem(
             401,

@@ -16,10 +16,12 @@ from typing import Any
 from kit import register
 from kit.sim.cryptoworker import CryptoWorkers
 from kit.sim.delivery import DeliveryEngine
+from kit.sim.guard import StartRefused
 from kit.sim.models import Representation
 from kit.sim.personality import Personality, resolve
 from kit.sim.settings import Settings
 from kit.sim.state import State
+from kit.sim.statebounds import start_outside
 
 
 class Sim:
@@ -30,6 +32,9 @@ class Sim:
         self.version: str = register.fact("version")
         #: The register's values under the settings' choice overlay, resolved once (ChoicesError).
         self.personality: Personality = resolve(settings.choices)
+        refusal = start_outside(settings.seed, self.starting_balance)  # a state it would refuse (A71)
+        if refusal is not None:
+            raise StartRefused(refusal)
         self.state = State(
             settings.seed,
             settings.clock_start,

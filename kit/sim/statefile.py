@@ -32,7 +32,7 @@ from typing import Any
 
 from kit._env import SNAPSHOT_MEDIA_TYPE
 from kit.sim import untrusted
-from kit.sim.atrest import Sealer, is_digest, token_digest
+from kit.sim.atrest import Sealer, is_digest
 from kit.sim.state import _KEPT, HOMES, State
 from kit.sim.statecodec import _key, _key_text, _Pickler, decode, encode
 from kit.sim.stores import Store
@@ -231,7 +231,7 @@ def read(conn: sqlite3.Connection, where: str, budget: int = untrusted.BUDGET) -
         raise StateFileError(f"{where} cannot be read ({exc}): it is damaged") from None
     except Exception as exc:  # a value that does not unpickle into its record: any error at all
         raise StateFileError(f"{where}: cannot be read ({type(exc).__name__}): it is damaged") from None
-    reason = untrusted.invalid(loaded.meta, loaded.random_state, loaded.homes)
+    reason = untrusted.invalid(loaded.meta, loaded.random_state, loaded.homes, loaded.version)
     if reason:
         raise StateFileError(f"{where}: holds a value that is not valid: {reason}")
     return loaded
@@ -300,14 +300,15 @@ def apply(state: State, loaded: Loaded) -> None:
 
 
 def _digest_tokens(state: State, homes: dict[str, dict[Any, Any]]) -> None:
-    """A file of format 3 or older: its tokens as digests, its stored answers holding a clear
-    token sealed with this server's key."""
+    """A file of format 3 or older: its tokens as this server's digests, its stored answers
+    holding a clear token sealed with this server's key."""
+    digest = state.sealer.digest
     for home in ("partner_tokens", "sessions"):
         kept = homes.get(home, {})
-        homes[home] = {k if is_digest(k) else token_digest(k): v for k, v in kept.items()}
+        homes[home] = {k if is_digest(k) else digest(k): v for k, v in kept.items()}
     for session in homes.get("sessions", {}).values():
         if not is_digest(session.token):
-            session.token = token_digest(session.token)
+            session.token = digest(session.token)
     for record in homes.get("idempotency", {}).values():
         if record.sealed_by is None and b'"session_token"' in record.response_body:
             record.response_body = state.sealer.seal(record.response_body)

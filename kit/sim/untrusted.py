@@ -12,8 +12,10 @@ shared folder. Before anything of one is read:
   cannot keep a query running; ``quick_check`` runs first, inside the same budget.
 
 Every value read back is then validated against the type its record declares
-(:func:`conforms`); a value that does not fit (a balance that is not a finite decimal, a time
-without a zone, a record of the wrong class) refuses the file, naming what is wrong.
+(:func:`conforms`), then against the bounds of what a server could have written
+(``kit.sim.statebounds``); a value that does not fit (a balance that is not a finite decimal or
+past the money limit, a time without a zone or centuries ahead, a record of the wrong class or
+under another id) refuses the file, naming what is wrong.
 
     >>> conforms([1, 2], list[int]) is None
     True
@@ -39,6 +41,7 @@ from typing import Any
 from joserfc.jwk import ECKey
 
 from kit import register
+from kit.sim.statebounds import hints, out_of_bounds
 
 __all__ = ["SCHEMAS", "TABLES", "Refused", "conforms", "guarded", "invalid", "schema_of"]
 
@@ -111,18 +114,6 @@ def guarded(conn: sqlite3.Connection, budget: int = BUDGET) -> Iterator[None]:
 
 
 # --- values -------------------------------------------------------------------------------------
-
-#: Names the records' annotations use that their modules import for type checking only.
-_NAMES = {"DeviceId": tuple[str, str], "ECKey": ECKey, "Decimal": Decimal, "datetime": dt.datetime}
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    found = _HINTS.get(cls)
-    if found is None:
-        found = _HINTS[cls] = typing.get_type_hints(cls, localns=_NAMES)
-    return found
-
 
 _ARTICLE = {"int": "an int", "ECKey": "an EC key"}
 
@@ -197,7 +188,7 @@ def _scalar(value: Any, hint: Any, where: str, seen: set[int]) -> str | None:
         if id(value) in seen:
             return None
         seen.add(id(value))
-        for name, field_hint in _hints(hint).items():
+        for name, field_hint in hints(hint).items():
             if name not in vars(value):
                 return f"a {hint.__name__} lacks {name}"
             reason = _check(vars(value)[name], field_hint, f"{hint.__name__}.{name}", seen)
@@ -219,9 +210,10 @@ def _scalar(value: Any, hint: Any, where: str, seen: set[int]) -> str | None:
 _META = {"seed": int, "now": dt.datetime, "offset": dt.timedelta, "counters": dict[str, int]}
 
 
-def invalid(meta: Any, random_state: Any, homes: dict[str, dict[Any, Any]]) -> str | None:
-    """Why a state read from a file (its clock and counters, random state and homes, as
-    ``kit.sim.statefile.read`` finds them) cannot become a state, or None."""
+def invalid(meta: Any, random_state: Any, homes: dict[str, dict[Any, Any]], version: int = 4) -> str | None:
+    """Why a state read from a file of format ``version`` (its clock and counters, random state
+    and homes, as ``kit.sim.statefile.read`` finds them) cannot become a state, or None: a value
+    not of its record's type, or out of the bounds a server keeps (``kit.sim.statebounds``)."""
     if meta is not None:
         if not isinstance(meta, dict) or set(meta) != set(_META):
             return "its clock and counters are not the kit's"
@@ -245,7 +237,7 @@ def invalid(meta: Any, random_state: Any, homes: dict[str, dict[Any, Any]]) -> s
             )
             if reason:
                 return f"{home}: {reason}"
-    return None
+    return out_of_bounds(meta, homes, version)
 
 
 @functools.cache

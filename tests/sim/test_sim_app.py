@@ -318,13 +318,13 @@ def test_a_refusal_at_any_step_leaves_run_as_its_answer(
 
     from starlette.requests import Request
 
-    from kit.sim.atrest import token_digest
     from kit.sim.pipeline import RouteReply, run
     from kit.sim.state import PartnerToken
 
     app = create_app(_settings())
     state = app.sim.state
-    state.partner_tokens[token_digest("known")] = PartnerToken("sim-partner", state.now + timedelta(hours=1))
+    known = PartnerToken("sim-partner", state.now + timedelta(hours=1))
+    state.partner_tokens[state.sealer.digest("known")] = known
     raw = [(k.encode(), v.encode()) for k, v in headers.items()]
     scope = {"type": "http", "method": "POST", "path": "/x", "headers": raw, "query_string": b"", "app": app}
     scope["state"] = {"assumptions": set(), "api_version": app.version}

@@ -308,13 +308,15 @@ def test_kit_state_snapshot_copies_a_running_server_and_serve_restores_it(tmp_pa
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     with served(tmp_path / "colleague.kitstate", restore=str(out)) as http:
         assert http.get("/_sim/ledger").json() == ledger
-        create_card(http, a.token, a.account_id, session=a.person_session)  # its token and session work
+        refused = call(http, "GET", "/webhooks/jwks", token=a.token)  # another server's token
+        assert_problem(refused, 401, "invalid-partner-token")
     before = digest(path)
     with pytest.raises(StateFileError, match="already holds state: pass --replace"):
         start_embedded(Settings(state_file=str(path), restore=str(out)))
     assert digest(path) == before
     with served(path, restore=str(out), replace=True) as http:
         assert http.get("/_sim/ledger").json() == ledger
+        create_card(http, a.token, a.account_id, session=a.person_session)  # its own token and session
 
 
 def test_kit_state_snapshot_refuses_what_is_not_a_state_file(tmp_path: Path) -> None:

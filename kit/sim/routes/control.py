@@ -28,8 +28,9 @@ from kit.sim.state import Fault
 from kit.sim.timeflow import clock_moved
 
 CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
-CLOCK_LIMIT_YEAR = 9000
-MAX_BALANCE = Decimal(10) ** 18
+#: The bounds of a state (A71): the clock stops short of this year, a balance of this amount.
+CLOCK_LIMIT_YEAR = int(register.value("A71")["clock_before_year"])
+MAX_BALANCE = Decimal(register.value("A71")["money_limit"])
 
 
 async def _control_token(request: Request) -> None:

@@ -25,7 +25,6 @@ from kit import register
 from kit._pii import pii_parameter
 from kit.sim import versions
 from kit.sim.asgi import encode_json
-from kit.sim.atrest import token_digest
 from kit.sim.headers import AUTHORIZATION, DEPRECATED, TOKEN_PATH
 from kit.sim.models import TokenResponse
 from kit.sim.openapi import form_body, oauth_errors, problems
@@ -132,7 +131,8 @@ async def _issue(request: Request) -> Response:
         raise OAuthError(400, "invalid_scope", f"The only scope is {_TOKEN['scope']}.")
     token = secrets.token_urlsafe(32)
     lifetime = sim.personality.token_lifetime  # A01, under a choice overlay
-    sim.state.partner_tokens[token_digest(token)] = PartnerToken(client_id, sim.state.clock.after(lifetime))
+    state = sim.state
+    state.partner_tokens[state.sealer.digest(token)] = PartnerToken(client_id, state.clock.after(lifetime))
     body = {
         "access_token": token,
         "token_type": _TOKEN["token_type"],
@@ -205,7 +205,7 @@ async def legacy_revoke(request: Request) -> Response:
     except Problem as problem:
         return problem.response()
     token = request.headers[AUTHORIZATION].partition(" ")[2].strip()
-    sim.state.partner_tokens[token_digest(token)].revoked = True
+    sim.state.partner_tokens[sim.state.sealer.digest(token)].revoked = True
     return Response(status_code=204)
 
 

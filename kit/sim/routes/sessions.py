@@ -11,7 +11,6 @@ from starlette.responses import Response
 
 from kit import register
 from kit.sim.asgi import encode_json
-from kit.sim.atrest import token_digest
 from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time
 from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
@@ -241,7 +240,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
     state, current, kind = call.state, call.session, request.session_type
     token = "ses_" + secrets.token_urlsafe(32)
     session = Session(
-        token=token_digest(token),
+        token=state.sealer.digest(token),
         partner=call.partner,
         session_type=kind,
         strategy=request.expiration_strategy,
@@ -296,7 +295,7 @@ async def end_session(request: Request) -> Response:
         token = call.request.headers.get(SESSION_ID)
         if token is None:
             raise Problem(401, "session-required", f"Name the session to end in {SESSION_ID}.")
-        session = call.state.sessions.get(token_digest(token))
+        session = call.state.sessions.get(call.state.sealer.digest(token))
         if session is None or session.partner != call.partner or session.ended:
             # Reuse the one definition of "unknown or ended" (an expired one may still end).
             load_session(call.state, call.partner, token)
