@@ -128,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
         crypto_workers=args.crypto_workers,
         wall_clock=None if args.clock is None else args.clock == "wall",
         choices=choices,
+        seeded_keys=args.seeded_keys,
         **overrides,  # type: ignore[arg-type]
     )
     from kit._choices import ChoicesError
@@ -232,6 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     serve.add_argument("--seed", type=int, default=7, help="seeds every id and key (A41)")
+    serve.add_argument(
+        "--seeded-keys",
+        action="store_true",
+        help="derive the keys from --seed even with named partners or beyond loopback: anyone who knows "
+        "the seed can then decrypt the PII sent to the server and forge its webhooks (A71)",
+    )
     serve.add_argument("--strict", action="store_true", help="deprecated token endpoints answer 410")
     serve.add_argument(
         "--api-version",
@@ -334,7 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
     defaults = " and ".join(f"{client}/{secret}" for client, secret in env.SIM_PARTNER_CLIENTS.items())
     serve.epilog = (
         f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (each id once; default {defaults}, on loopback "
-        f"only: bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}, A70's length at least."
+        f"only: bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}, A70's length at least. "
+        "Keys: with named partners or off loopback, from a random secret kept with --state (else in memory); "
+        "--seeded-keys takes --seed, and anyone who knows it can decrypt the PII sent to the server and forge "
+        "its webhooks."
     )
     serve.set_defaults(func=_serve)
 

@@ -17,6 +17,9 @@ or of a promotion, replayed byte for byte by A20) is kept sealed: AES-GCM under 
 (:meth:`Sealer.seal`). A snapshot restored on another server holds answers sealed by a secret
 that server does not have: they are dropped, and their idempotency keys can be used again.
 
+A server whose keys must not follow from its seed (named partners, or bound beyond loopback)
+derives them from the secret too (:meth:`Sealer.derive`, ``kit.sim.crypto``).
+
     >>> sealer = Sealer.in_memory()
     >>> len(sealer.digest("ses_abc")), sealer.digest("ses_abc") == Sealer.in_memory().digest("ses_abc")
     (64, False)

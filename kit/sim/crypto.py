@@ -1,11 +1,14 @@
 """The simulator's JOSE: the only simulator module importing joserfc (register A04, A24).
 
 Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
-``kid`` values) run after run. Every decrypt and verify allow-lists its algorithms, and the
-protected header is checked here before joserfc sees the token: joserfc, given a single key,
-ignores the token's ``kid`` and the key's ``alg``. The common token (RSA-OAEP-256, A256GCM, a
-header of ``alg``, ``enc`` and ``kid``) is decrypted with ``cryptography``'s primitives as joserfc
-decrypts it (``_short_path``); anything else, and every refusal, is joserfc's.
+``kid`` values) run after run; a server whose keys must not follow from its seed (named partners,
+or bound beyond loopback: ``Settings.secret_keys``) derives them from its secret instead
+(:meth:`ServerKeys.from_secret`), and those never go to the key cache. Every decrypt and verify
+allow-lists its algorithms, and the protected header is checked here before joserfc sees the
+token: joserfc, given a single key, ignores the token's ``kid`` and the key's ``alg``. The common
+token (RSA-OAEP-256, A256GCM, a header of ``alg``, ``enc`` and ``kid``) is decrypted with
+``cryptography``'s primitives as joserfc decrypts it (``_short_path``); anything else, and every
+refusal, is joserfc's.
 
     >>> keys = ServerKeys.from_seed(7)  # doctest: +SKIP
     >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import warnings
 from dataclasses import dataclass
@@ -116,13 +120,31 @@ def _seeded_rsa(seed: int) -> RSAKey:
     return RSAKey.import_key(load_private(seeded_rsa_pem(seed, RSA_BITS)))
 
 
+def _secret_ec(secret: bytes, purpose: str) -> ECKey:
+    digest = hmac.digest(secret, f"kit-sim:ec:{purpose}".encode(), "sha256")
+    scalar = int.from_bytes(digest, "big") % (_P256_ORDER - 1) + 1
+    return ECKey.import_key(ec.derive_private_key(scalar, ec.SECP256R1()))
+
+
+def _secret_rsa(secret: bytes) -> RSAKey:
+    """The RSA key of a secret: pycryptodome's generation drawing from a SHAKE-256 stream of it
+    (the same secret, the same key; nobody without it can derive it). Never cached on disk."""
+    from Crypto.Hash import SHAKE256
+    from Crypto.PublicKey import RSA
+
+    stream = SHAKE256.new(b"kit-sim:rsa:" + secret)
+    return RSAKey.import_key(load_private(RSA.generate(RSA_BITS, randfunc=stream.read).export_key("PEM")))
+
+
 @dataclass(frozen=True)
 class ServerKeys:
-    """The server's encryption keys (published in init data) and webhook signing key."""
+    """The server's encryption keys (published in init data) and webhook signing key;
+    ``seeded``: derived from a seed (anyone knowing it can derive them), else from a secret."""
 
     rsa: RSAKey
     ec: ECKey
     signing: ECKey
+    seeded: bool = True
 
     @classmethod
     def from_seed(cls, seed: int) -> ServerKeys:
@@ -130,6 +152,16 @@ class ServerKeys:
             rsa=_seeded_rsa(seed),
             ec=_seeded_ec(seed, "enc"),
             signing=_seeded_ec(seed, "sig"),
+        )
+
+    @classmethod
+    def from_secret(cls, secret: bytes) -> ServerKeys:
+        """Keys derived from a server's secret (32 random bytes, ``kit.sim.atrest``)."""
+        return cls(
+            rsa=_secret_rsa(secret),
+            ec=_secret_ec(secret, "enc"),
+            signing=_secret_ec(secret, "sig"),
+            seeded=False,
         )
 
     def __repr__(self) -> str:  # keys never appear in a repr
@@ -184,7 +216,7 @@ class ServerKeys:
             return self.signing, self.signing_kid
         found = self._signers.get(algorithm)
         if found is None:
-            key = _derived_signing_key(self.signing, algorithm)
+            key = _derived_signing_key(self.signing, algorithm, cached=self.seeded)
             found = self._signers[algorithm] = (key, f"sig-{algorithm.lower()}-" + key.thumbprint()[:16])
         return found
 
@@ -243,8 +275,9 @@ class ServerKeys:
         return f"{header}..{signature}"
 
 
-def _derived_signing_key(signing: ECKey, algorithm: str) -> Any:
-    """A signing key for ``algorithm`` derived from the seed's ES256 key (deterministic)."""
+def _derived_signing_key(signing: ECKey, algorithm: str, *, cached: bool = True) -> Any:
+    """A signing key for ``algorithm`` derived from the ES256 key (deterministic); an RSA one
+    goes to the key cache only when ``cached`` (a seeded key: never one derived from a secret)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from joserfc.jwk import OKPKey
 
@@ -261,6 +294,8 @@ def _derived_signing_key(signing: ECKey, algorithm: str) -> Any:
         )
         scalar = int.from_bytes(digest + hashlib.sha256(digest).digest(), "big") % (order - 1) + 1
         return ECKey.import_key(ec.derive_private_key(scalar, ec.SECP384R1()))
+    if not cached:
+        return _secret_rsa(digest)
     return RSAKey.import_key(load_private(seeded_rsa_pem(int.from_bytes(digest[:6], "big"), RSA_BITS)))
 
 

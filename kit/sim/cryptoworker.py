@@ -9,7 +9,10 @@ Frames on the pipes are length-prefixed. Request: ``seed`` (8 bytes, signed) + t
 Answer: one status byte (0 decrypted, 1 refused) + the plaintext. A worker answers in order, so
 the parent keeps one queue of waiting futures per worker. The workers derive the keys from the
 seed exactly as the simulator does (``keys_for``), so nothing secret crosses the pipe but the
-token and its plaintext, in memory only. The parent reads a worker's answers with one protocol
+token and its plaintext, in memory only; a server whose keys come from its secret
+(``Settings.secret_keys``) first writes the keys' secret (32 bytes, one frame) down each
+worker's pipe, never on its command line, and the worker derives the keys from it
+(``keys_of_secret``) whatever the seed of a frame. The parent reads a worker's answers with one protocol
 (``_Pipes``: a frame parsed where it arrives resolves its future); a worker reads whatever
 frames are there in one system call and answers each as soon as it is decrypted.
 
@@ -42,6 +45,8 @@ _LENGTH = struct.Struct(">I")
 _SEED = struct.Struct(">q")
 _DECRYPTED, _REFUSED = b"\x00", b"\x01"
 _READ_SIZE = 1 << 16
+#: The worker's argument when the keys come from a secret, its first frame.
+_SECRET_ARG = "--secret"
 
 
 class WorkerUnavailable(Exception):
@@ -65,6 +70,11 @@ class _Pipes(asyncio.SubprocessProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a SubprocessTransport in kind (uvloop's is not an asyncio.SubprocessTransport)
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[attr-defined]
+
+    def write(self, frame: bytes) -> None:
+        """A frame that asks for no answer (the keys' secret, first)."""
+        if self._stdin is not None:
+            self._stdin.write(frame)
 
     def send(self, frame: bytes) -> asyncio.Future[bytes]:
         if self.gone or self._stdin is None or self._stdin.is_closing():
@@ -147,9 +157,10 @@ class _Worker:
 class CryptoWorkers:
     """``count`` worker processes; each token goes to the one with the fewest waiting."""
 
-    def __init__(self, count: int, seed: int) -> None:
+    def __init__(self, count: int, seed: int, secret: bytes | None = None) -> None:
         self.count = count
         self.seed = seed  # keys for this seed are derived as each worker starts
+        self._secret = secret  # the keys' secret, when they come from one (sent down the pipe)
         self._workers: list[_Worker] = []
 
     async def start(self) -> None:
@@ -160,11 +171,13 @@ class CryptoWorkers:
                 sys.executable,
                 "-m",
                 "kit.sim.cryptoworker",
-                str(self.seed),
+                _SECRET_ARG if self._secret is not None else str(self.seed),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
             )
+            if self._secret is not None:
+                pipes.write(_LENGTH.pack(len(self._secret)) + self._secret)
             # asyncio's own process handle (wait, kill) over our protocol, which has no streams
             process = asyncio.subprocess.Process(transport, pipes, loop)  # type: ignore[arg-type]
             self._workers.append(_Worker(process, pipes))
@@ -198,14 +211,17 @@ class CryptoWorkers:
         await asyncio.gather(*(w.aclose() for w in workers))
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO, seed: int | None = None) -> None:
-    """The worker's loop: a frame in, a frame out, until the parent closes the pipe."""
-    from kit.sim.state import keys_for
+def serve(stdin: BinaryIO, stdout: BinaryIO, seed: int | None = None, *, secret: bool = False) -> None:
+    """The worker's loop: a frame in, a frame out, until the parent closes the pipe. With
+    ``secret``, the first frame is the keys' secret, and every token is decrypted with its keys."""
+    from kit.sim.crypto import ServerKeys
+    from kit.sim.state import keys_for, keys_of_secret
 
-    if seed is not None:
-        keys_for(seed)  # derive the keys now, not on the first session
     read = getattr(stdin, "read1", stdin.read)  # what is there (one system call), not a fixed size
     buffer = b""
+    fixed: ServerKeys | None = None  # the secret's keys, whatever a frame's seed
+    if seed is not None:
+        keys_for(seed)  # derive the keys now, not on the first session
     while True:
         chunk = read(_READ_SIZE)
         if not chunk:
@@ -216,15 +232,26 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, seed: int | None = None) -> None:
             if len(buffer) < end:
                 break
             frame, buffer = buffer[_LENGTH.size : end], buffer[end:]
+            if secret and fixed is None:
+                fixed = keys_of_secret(frame)
+                continue
             (seed,) = _SEED.unpack_from(frame)
             try:
-                answer = _DECRYPTED + keys_for(seed).decrypt(frame[_SEED.size :].decode())
+                keys = fixed if fixed is not None else keys_for(seed)
+                answer = _DECRYPTED + keys.decrypt(frame[_SEED.size :].decode())
             except (CryptoError, UnicodeDecodeError):
                 answer = _REFUSED
             stdout.write(_LENGTH.pack(len(answer)) + answer)
             stdout.flush()  # each answer as soon as it is ready: the loop may be waiting for it
 
 
+def _main(argv: list[str]) -> None:
+    if argv and argv[0] == _SECRET_ARG:
+        serve(sys.stdin.buffer, sys.stdout.buffer, secret=True)
+    else:
+        serve(sys.stdin.buffer, sys.stdout.buffer, int(argv[0]) if argv else None)
+
+
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        serve(sys.stdin.buffer, sys.stdout.buffer, int(sys.argv[1]) if len(sys.argv) > 1 else None)
+        _main(sys.argv[1:])

@@ -35,21 +35,40 @@ class Sim:
         refusal = start_outside(settings.seed, self.starting_balance)  # a state it would refuse (A71)
         if refusal is not None:
             raise StartRefused(refusal)
-        self.state = State(
-            settings.seed,
-            settings.clock_start,
-            wall_clock=settings.follows_wall_clock,
-            uuid_ids=self.personality.uuid_ids,
-        )
+        #: The state file of a durable simulator (``kit serve --state``); None: in memory.
+        self.state_file: Any = None
+        restore, sealer = None, None
+        if settings.state_file:
+            self.state_file, restore, sealer = self._open_state_file()
+        try:
+            self.state = State(
+                settings.seed,
+                settings.clock_start,
+                wall_clock=settings.follows_wall_clock,
+                uuid_ids=self.personality.uuid_ids,
+                sealer=sealer,  # the secret kept beside the state file; None: one of this process
+                secret_keys=settings.secret_keys,
+            )
+            if self.state_file is not None:
+                self._load(restore)
+        except BaseException:
+            if self.state_file is not None:
+                self.state_file.close()
+            raise
         self.delivery = DeliveryEngine(self.state, self.version, settings, self.personality.dialect)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
-            CryptoWorkers(settings.crypto_workers, settings.seed) if settings.crypto_workers else None
+            CryptoWorkers(settings.crypto_workers, settings.seed, self._keys_secret())
+            if settings.crypto_workers
+            else None
         )
-        #: The state file of a durable simulator (``kit serve --state``); None: in memory.
-        self.state_file = self._open_state_file() if settings.state_file else None
 
-    def _open_state_file(self) -> Any:
+    def _keys_secret(self) -> bytes | None:
+        """What the crypto workers derive the keys from: the secret's, when the keys are."""
+        return self.state.sealer.derive("server-keys") if self.state.secret_keys else None
+
+    def _open_state_file(self) -> tuple[Any, bytes | None, Any]:
+        """The state file (held), the snapshot to start from and the secret kept beside the file."""
         from kit.sim import statefile  # sqlite3 only for a durable simulator
         from kit.sim.durable import StateFile
 
@@ -59,21 +78,28 @@ class Sim:
         data = statefile.read_snapshot(restore, settings.snapshot_max_bytes) if restore else None
         state_file = StateFile.open(settings.state_file, settings.sqlite_budget)
         try:
-            self.state.sealer = statefile.sealer_beside(state_file.path)
+            sealer = statefile.sealer_beside(state_file.path)
             if data is not None and state_file.holds_state() and not settings.replace:
                 raise statefile.StateFileError(
                     f"{state_file.path} already holds state: pass --replace to start it over from "
                     f"{settings.restore}, or give a new --state file"
                 )
-            state_file.load(self.state)
-            if data is not None and restore is not None:
-                loaded = statefile.read_snapshot_bytes(data, settings.sqlite_budget, where=restore)
-                statefile.apply(self.state, loaded)
-                self.state.commit()
         except BaseException:
             state_file.close()
             raise
-        return state_file
+        return state_file, data, sealer
+
+    def _load(self, data: bytes | None) -> None:
+        """The state from the file, then from the snapshot to start from (if any)."""
+        from kit.sim import statefile
+
+        self.state_file.load(self.state)
+        if data is not None:
+            settings = self.settings
+            where = settings.restore or "the snapshot"
+            loaded = statefile.read_snapshot_bytes(data, settings.sqlite_budget, where=where)
+            statefile.apply(self.state, loaded)
+            self.state.commit()
 
     def snapshot(self) -> bytes:
         """The whole state as a snapshot (a SQLite database; ``kit.sim.statefile``)."""

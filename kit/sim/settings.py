@@ -35,6 +35,9 @@ class Settings:
     (``kit.sim.statefile``); ``restore`` starts it from a snapshot, over a file that already
     holds state only with ``replace``.
     ``choices`` re-chooses register values (``kit.sim.personality``: validated when the app is built).
+    ``seeded_keys`` derives the server's keys from ``seed`` even where they would come from its
+    secret (:attr:`secret_keys`): anyone who knows the seed can then decrypt what is sent to it
+    and sign its webhooks.
 
         >>> Settings(seed=11, strict=True).partners["sim-partner"]
         'sim-secret'
@@ -67,11 +70,25 @@ class Settings:
     restore: str | None = None  # a snapshot to start from (with state_file)
     replace: bool = False  # restore over a state file that already holds state
     choices: Overlay | None = None  # a choice overlay (kit._choices); None: the register's own values
+    seeded_keys: bool = False  # keys from the seed even with named partners or off loopback
 
     @property
     def on_loopback(self) -> bool:
         """Whether the server is bound to this machine's loopback only."""
         return is_loopback(self.host)
+
+    @property
+    def secret_keys(self) -> bool:
+        """Whether the server's keys (encryption and webhook signing) come from its secret
+        (``kit.sim.atrest``) rather than its seed: with a partner client other than the published
+        ones, or bound beyond loopback, unless ``seeded_keys``. On loopback with the published
+        clients, the same seed gives the same keys (the simulator's determinism).
+
+            >>> Settings().secret_keys, Settings(partners={"team": "long-secret"}).secret_keys
+            (False, True)
+        """
+        named = any(SIM_PARTNER_CLIENTS.get(cid) != secret for cid, secret in self.partners.items())
+        return not self.seeded_keys and (named or not self.on_loopback)
 
     @property
     def follows_wall_clock(self) -> bool:

@@ -142,6 +142,13 @@ def keys_for(seed: int) -> ServerKeys:
     return ServerKeys.from_seed(seed)
 
 
+@lru_cache(maxsize=4)
+def keys_of_secret(secret: bytes) -> ServerKeys:
+    """Server keys derived from a server's secret (``Settings.secret_keys``), kept in this
+    process only (never in the key cache): a reset or a restore keeps them."""
+    return ServerKeys.from_secret(secret)
+
+
 #: The stores a partner can still see through the API: never bounded.
 _KEPT = ("accounts", "persons", "cards", "transfers", "document_requests")
 #: Every home of records, bounded or kept, in the order a state file lists them.
@@ -163,7 +170,9 @@ class State:
     """Everything the simulator knows. :meth:`reset` returns it to the seeded start.
 
     ``bounds`` (default: the register's, A50-A58) bound the stores that grow with traffic;
-    ``wall_clock`` makes its clock follow the machine's (A46).
+    ``wall_clock`` makes its clock follow the machine's (A46). ``sealer`` is the server's secret
+    (``kit.sim.atrest``; default: one of this process); with ``secret_keys`` the server's keys
+    come from it, else from the seed.
     """
 
     def __init__(
@@ -174,6 +183,8 @@ class State:
         *,
         wall_clock: bool = False,
         uuid_ids: bool = False,
+        sealer: Sealer | None = None,
+        secret_keys: bool = False,
     ) -> None:
         self.clock = Clock(clock_start, wall=wall_clock)
         self.uuid_ids = uuid_ids  # ids as UUIDs (A60)
@@ -181,9 +192,11 @@ class State:
         #: Set by a durable simulator (``kit.sim.durable``): what changed, and where it goes.
         self.journal: Journal | None = None
         self.file: Durable | None = None
-        #: Seals stored answers that carry a clear token (``kit.sim.atrest``); a server with a
-        #: state file sets the one whose key is kept beside it.
-        self.sealer = Sealer.in_memory()
+        #: The server's secret (``kit.sim.atrest``): it digests tokens, seals stored answers that
+        #: carry a clear token and, with ``secret_keys``, gives the keys. A server with a state
+        #: file has the one kept beside it.
+        self.sealer = sealer or Sealer.in_memory()
+        self.secret_keys = secret_keys
         self.reset(seed)
 
     def attach(self, journal: Journal, file: Durable) -> None:
@@ -209,7 +222,7 @@ class State:
         self.clock.reset()
         self.ids = Ids(seed, uuids=self.uuid_ids)
         self.random = random.Random(f"kit-sim:{seed}:faults")
-        self.keys = keys_for(seed)
+        self.keys = keys_of_secret(self.sealer.derive("server-keys")) if self.secret_keys else keys_for(seed)
         b = self.bounds
         # Bounded: they grow with traffic and nobody reads them back for long (A50-A58).
         self.partner_tokens: Store[str, PartnerToken] = Store(b.partner_tokens)

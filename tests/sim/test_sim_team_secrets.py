@@ -1,12 +1,14 @@
 """What a team server keeps to itself (A71): a snapshot carries no token another server, or
-its author, can use; restored values stay within what a server could have written.
+its author, can use; restored values stay within what a server could have written; with named
+partners its keys come from its own secret, not from its seed.
 
 A restore is a real one: ``POST /_sim/restore`` over HTTP. ``kit serve`` runs as a subprocess
-(``tests/support/launcher.py``) where its start is the point.
+(``tests/support/launcher.py``) where its keys are the point.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import hashlib
@@ -20,16 +22,22 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from kit._env import SIM_PARTNERS
+from kit.cli import main as kit_main
 from kit.sim import Settings
+from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.cryptoworker import CryptoWorkers
+from kit.sim.keycache import CACHE_VARIABLE
 from kit.sim.server import start_embedded
-from kit.sim.state import PartnerToken
+from kit.sim.state import PartnerToken, keys_for, keys_of_secret
 from kit.sim.statecodec import decode, encode
-from tests.sim.helpers.journeys import journey
+from tests.sim.helpers.encryption import Device, encrypt_for_server
+from tests.sim.helpers.journeys import create_session, journey
 from tests.sim.helpers.webhooks import subscription_request
-from tests.sim.helpers.wire import assert_problem, call, parse_time, partner_token
-from tests.support.launcher import serve_exits
+from tests.sim.helpers.wire import assert_problem, b64u_decode, call, init_data, parse_time, partner_token
+from tests.support.launcher import serve_exits, serve_process
 
 SNAPSHOT = {"content-type": "application/vnd.sqlite3"}
 TEAM = ("team-partner", "a-long-team-secret")
@@ -213,6 +221,100 @@ def test_a_value_no_server_could_write_is_refused_and_changes_nothing(
     assert words in assert_problem(refused, 400, "snapshot-invalid")["detail"]
     assert _unchanged(http) == before
     assert http.get("/_sim/ledger").status_code == 200
+
+
+# --- 3. a team server's keys are its own ------------------------------------------------------
+
+
+def _published(base_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The encryption keys of init data and the webhook signing keys a team server publishes."""
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        token = partner_token(http, *TEAM)
+        return init_data(http, token)["jwks"], call(http, "GET", "/webhooks/jwks", token=token).json()
+
+
+def _seeded(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a loopback server with the published partners and ``seed`` publishes: anyone can derive it."""
+    keys = keys_for(seed)
+    return keys.encryption_jwks(), keys.signing_jwks()
+
+
+def _moduli(folder: Path) -> set[int]:
+    keys = (load_pem_private_key(p.read_bytes(), None) for p in folder.rglob("*.pem"))
+    return {key.private_numbers().public_numbers.n for key in keys}  # type: ignore[union-attr]
+
+
+def test_a_team_servers_keys_are_not_its_seeds_nor_in_the_key_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {**TEAM_ENV, CACHE_VARIABLE: str(cache)}
+    with serve_process("--crypto-workers", "1", seed=42, env=env) as team:
+        first = _published(team.base_url)
+        with httpx.Client(base_url=team.base_url, timeout=30) as http:  # decrypted by its worker
+            token = partner_token(http, *TEAM)
+            device = Device.for_persona(http.get("/_sim/personas").json()["personas"][0])
+            assert create_session(http, token, device).status_code == 201
+    seeded = _seeded(42)
+    assert first[0] != seeded[0] and first[1] != seeded[1]
+    rsa = next(k for k in first[0]["keys"] if k["kty"] == "RSA")
+    assert int.from_bytes(b64u_decode(rsa["n"]), "big") not in _moduli(cache)
+    with serve_process(seed=42, env=env) as again:  # another start, no state: other keys
+        second = _published(again.base_url)
+    assert second[0] != first[0] and second[1] != first[1]
+
+
+def test_a_team_servers_keys_survive_a_restart_with_its_state(tmp_path: Path) -> None:
+    state = str(tmp_path / "team.kitstate")
+    with serve_process("--state", state, seed=42, env=TEAM_ENV) as team:
+        first = _published(team.base_url)
+    with serve_process("--state", state, seed=42, env=TEAM_ENV) as team:
+        assert _published(team.base_url) == first
+    assert first != _seeded(42)
+
+
+def test_seeded_keys_are_the_seeds_keys_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    with serve_process("--seeded-keys", seed=42, env=TEAM_ENV) as team:
+        assert _published(team.base_url) == _seeded(42)
+    with pytest.raises(SystemExit):
+        kit_main(["serve", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--seeded-keys takes --seed" in said
+        and "decrypt the PII sent to the server and forge its webhooks" in said
+    )
+
+
+def test_on_loopback_with_the_published_partners_the_seed_gives_the_keys() -> None:
+    assert not Settings(seed=42).secret_keys and Settings(seed=42, partners={"x": "long-secret"}).secret_keys
+    assert Settings(host="0.0.0.0").secret_keys and not Settings(host="0.0.0.0", seeded_keys=True).secret_keys
+
+
+def test_crypto_workers_decrypt_with_the_keys_of_the_secret_they_were_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker given the keys' secret (down its pipe) decrypts with its keys, not with the
+    seed's, whatever seed a token names."""
+    secret = bytes(range(32))
+    to_secret = encrypt_for_server({"jwks": keys_of_secret(secret).encryption_jwks()}, {"nonce": "n-1"})
+    to_seed = encrypt_for_server({"jwks": keys_for(7).encryption_jwks()}, {"nonce": "n-2"})
+
+    def refuse(self: ServerKeys, token: object) -> bytes:  # decrypted below: by a worker
+        raise CryptoError("decrypted in the test process")
+
+    monkeypatch.setattr(ServerKeys, "decrypt", refuse)
+
+    async def scenario() -> list[Any]:
+        workers = CryptoWorkers(1, seed=7, secret=secret)
+        await workers.start()
+        try:
+            return await asyncio.gather(
+                workers.decrypt(7, to_secret), workers.decrypt(7, to_seed), return_exceptions=True
+            )
+        finally:
+            await workers.aclose()
+
+    decrypted, refused = asyncio.run(scenario())
+    assert json.loads(decrypted) == {"nonce": "n-1"}
+    assert isinstance(refused, CryptoError) and str(refused) == "refused by the worker"
 
 
 # --- 4. a server starts only where its own state would be restored --------------------------
