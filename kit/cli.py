@@ -343,8 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"Credentials: {PARTNERS_ENV}='id:secret,id2:secret2' (each id once; default {defaults}, on loopback "
         f"only: bound beyond it, name your own). Control token: {CONTROL_TOKEN_ENV}, A70's length at least. "
         "Keys: with named partners or off loopback, from a random secret kept with --state (else in memory); "
-        "--seeded-keys takes --seed, and anyone who knows it can decrypt the PII sent to the server and forge "
-        "its webhooks."
+        "--seeded-keys takes --seed, and anyone who knows it can decrypt the PII sent to the server and "
+        "forge its webhooks."
     )
     serve.set_defaults(func=_serve)
 
