@@ -4,25 +4,32 @@ span of a text that decodes to another text, and a JSON document held as a strin
 The decodings: percent escapes (a URL's query, a form body: ``%2F``, ``+`` for a space), JSON
 string escapes (``\\/``, ``\\u0073``, ``\\"``), an HTTP Basic value (``client_id:secret``)
 and other base64 or base64url runs of 16 characters or more that decode to printable text.
-The scanner matches each decoded span again, up to :data:`DEPTH` decodings deep.
+The scanner matches each decoded span again, up to :data:`DEPTH` decodings deep. HTML character
+references (``&#115;``, ``&#x73;``, ``&quot;``: a page, a notebook's HTML output) are decoded
+over the whole text, each match placed back where its characters were written
+(:func:`html_matches`): what is found there is read with all its context, as a phrase of the
+kit's own words (:mod:`kit.regress.owntext`) needs.
 
 Example::
 
     >>> [decoded for _, _, decoded in decodings("Authorization: Basic aWQ6czNjcjN0")]
     ['id:s3cr3t']
+    >>> html_matches("<td>&#115;3cr3t</td>", lambda t: [("secret", t.index("s3"), t.index("s3") + 6)])
+    [('secret', 4, 15)]
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote_plus
 
-__all__ = ["DEPTH", "decodings", "json_document"]
+__all__ = ["DEPTH", "decodings", "html_matches", "json_document"]
 
 _MIN_TEXT = 4  # a decoded text shorter than the shortest secret looked for holds none
 
@@ -34,6 +41,9 @@ _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(r"""\\(u[0-9A-Fa-f]{4}|["\\/bfnrt])""")
 _PERCENT_WORD_END = re.compile(r"""[\s"'<>]""")
 _WORD_END = re.compile(r"\s")
+# An HTML character reference, as html.unescape finds one (``&#115;``, ``&#x73;``, ``&quot;``,
+# ``&amp`` without its semicolon).
+_REFERENCE = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # An HTTP Basic value (any length: ``id:secret`` of a short secret is short), and any other
 # base64 or base64url run long enough to hide a secret (up to 16 KiB: not an embedded image).
@@ -94,7 +104,8 @@ def _words_with(text: str, pattern: re.Pattern[str], end: re.Pattern[str]) -> It
 
 def decodings(text: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, decoded)`` of each span of ``text`` that decodes to another text: percent
-    escapes, JSON string escapes, an HTTP Basic value and other base64 runs."""
+    escapes, JSON string escapes, an HTTP Basic value and other base64 runs (HTML character
+    references: :func:`html_matches`)."""
     if "%" in text:
         for start, end in _words_with(text, _PERCENT, _PERCENT_WORD_END):
             yield start, end, unquote_plus(text[start:end])
@@ -111,3 +122,22 @@ def decodings(text: str) -> Iterator[tuple[int, int, str]]:
         decoded = _base64_text(m.group())
         if decoded is not None:
             yield m.start(), m.end(), decoded
+
+
+def html_matches(text: str, match: Callable[[str], list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
+    """``match``'s ``(kind, start, end)`` in ``text`` with its HTML character references decoded
+    (:func:`html.unescape`), each placed over the characters of ``text`` it was decoded from;
+    none when ``text`` holds no reference."""
+    parts: list[str] = []
+    origin: list[int] = []  # where each decoded character was written in ``text``
+    last = 0
+    for m in _REFERENCE.finditer(text) if "&" in text else ():
+        decoded = html.unescape(m.group())
+        if decoded != m.group():
+            parts += [text[last : m.start()], decoded]
+            origin += [*range(last, m.start()), *[m.start()] * len(decoded)]
+            last = m.end()
+    if not parts:
+        return []
+    origin += [*range(last, len(text) + 1)]
+    return [(kind, origin[start], origin[end]) for kind, start, end in match("".join(parts) + text[last:])]

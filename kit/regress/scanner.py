@@ -46,7 +46,7 @@ from kit import _fixtures as fixtures
 from kit.errors import FixturesError
 from kit.register import personas, value
 from kit.regress import owntext
-from kit.regress.decoding import DEPTH, decodings, json_document
+from kit.regress.decoding import DEPTH, decodings, html_matches, json_document
 from kit.regress.names import _FIELD_KINDS, SecretNames, _field_name, _field_pattern
 
 __all__ = [
@@ -329,11 +329,14 @@ class Scanner:
     def matches(self, text: str, depth: int = 0) -> list[tuple[str, int, int]]:
         """``(kind, start, end)`` of every leak in ``text``, without overlaps, in text order.
 
-        What is found only once decoded (percent escapes, JSON string escapes, an HTTP Basic
-        value, a base64 run: up to two decodings deep) is reported over its encoded span.
+        What is found only once decoded (HTML character references, percent escapes, JSON string
+        escapes, an HTTP Basic value, a base64 run: up to two decodings deep) is reported over its
+        encoded span.
         """
         hits = self._plain_matches(text)
         if depth < DEPTH:
+            for hit in html_matches(text, lambda decoded: self.matches(decoded, depth + 1)):
+                hits += [hit] if all(hit[2] <= k[1] or hit[1] >= k[2] for k in hits) else []
             for start, end, decoded in decodings(text):
                 if any(start < k[2] and end > k[1] for k in hits):
                     continue  # already found as it stands

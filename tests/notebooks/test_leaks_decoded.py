@@ -1,9 +1,11 @@
 """The leak scan decodes before it matches: a secret percent-encoded, inside an HTTP Basic value,
-base64-encoded, JSON-escaped, a fingerprinted token after ``=``, and a HAR file read as JSON."""
+base64-encoded, JSON-escaped, written in HTML character references (a page, a notebook's HTML
+output), a fingerprinted token after ``=``, and a HAR file read as JSON."""
 
 from __future__ import annotations
 
 import base64
+import html
 import json
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -11,12 +13,14 @@ from urllib.parse import quote, urlencode
 import pytest
 
 from kit import _env as env
+from kit.register import personas
 from kit.regress import leaks
 from kit.regress.scanner import Fingerprints
 
 SIM_SECRET = next(iter(env.SIM_PARTNER_CLIENTS.values()))  # the simulator's built-in client secret
 SECRET = "s3cr/et+with&odd=chars-91"  # what a partner's generated secret may hold
 TOKEN = "Zk3vQ9xLw2Rb7Tn1Yp5Hc8Md0aSe"  # a sandbox token: no prefix, known only by fingerprint
+DOB = str(personas()[0]["date_of_birth"])  # a persona's date of birth: 1950-03-14
 
 
 @pytest.fixture(autouse=True)
@@ -120,3 +124,44 @@ def test_what_decodes_to_nothing_secret_is_not_a_leak() -> None:
 )
 def test_a_token_under_any_spelling_of_its_name_is_found(written: str, kind: str) -> None:
     assert kinds(written) == [kind]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "born " + "".join(f"&#{ord(c)};" for c in DOB[:4]) + DOB[4:],  # decimal references
+        "<td>" + DOB[:4] + "".join(f"&#x{ord(c):x};" for c in DOB[4:]) + "</td>",  # hexadecimal
+        "<pre>{&quot;note&quot;: &quot;born " + DOB.replace("-", "&#45;") + "&quot;}</pre>",  # a JSON text
+    ],
+)
+def test_a_persona_dob_in_html_escapes_is_found_in_a_notebooks_html_output(written: str) -> None:
+    assert DOB not in written and DOB in html.unescape(written)
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": "display(HTML(page))",
+                "metadata": {},
+                "outputs": [
+                    {"output_type": "display_data", "data": {"text/html": [written]}, "metadata": {}}
+                ],
+            }
+        ],
+        "metadata": {},
+    }
+    found = leaks.scan_notebook(nb, environ={})
+    assert [(f.kind, f.location) for f in found] == [("persona-dob", "notebook: cell 1 output 1 text/html")]
+    assert leaks.redact(written, environ={}).count("[redacted persona-dob]") == 1
+
+
+def test_an_html_escaped_secret_is_found_where_it_was_written_and_redacted_alone() -> None:
+    secret = "s3cr3t-of-the-partner"
+    written = f"<p>ok</p>\n<p>token: &#115;{secret[1:]}</p> <p>and more</p>"
+    (finding,) = leaks.scan_text(written, secrets=[secret], environ={})
+    assert (finding.kind, finding.location) == ("secret", "text, line 2")
+    assert leaks.redact(written, secrets=[secret], environ={}) == (
+        "<p>ok</p>\n<p>token: [redacted secret]</p> <p>and more</p>"
+    )
+    escaped = f"<td title='{html.escape(SECRET)}'>{html.escape(SECRET)}</td>"  # &amp; for its &
+    assert SECRET not in escaped and kinds(escaped, secrets=[SECRET]) == ["secret", "secret"]
+    assert leaks.scan_text("<p>caf&eacute; &amp; cr&egrave;me, &lt;b&gt;</p>", environ={}) == []
