@@ -32,7 +32,7 @@ from kit import _files as files
 from kit.regress import record
 from kit.regress.model import RegressError
 
-__all__ = ["KEEP", "LARGEST", "compare", "keep", "previous", "properties", "section"]
+__all__ = ["KEEP", "LARGEST", "compare", "keep", "previous", "properties", "rows", "section"]
 
 #: How many runs ``--history DIR`` keeps (the newest); older files are deleted.
 KEEP = 30
@@ -146,7 +146,14 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _rows(since: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+def rows(since: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """What changed, as the summary's and the HTML report's table say it: ``(what, which)``
+    from ``newly failing`` to ``largest changes in seconds``.
+
+    Raises:
+        Nothing.
+    """
+
     def differences(key: str) -> list[str]:
         return [f"{d['entry']} {d['notebook']} {d['what']}" for d in since[key]]
 
@@ -186,7 +193,7 @@ def section(since: Mapping[str, Any] | None, source: str | None) -> list[str]:
         "| what | how many | which |",
         "|---|---:|---|",
     ]
-    for what, which in _rows(since):
+    for what, which in rows(since):
         lines.append(f"| {what} | {len(which)} | {_md(', '.join(which))} |")
     return lines
 
@@ -201,6 +208,6 @@ def properties(since: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if since is None:
         return []
     props = [("since.baseline_started", str(since["baseline_started"]))]
-    keys = [what.replace(" ", "_") for what, _ in _rows(since)]
-    props += [(f"since.{key}", ", ".join(which)) for key, (_, which) in zip(keys, _rows(since), strict=True)]
+    keys = [what.replace(" ", "_") for what, _ in rows(since)]
+    props += [(f"since.{key}", ", ".join(which)) for key, (_, which) in zip(keys, rows(since), strict=True)]
     return props

@@ -23,17 +23,34 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kit.regress.model import NotebookResult
 
 __all__ = [
+    "CheckCounts",
+    "check_counts",
     "checks_section",
+    "counted_differences",
     "differences_section",
     "drift_section",
+    "failure_text",
+    "headline",
     "progress",
     "summary",
 ]
+
+
+class CheckCounts(NamedTuple):
+    """How a notebook's named checks ended: ``ran`` counts all but the skipped ones (a flaky
+    check, which passed on a rerun, among them)."""
+
+    ran: int
+    passed: int
+    failed: int
+    skipped: int
+    differ: int
+    flaky: int
 
 
 def _md(text: str | None) -> str:
@@ -54,19 +71,8 @@ def summary(
     Raises:
         Nothing.
     """
-    failed, total = sum(not r.ok for r in results), len(results)
-    noun = "notebook" if total == 1 else "notebooks"
-    title = f"{failed} of {total} {noun} failed" if failed else f"{total} {noun}, all passed"
+    title = headline(results)
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) or "none"
-    drift = sum(len(r.seed_drift) for r in results)
-    if drift:
-        title += f" — contract drift: {drift}"
-    differ = sorted({d[0] for r in results for d in r.differences})
-    if differ:
-        title += f" — {len(differ)} register entr{'y' if len(differ) == 1 else 'ies'} differ"
-    flaky = sum(r.status == "flaky" for r in results)
-    if flaky:
-        title += f" — {flaky} flaky"
     lines = [
         f"# kit regress: {title}",
         "",
@@ -79,11 +85,7 @@ def summary(
     ]
     for r in results:
         status = r.status if r.status == "passed" else f"**{r.status}**"
-        if r.status == "flaky":
-            tries = len(r.attempts) + 1
-            cell, error = "", f"passed on attempt {tries}; first failed: {r.message}"
-        else:
-            cell, error = r.cell or "", r.error or ""
+        cell, error = failure_text(r)
         lines.append(f"| {r.notebook} | {status} | {r.seconds:.2f} | {_md(cell)} | {_md(error)} |")
     found = [f for r in results for f in r.findings]
     if found:
@@ -93,6 +95,67 @@ def summary(
     if notes:
         lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def headline(results: Sequence[NotebookResult]) -> str:
+    """The run in one line, the summary's title: ``1 of 4 notebooks failed — contract drift: 1
+    — 1 register entry differ — 1 flaky`` (``12 notebooks, all passed`` when all did).
+
+    Raises:
+        Nothing.
+    """
+    failed, total = sum(not r.ok for r in results), len(results)
+    noun = "notebook" if total == 1 else "notebooks"
+    title = f"{failed} of {total} {noun} failed" if failed else f"{total} {noun}, all passed"
+    drift = sum(len(r.seed_drift) for r in results)
+    if drift:
+        title += f" — contract drift: {drift}"
+    differ = sorted({d[0] for r in results for d in r.differences})
+    if differ:
+        title += f" — {len(differ)} register entr{'y' if len(differ) == 1 else 'ies'} differ"
+    flaky = sum(r.status == "flaky" for r in results)
+    if flaky:
+        title += f" — {flaky} flaky"
+    return title
+
+
+def failure_text(result: NotebookResult) -> tuple[str, str]:
+    """A notebook's failing cell and error as its row shows them: a flaky one's are ``""`` and
+    ``passed on attempt 2; first failed: …``.
+
+    Raises:
+        Nothing.
+    """
+    if result.status == "flaky":
+        tries = len(result.attempts) + 1
+        return "", f"passed on attempt {tries}; first failed: {result.message}"
+    return result.cell or "", result.error or ""
+
+
+def check_counts(result: NotebookResult) -> CheckCounts:
+    """How ``result``'s named checks ended (:class:`CheckCounts`).
+
+    Raises:
+        Nothing.
+    """
+    passed, failed, skipped = result.count("passed"), result.count("failed"), result.count("skipped")
+    differ, flaky = result.count("differs"), result.count("flaky")
+    return CheckCounts(passed + failed + differ + flaky, passed, failed, skipped, differ, flaky)
+
+
+def counted_differences(results: Sequence[NotebookResult]) -> dict[tuple[str, str, str, str, str], int]:
+    """Every departure from a register entry once, by entry: ``(entry, notebook, what, cell,
+    how)`` and how many times it was met.
+
+    Raises:
+        Nothing.
+    """
+    counted: dict[tuple[str, str, str, str, str], int] = {}
+    for r in results:
+        for entry, what, cell, how in r.differences:
+            key = (entry, r.notebook, what, cell, how)
+            counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items(), key=lambda item: item[0][0]))
 
 
 def checks_section(results: Sequence[NotebookResult]) -> list[str]:
@@ -112,10 +175,9 @@ def checks_section(results: Sequence[NotebookResult]) -> list[str]:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in with_checks:
-        passed, failed, skipped = r.count("passed"), r.count("failed"), r.count("skipped")
-        differ, flaky = r.count("differs"), r.count("flaky")  # a flaky check is listed below
-        shown, ran = (f"**{failed}**" if failed else "0"), passed + failed + differ + flaky
-        lines.append(f"| {r.notebook} | {ran} | {passed} | {shown} | {skipped} | {differ} |")
+        n = check_counts(r)  # a flaky check is listed below
+        shown = f"**{n.failed}**" if n.failed else "0"
+        lines.append(f"| {r.notebook} | {n.ran} | {n.passed} | {shown} | {n.skipped} | {n.differ} |")
     others = [
         (r.notebook, c) for r in with_checks for c in r.checks if c.outcome not in ("passed", "differs")
     ]
@@ -140,11 +202,7 @@ def differences_section(results: Sequence[NotebookResult]) -> list[str]:
     Raises:
         Nothing.
     """
-    counted: dict[tuple[str, str, str, str, str], int] = {}
-    for r in results:
-        for entry, what, cell, how in r.differences:
-            key = (entry, r.notebook, what, cell, how)
-            counted[key] = counted.get(key, 0) + 1
+    counted = counted_differences(results)
     if not counted:
         return []
     entries = sorted({key[0] for key in counted})
@@ -158,7 +216,7 @@ def differences_section(results: Sequence[NotebookResult]) -> list[str]:
         "unless `--strict-choices`.",
         "",
     ]
-    for (entry, nb, what, cell, how), times in sorted(counted.items(), key=lambda item: item[0][0]):
+    for (entry, nb, what, cell, how), times in counted.items():
         where = f" ({cell})" if cell else ""
         again = f" ({times} times)" if times > 1 else ""
         lines.append(f"- {entry} differs: {nb} — {_md(what)}{where}: {_md(how)}{again}")
