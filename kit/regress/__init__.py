@@ -3,8 +3,9 @@
 Every notebook matching ``[0-9][0-9]_*.ipynb`` in ``notebooks/`` (or a selection) runs in its
 own kernel, in a pool of worker processes, with the same ``-p`` parameters, a per-cell
 time-out and ``KIT_REGRESS=1`` in the kernel's environment. The executed notebooks, a JUnit
-XML (``junit.xml``) and a readable ``summary.md`` land in the output folder; the summary is
-also printed. After execution every executed notebook and both reports are scanned for leaks
+XML (``junit.xml``), a readable ``summary.md``, the same as a page (``report.html``) and
+``results.json`` land in the output folder; the summary is also printed. After execution every
+executed notebook and every report is scanned for leaks
 (:mod:`kit.regress.leaks`): a persona's PII, a secret or a JOSE string in any output fails the
 run, and the finding names the file, the cell and the kind — never the value.
 
@@ -24,6 +25,7 @@ One module per job:
 - :mod:`~kit.regress.har` — what a kernel left: its wire (``--har``: ``OUT/NN_name.har``) and
   its tokens' fingerprints for the leak scan;
 - :mod:`~kit.regress.reports` — ``summary.md``, the progress bar;
+- :mod:`~kit.regress.htmlreport` — ``report.html``, the run as a self-contained page;
 - :mod:`~kit.regress.junit` — ``junit.xml``, valid against the JUnit schema CI servers read;
 - :mod:`~kit.regress.record` — ``results.json`` and :func:`load`, a run back as DataFrames;
 - :mod:`~kit.regress.history` — since the last run (``--history DIR``, ``--baseline OUT``);

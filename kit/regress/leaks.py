@@ -88,9 +88,9 @@ __all__ = [
 ]
 
 #: The report files a ``kit regress`` run writes in its output folder, each scanned like the
-#: executed notebooks (a leak in one fails the run): the JUnit XML, the summary, and on a
-#: profile other than ``sim`` the conformance table (:mod:`kit.regress.conformance`).
-REPORTS = ("junit.xml", "summary.md", "conformance.md", "conformance.json")
+#: executed notebooks (a leak in one fails the run): the JUnit XML, the summary, the HTML page,
+#: and on a profile other than ``sim`` the conformance table (:mod:`kit.regress.conformance`).
+REPORTS = ("junit.xml", "summary.md", "report.html", "conformance.md", "conformance.json")
 
 #: Files :func:`scan_file` reads as JSON, string by string (a HAR file, the conformance table).
 JSON_SUFFIXES = (".har", ".json")

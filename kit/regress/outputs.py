@@ -1,7 +1,8 @@
 """The end of a run: every report written to OUT, then scanned for leaks.
 
 ``summary.md`` (:mod:`kit.regress.reports`, opening with what changed since the last run when
-``--history`` or ``--baseline`` asked), ``junit.xml`` (:mod:`kit.regress.junit`),
+``--history`` or ``--baseline`` asked), ``report.html`` (the same run as a page to open:
+:mod:`kit.regress.htmlreport`), ``junit.xml`` (:mod:`kit.regress.junit`),
 ``results.json`` (:mod:`kit.regress.record`), the conformance report on a profile other than
 ``sim`` (:mod:`kit.regress.conformance`); with ``--history DIR`` the record is kept there too
 (:mod:`kit.regress.history`). Every report is scanned for leaks
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _files as files
-from kit.regress import conformance, history, junit, leaks, record, reports
+from kit.regress import conformance, history, htmlreport, junit, leaks, record, reports
 from kit.regress.model import NotebookResult, RegressReport
 
 __all__ = ["Run", "finish"]
@@ -41,6 +42,9 @@ class Run:
     #: The run to compare with and where it came from (:func:`kit.regress.history.previous`).
     before: tuple[dict[str, Any], str] | None = None
     compare: bool = False
+    #: Each profile the run's notebooks ran on and the server it reached
+    #: (:func:`kit.regress.preflight.servers`).
+    servers: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _summary(results: Sequence[NotebookResult], run: Run, since: Mapping[str, Any] | None) -> str:
@@ -82,7 +86,12 @@ def finish(
         allow_drift=run.allow_drift,
         strict_choices=run.strict_choices,
     )
-    settings = {"jobs": run.jobs, "cell_timeout": run.cell_timeout, "reruns": run.reruns}
+    settings = {
+        "jobs": run.jobs,
+        "cell_timeout": run.cell_timeout,
+        "reruns": run.reruns,
+        "servers": dict(run.servers),
+    }
     data = record.build(
         results,
         parameters=run.params,
@@ -102,6 +111,9 @@ def finish(
     )
     files.write(report.junit, xml)
     files.write(report.summary_path, text)
+    source = run.before[1] if run.before else None
+    page = htmlreport.render(results, data, out, compare=run.compare, source=source)
+    files.write(out / htmlreport.FILE, page)
     record.write(out, data)
     conformance.report(results, out, run.folder, other=other, expected=expected)
     written = [out / name for name in (*leaks.REPORTS, record.FILE) if (out / name).is_file()]

@@ -1,22 +1,23 @@
 """What ``kit regress`` checks before any kernel starts: the expected choice overlay, the
-profiles the jobs run on, the sandbox fixtures file."""
+profiles the jobs run on (and the servers they reach), the sandbox fixtures file."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from kit import _choices as choices
 from kit import _env as env
 from kit import _fixtures as fixtures
-from kit._profiles import Profile, profile_class
+from kit._profiles import Profile, SimProfile, profile_class
 from kit.errors import ConfigError, FixturesError
 from kit.regress.matrix import Job
 from kit.regress.model import RegressError
 from kit.regress.scanner import SecretNames
 
-__all__ = ["expected_choices", "fixture_values", "profiles"]
+__all__ = ["expected_choices", "fixture_values", "profiles", "servers"]
 
 
 def expected_choices(path: str | os.PathLike[str]) -> str:
@@ -49,6 +50,38 @@ def profiles(jobs: Sequence[Job]) -> list[type[Profile]]:
         return [profile_class(str(job.params.get("profile", "sim"))) for job in jobs]
     except ConfigError as exc:
         raise RegressError(exc.message) from None
+
+
+def servers(jobs: Sequence[Job], environment: Mapping[str, str]) -> dict[str, str]:
+    """Each profile the jobs run on, by name, and the server its notebooks reach, for the
+    reports: the simulator each kernel embeds for ``sim``; else the environment's base URL
+    (``PARTNER_API_BASE_URL``) as scheme, host, port and path — never its user name, password,
+    query or fragment.
+
+    Raises:
+        RegressError: an unknown profile name.
+    """
+    found = {}
+    for profile in profiles(jobs):
+        if issubclass(profile, SimProfile):
+            found[profile.name] = "the simulator embedded in each kernel"
+        else:
+            address = _address(environment.get(env.BASE_URL, ""))
+            found[profile.name] = address or f"{env.BASE_URL} not set to a URL"
+    return found
+
+
+def _address(url: str) -> str:
+    """``url``'s scheme, host, port and path (``""`` when it is not a URL)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a port out of range, a bracket left open
+        return ""
+    if not parts.scheme or not host:
+        return ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
 
 
 def fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -> list[str]:

@@ -4,7 +4,8 @@ Every selected notebook runs in its own kernel (:mod:`kit.regress.worker`), in a
 worker processes, with the same parameters, a per-cell time-out and ``KIT_REGRESS=1`` in the
 kernel's environment. Each executed notebook is analysed and scanned for leaks
 (:mod:`kit.regress.results`), with the fingerprints of the tokens its kernel used
-(:mod:`kit.regress.har`); ``junit.xml`` and ``summary.md`` are written and scanned too.
+(:mod:`kit.regress.har`); ``junit.xml``, ``summary.md``, ``report.html`` and ``results.json``
+are written and scanned too (:mod:`kit.regress.outputs`).
 ``har=True`` (``--har``) writes ``OUT/NN_name.har`` beside each executed notebook.
 
 Example::
@@ -225,7 +226,8 @@ def run(
     history: str | os.PathLike[str] | None = None,
     baseline: str | os.PathLike[str] | None = None,
 ) -> RegressReport:
-    """Execute notebooks in parallel, scan them for leaks, write ``junit.xml`` and ``summary.md``.
+    """Execute notebooks in parallel, scan them for leaks, write ``junit.xml``, ``summary.md``
+    and ``report.html``.
 
     Each notebook runs in a worker process (a pool of ``jobs``, default one per core) with
     papermill and kernel ``python3`` pinned to ``sys.executable``, cwd = ``notebooks_dir`` (default:
@@ -387,6 +389,7 @@ def run(
         history=None if history is None else Path(history),
         before=before,
         compare=history is not None or baseline is not None,
+        servers=preflight.servers(pending, environment),
     )
     return outputs.finish(
         tuple(results[job] for job in pending),

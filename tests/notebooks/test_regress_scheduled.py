@@ -1,7 +1,8 @@
 """What a scheduled ``kit regress`` leaves for the morning: a valid report whatever the kernels
 wrote, ``results.json`` read back as DataFrames, what changed since the last run, and flaky
-notebooks found by reruns (every run's ``junit.xml`` and ``results.json`` are also checked
-against their schemas by ``conftest.reports_follow_their_schemas``)."""
+notebooks found by reruns, their attempts shown in ``report.html`` (every run's ``junit.xml``
+and ``results.json`` are also checked against their schemas by
+``conftest.reports_follow_their_schemas``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from types import MappingProxyType
 
 import pytest
 
+from kit import _env as env
 from kit import _profiles
 from kit.register import personas
 from kit.regress import history, load, record
@@ -19,6 +21,7 @@ from kit.regress.model import EXIT_FAILED, EXIT_OK, RegressError
 from tests.notebooks.helpers import run_cli
 from tests.notebooks.junit_check import valid_junit, valid_results
 from tests.notebooks.test_regress_drift import notebook
+from tests.notebooks.test_regress_html import assert_flaky_page
 
 pytestmark = pytest.mark.papermill
 
@@ -207,8 +210,9 @@ def _run(folder: Path, out: Path, *extra: str) -> tuple[int, str, str]:
 
 
 def test_a_flaky_notebook_off_the_simulator_is_reported_flaky_and_passes(
-    staging: str, tmp_path: Path
+    staging: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(env.BASE_URL, "https://user:pw@sandbox.example:8443/api?key=v#top")
     _rerun_suite(tmp_path / "nb")
     code, stdout, stderr = _run(
         tmp_path / "nb", tmp_path / "out", "01", "-p", f"profile={staging}", "--reruns", "2"
@@ -229,6 +233,7 @@ def test_a_flaky_notebook_off_the_simulator_is_reported_flaky_and_passes(
     assert "attempt 1 fails" in (flaky[0].findtext("stackTrace") or "")
     notebooks = load(tmp_path / "out").notebooks
     assert notebooks.set_index("notebook").loc["01_flaky.ipynb", "status"] == "flaky"
+    assert_flaky_page(tmp_path / "out", server="https://sandbox.example:8443/api")
 
 
 def test_reruns_end_in_a_failure_and_never_rerun_a_leak(staging: str, tmp_path: Path) -> None:
