@@ -41,7 +41,8 @@ from kit._dialect import DEFAULT, Dialect
 from kit._http import http_client
 from kit._outgoing import OPERATIONS
 from kit._sensitive import Sensitive
-from kit.errors import OAuthError, TransportError, error_from_response
+from kit._tls import TlsFiles, transport_error
+from kit.errors import OAuthError, error_from_response
 
 __all__ = [
     "CLIENT_CREDENTIALS",
@@ -193,12 +194,15 @@ def fetch_token(
     timeout: float = 10.0,
     http: httpx.Client | None = None,
     transport: httpx.BaseTransport | None = None,
+    tls: TlsFiles | None = None,
     dialect: Dialect = DEFAULT,
 ) -> TokenGrant:
     """Fetch one partner token (``POST {base_url}/oauth/accesstoken``), once, no retries.
 
     ``http``: an ``httpx.Client`` to send it with (otherwise a fresh one, of
-    :func:`kit._http.http_client`, sending through ``transport`` when given); ``dialect``: how
+    :func:`kit._http.http_client`, sending through ``transport`` when given, else with the TLS
+    files ``tls``: a client certificate, a CA bundle; with ``http``, ``tls`` only explains a
+    TLS failure); ``dialect``: how
     the client authenticates (A01) and which header names the request id (A28).
 
     Example::
@@ -210,18 +214,20 @@ def fetch_token(
     Raises:
         OAuthError: an RFC 6749 error answer (:class:`~kit.errors.InvalidClient` for wrong
             credentials), or a 200 without a token; another ApiError for other error answers.
-        TransportError: the token endpoint could not be reached.
+        TransportError: the token endpoint could not be reached (a TLS failure explained).
+        ConfigError: ``tls`` names a file that cannot be used.
     """
     request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret, dialect)
     request.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
     try:
         if http is None:
-            with http_client(transport=transport) as own:
+            with http_client(transport=transport, tls=tls) as own:
                 response = own.send(request)
         else:
             response = http.send(request)
     except httpx.HTTPError as exc:
-        raise TransportError(f"POST {TOKEN_PATH} failed: {type(exc).__name__}") from exc
+        said = f"POST {TOKEN_PATH} failed: {type(exc).__name__}"
+        raise transport_error(said, exc, request.url, tls) from exc
     body = _json(response)
     if response.status_code >= 400:
         request_id = response.headers.get(dialect.chosen("A28", "request_id"))

@@ -302,6 +302,10 @@ def connect(
     api_version: str | None = None,
     record: bool = False,
     transport: httpx.BaseTransport | None = None,
+    client_cert: str | os.PathLike[str] | None = None,
+    client_key: str | os.PathLike[str] | None = None,
+    client_key_passphrase: str | Sensitive[str] | None = None,
+    ca_bundle: str | os.PathLike[str] | None = None,
 ) -> Client:
     """A client for one device: ``"sim"`` (embedded simulator) or ``"sandbox"`` — or any
     :class:`kit._profiles.Profile` (class or object: a partner's staging is one class).
@@ -323,7 +327,15 @@ def connect(
     simulator starts with; ``api_version``: the version to pin; ``record``: keep the wire,
     redacted (``api.wire()``, ``api.export_har(path)``; bounded, :mod:`kit._wire`);
     ``transport``: any ``httpx.BaseTransport`` every connection of the client sends through
-    (an ``httpx.MockTransport`` in a test, a transport with a proxy or client certificates).
+    (an ``httpx.MockTransport`` in a test, a transport with a proxy; it brings its own TLS).
+
+    Mutual TLS, on every profile, for every ``https`` connection of the client: ``client_cert``
+    (a PEM certificate, which may hold its key too), ``client_key`` (its PEM private key) and
+    ``client_key_passphrase`` (an encrypted key's), ``ca_bundle`` (PEM CAs trusted instead of the
+    default ones); each else ``PARTNER_API_CLIENT_CERT``, ``PARTNER_API_CLIENT_KEY``,
+    ``PARTNER_API_CLIENT_KEY_PASSPHRASE``, ``PARTNER_API_CA_BUNDLE`` (a ``client_cert`` given
+    brings its own ``client_key``, or none). Paths only: the kit hands them to the TLS library
+    and never reads a key itself (:mod:`kit._tls`); they are checked when the client is made.
 
     ``hooks`` observes the client from outside, as httpx's ``event_hooks`` do: a
     :class:`kit._hooks.Hooks` or a mapping ``{"call": [fn, …], "drift": [fn, …]}``. Each
@@ -342,7 +354,8 @@ def connect(
 
     Raises:
         TypeError: an unknown option.
-        ConfigError: an unknown profile or a value not allowed; sandbox settings missing (named).
+        ConfigError: an unknown profile or a value not allowed; sandbox settings missing (named);
+            a TLS file missing or unusable, or a key that does not match its certificate.
         TransportError: the embedded simulator could not start.
     """
     given = {name: value for name, value in locals().items() if name != "profile"}

@@ -32,6 +32,7 @@ from kit._dialect import Dialect
 from kit._hooks import Hooks
 from kit._profiles import ENV_VARS, Profile, lookup
 from kit._sensitive import Sensitive
+from kit._tls import TLS_OPTIONS, TlsFiles
 from kit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class Config:
     #: How the server spells the wire (``choices=``, ``PARTNER_API_CHOICES``): the simulator's own
     #: unless a dialect file says otherwise (:mod:`kit._dialect`).
     dialect: Dialect = field(default=DEFAULT_DIALECT, repr=False)
+    #: The CA bundle, client certificate and key of every ``https`` connection (paths; None: none).
+    tls: TlsFiles | None = None
 
 
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
@@ -94,7 +97,8 @@ def resolve(
         (:mod:`kit._wire`; off by default). For ``sim`` the base URL may be left out: the embedded
         simulator's is filled in by :func:`kit.connect`. ``choices`` (a path, else
         ``PARTNER_API_CHOICES``) is a dialect file the client speaks on every profile; the embedded
-        simulator serves it (or, when neither is given, ``KIT_SIM_CHOICES``'s overlay).
+        simulator serves it (or, when neither is given, ``KIT_SIM_CHOICES``'s overlay). The TLS
+        files (``client_cert``…, module docstring) are checked when an ``https`` client is made.
 
         Raises:
             ConfigError: an unknown profile, a value not allowed, or (sandbox) missing settings, named.
@@ -106,6 +110,7 @@ def resolve(
     chosen, overlay = chosen.with_choices(given_choices, environ, base_url=at_url)
     if overlay is not None:
         opts["dialect"] = Dialect.of(overlay)
+    opts["tls"] = TlsFiles.resolve({name: opts.pop(name, None) for name in TLS_OPTIONS}, environ)
     secret_in = opts.pop("client_secret", None)
     if isinstance(secret_in, Sensitive):
         secret_in = secret_in.reveal()

@@ -14,7 +14,11 @@ from urllib.parse import urlsplit
 __all__ = [
     "ACCESS_TOKEN",
     "BASE_URL",
+    "CA_BUNDLE",
+    "CLIENT_CERT",
     "CLIENT_ID",
+    "CLIENT_KEY",
+    "CLIENT_KEY_PASSPHRASE",
     "CLIENT_SECRET",
     "EXPECT_CHOICES",
     "PARTNER_CHOICES",
@@ -46,6 +50,15 @@ SANDBOX_FIXTURES = "PARTNER_API_SANDBOX_FIXTURES"
 #: does not show. The client speaks it on every profile; on ``sim`` the embedded simulator
 #: serves it too (before ``KIT_SIM_CHOICES``, which keeps its meaning for ``kit serve``).
 PARTNER_CHOICES = "PARTNER_API_CHOICES"
+#: Mutual TLS (:mod:`kit._tls`), for every ``https`` connection the kit makes: a client
+#: certificate (PEM, which may hold its key too) and its private key (PEM), as paths; the kit
+#: hands them to the TLS library and never reads a key itself.
+CLIENT_CERT = "PARTNER_API_CLIENT_CERT"
+CLIENT_KEY = "PARTNER_API_CLIENT_KEY"
+#: The passphrase of an encrypted client key (a secret: the leak scan looks for it).
+CLIENT_KEY_PASSPHRASE = "PARTNER_API_CLIENT_KEY_PASSPHRASE"
+#: A CA bundle (PEM) trusted instead of the default CAs: a sandbox with a private CA.
+CA_BUNDLE = "PARTNER_API_CA_BUNDLE"
 
 # -- the simulator (``kit serve``) -------------------------------------------------------------
 #: ``id:secret,id2:secret2`` — the partner clients ``kit serve`` accepts.
@@ -78,6 +91,7 @@ SECRET_VARIABLES: dict[str, str] = {
     CLIENT_SECRET: "client-secret",
     ACCESS_TOKEN: "access-token",
     SIM_CONTROL_TOKEN: "control-token",
+    CLIENT_KEY_PASSPHRASE: "secret",
 }
 
 #: The partner clients the simulator ships with (client id → client secret), unless

@@ -289,8 +289,8 @@ class Requestor:
         with self._clock_lock:  # deliveries may arrive on several receiver threads at once
             if self._clock_http is None:
                 assert self.config.base_url is not None
-                base_url, transport = self.config.base_url, self.config.transport
-                self._clock_http = http_client(base_url, transport=transport, timeout=5.0)
+                base_url, transport, tls = self.config.base_url, self.config.transport, self.config.tls
+                self._clock_http = http_client(base_url, transport=transport, tls=tls, timeout=5.0)
         answer = self._clock_http.get("/_sim/clock", headers=self.control_headers())
         now = parse_time(answer.json()["now"])
         assert now is not None

@@ -52,6 +52,7 @@ from kit._history import Entry, History
 from kit._http import http_client
 from kit._outgoing import HEADERS, RETRY_STATUSES, Operation, Outgoing
 from kit._spoken import Spelling
+from kit._tls import transport_error
 from kit._version import __version__
 from kit.errors import ApiVersionMismatch, ContractDrift, TransportError, error_from_response
 
@@ -153,6 +154,7 @@ class Transport:
         self._client = http_client(
             config.base_url,
             transport=config.transport,
+            tls=config.tls,
             timeout=config.timeout,
             headers={"Accept": "application/json", "User-Agent": USER_AGENT, **pinned},
             event_hooks=recorder.event_hooks() if recorder is not None else None,
@@ -274,9 +276,8 @@ class Transport:
                     code="connection-error",
                 )
                 self._record(failed)
-                raise TransportError(
-                    f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
-                ) from exc
+                said = f"{method} {path} failed after {attempt + 1} attempt(s): {type(exc).__name__}"
+                raise transport_error(said, exc, request.url, self.config.tls) from exc
             if response.status_code in outgoing.retry_statuses and attempt < self.config.max_retries:
                 attempt, delay = attempt + 1, self._delay(attempt, _retry_after(response.headers))
                 if _log.LOG.isEnabledFor(logging.INFO):
