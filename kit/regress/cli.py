@@ -39,7 +39,7 @@ from kit.regress.matrix import load_matrix
 from kit.regress.model import EXIT_USAGE, RegressError, RegressReport
 from kit.regress.params import parse_parameters
 from kit.regress.runner import DEFAULT_CELL_TIMEOUT, DEFAULT_OUT, run
-from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV
+from kit.regress.sandbox import ACCESS_TOKEN_ENV, SANDBOX_ENV, tls_environ
 
 __all__ = ["add_arguments", "build_parser", "command", "main"]
 
@@ -177,6 +177,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="compare with the run in OUT (its results.json) (default: the last one in --history)",
     )
     parser.add_argument(
+        "--client-cert",
+        metavar="FILE",
+        help=f"a client certificate (PEM; it may hold the key too) for a sandbox that requires mutual "
+        f"TLS, given to the kernels through the environment (default: ${env.CLIENT_CERT})",
+    )
+    parser.add_argument(
+        "--client-key",
+        metavar="FILE",
+        help=f"the client certificate's private key (PEM; an encrypted one's passphrase from "
+        f"${env.CLIENT_KEY_PASSPHRASE}, never an option) (default: ${env.CLIENT_KEY})",
+    )
+    parser.add_argument(
+        "--ca-bundle",
+        metavar="FILE",
+        help=f"CA certificates (PEM) trusted instead of the default ones, for a sandbox with a private "
+        f"CA (default: ${env.CA_BUNDLE})",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         type=str.upper,
@@ -267,6 +285,7 @@ def _run_command(args: argparse.Namespace) -> int:
                 cell_timeout=args.cell_timeout,
                 progress=args.progress,
                 allow_drift=args.allow_drift,
+                environ=tls_environ(args.client_cert, args.client_key, args.ca_bundle),
             )
             print(report.summary, end="")
             print(first)
@@ -291,6 +310,7 @@ def _run_command(args: argparse.Namespace) -> int:
             reruns=args.reruns,
             history=args.history,
             baseline=args.baseline,
+            environ=tls_environ(args.client_cert, args.client_key, args.ca_bundle),
         )
     except RegressError as exc:
         print(f"kit regress: {exc.message}", file=sys.stderr)

@@ -35,6 +35,7 @@ import httpx
 
 import kit.notebook
 from kit._auth import bearer
+from kit._http import http_client
 from kit.errors import ApiError
 from kit.notebook import relied
 from kit.regress import migration
@@ -205,11 +206,10 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
         migration.response_hook(calls, step=steps, dialect=dialect),
         _noting(dialect.chosen("A28", "assumptions")),
     ]
-    base_url = str(api.config.base_url)
-    with (
-        httpx.Client(base_url=base_url, headers=headers, event_hooks={"response": answered}) as raw,
-        warnings.catch_warnings(),
-    ):
+    config = api.config  # sent as the client's own calls are: its transport, its TLS files
+    raw = http_client(str(config.base_url), transport=config.transport, tls=config.tls, headers=headers,
+                      event_hooks={"response": answered})
+    with raw, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the wire shows the Deprecation header
         partner_code_path(api, raw, account_id, payee_id)
     events: list[dict[str, Any]] = []
@@ -249,7 +249,11 @@ def walk_versions(
     versions = [only] if only else list(versions)
     probe = kit.notebook.connect(profile, seed=seed)
     header = probe.config.dialect.chosen("A27", "header")
-    probes = [migration.probe(str(probe.config.base_url), v, header=header) for v in versions]
+    config = probe.config
+    probes = [
+        migration.probe(str(config.base_url), v, header=header, transport=config.transport, tls=config.tls)
+        for v in versions
+    ]
     control = probe.config.profile.control_plane
     wires = Walks()
     for version in (p.version for p in probes if p.served):

@@ -1,5 +1,6 @@
 """What ``kit regress`` checks before any kernel starts: the expected choice overlay, the
-profiles the jobs run on (and the servers they reach), the sandbox fixtures file."""
+profiles the jobs run on (and the servers they reach), the sandbox fixtures file, the files of
+mutual TLS."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from kit import _choices as choices
 from kit import _env as env
 from kit import _fixtures as fixtures
 from kit._profiles import Profile, SimProfile, profile_class
+from kit._tls import TlsFiles
 from kit.errors import ConfigError, FixturesError
 from kit.regress.matrix import Job
 from kit.regress.model import RegressError
 from kit.regress.scanner import SecretNames
 
-__all__ = ["expected_choices", "fixture_values", "profiles", "servers"]
+__all__ = ["expected_choices", "fixture_values", "profiles", "servers", "tls_files"]
 
 
 def expected_choices(path: str | os.PathLike[str]) -> str:
@@ -99,3 +101,20 @@ def fixture_values(environment: Mapping[str, str], kernel_env: dict[str, str]) -
         return []
     kernel_env[env.SANDBOX_FIXTURES] = str(Path(environment[env.SANDBOX_FIXTURES]).resolve())
     return found.values()
+
+
+def tls_files(environment: Mapping[str, str]) -> dict[str, str]:
+    """The kernels' variables of mutual TLS (``PARTNER_API_CLIENT_CERT``…, :mod:`kit._tls`) from
+    ``environment``: the files checked now (the key against the certificate) and named by their
+    absolute paths, since a kernel runs in the notebooks' folder; the key's passphrase as given.
+
+    Raises:
+        RegressError: a file is missing or unusable, or the key does not match (the setting named).
+    """
+    try:
+        files = TlsFiles.resolve({}, environment)
+        if files is not None:
+            files.context()
+    except ConfigError as exc:
+        raise RegressError(exc.message) from None
+    return {} if files is None else files.environ()

@@ -234,7 +234,8 @@ def run(
     the notebooks shipped with the kit, :func:`kit.regress.discovery.packaged`),
     ``KIT_REGRESS=1`` in the kernel's environment, ``parameters`` injected, and at most
     ``cell_timeout`` seconds per cell. ``progress`` (default: when stderr is a terminal) draws
-    a bar on stderr. ``environ`` replaces ``os.environ`` for the sandbox credentials.
+    a bar on stderr. ``environ`` replaces ``os.environ`` for the sandbox credentials and the files
+    of mutual TLS (``PARTNER_API_CLIENT_CERT``…: checked, then named to the kernels).
 
     ``matrix`` (set name → parameters, :func:`kit.regress.matrix.load_matrix`) runs every
     notebook once per set, into ``out_dir/SET/``, one result and one JUnit testcase per pair.
@@ -273,7 +274,7 @@ def run(
     Raises:
         RegressError: a secret-looking parameter (in ``parameters`` or a set), no notebook
             selected, a missing sandbox variable, a refused token request, a sandbox run on a
-            cluster, ``write_har`` on a cluster, an unusable fixtures file or choice overlay, an
+            cluster, ``write_har`` on a cluster, an unusable fixtures file, choice overlay or TLS file, an
             unreadable ``baseline``, negative ``reruns``, or an unreachable scheduler — before
             any kernel starts.
     """
@@ -298,6 +299,9 @@ def run(
         expected = preflight.expected_choices(expect_choices)
         kernel_env[env.EXPECT_CHOICES] = kernel_env[env.PARTNER_CHOICES] = expected
     secrets: list[Any] = preflight.fixture_values(environment, kernel_env)
+    kernel_env.update(preflight.tls_files(environment))  # a sandbox's mutual TLS, its files checked
+    if env.CLIENT_KEY_PASSPHRASE in kernel_env:
+        secrets.append(kernel_env[env.CLIENT_KEY_PASSPHRASE])
     if expect_choices is not None:  # a token under the dialect's name of a secret field is a leak too
         secrets.append(preflight.secret_names(kernel_env[env.PARTNER_CHOICES]))
     if write_har and scheduler is not None:

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from kit._http import http_client
+from kit._tls import TlsFiles
+
 __all__ = ["Probe", "probe", "serves"]
 
 
@@ -69,23 +72,38 @@ def _refused(resp: httpx.Response, version: str) -> bool:
     return body.get("code") == "unsupported-api-version" or unlisted
 
 
-def probe(base_url: str, version: str, header: str | None = None) -> Probe:
+def probe(
+    base_url: str,
+    version: str,
+    header: str | None = None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    tls: TlsFiles | None = None,
+) -> Probe:
     """Ask the server at ``base_url`` for ``version``: ``GET /openapi.json`` naming it in
     ``header`` (the version header in the server's dialect, A27's own by default), and the
-    answer read in the same header."""
+    answer read in the same header; sent as a client's calls are (:func:`kit._http.http_client`:
+    through ``transport``, else with the TLS files ``tls``)."""
     from kit import register
 
     header = header or register.value("A27")["header"]
-    with httpx.Client(base_url=base_url, timeout=10.0) as client:
+    with http_client(base_url, transport=transport, tls=tls) as client:
         resp = client.get("/openapi.json", headers={header: version})
     if _refused(resp, version):
         return Probe(version, refused=True)
     return Probe(version, answered=resp.headers.get(header))
 
 
-def serves(base_url: str, version: str, header: str | None = None) -> bool:
+def serves(
+    base_url: str,
+    version: str,
+    header: str | None = None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    tls: TlsFiles | None = None,
+) -> bool:
     """Whether the server at ``base_url`` serves ``version``: it answers a request naming it
     under it (:func:`probe`). A server that serves only 1.2.0-20221215 (A27's ``versions``
     overlaid) refuses 1.1.0 with 400 ``unsupported-api-version`` before routing; one that selects
     versions otherwise answers it under another version, or names none."""
-    return probe(base_url, version, header).served
+    return probe(base_url, version, header, transport=transport, tls=tls).served

@@ -34,6 +34,7 @@ from typing import Any
 from kit import _env as env
 from kit._profiles import FixturePersonas, Profile, lookup
 from kit._sensitive import Sensitive
+from kit._tls import TLS_OPTIONS, TlsFiles
 from kit.errors import ConfigError
 from kit.notebook import NEEDS
 
@@ -44,7 +45,7 @@ __all__ = ["DEFAULT_SERVER_CAP", "Target"]
 DEFAULT_SERVER_CAP = 5
 
 #: The environment variables a worker process of a server run is given (their values as now).
-_PASSED = (env.BASE_URL, env.CLIENT_ID, env.CLIENT_SECRET, env.SANDBOX_FIXTURES)
+_PASSED = (env.BASE_URL, env.CLIENT_ID, env.CLIENT_SECRET, env.SANDBOX_FIXTURES, *TLS_OPTIONS.values())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,10 +138,13 @@ class Target:
         from kit._auth import fetch_token
 
         base_url, client_id, secret, extra = self.profile().settings({}, os.environ)
+        files = TlsFiles.resolve({}, os.environ)  # mutual TLS: the workers get its files' absolute paths
         handed = extra.get("access_token")
         if handed is None:
             handed = fetch_token(
-                str(base_url), client_id, Sensitive(secret, label="client_secret")
+                str(base_url), client_id, Sensitive(secret, label="client_secret"), tls=files
             ).access_token
         given = {name: os.environ[name] for name in _PASSED if os.environ.get(name)}
+        if files is not None:
+            given.update(files.environ())
         return {**given, env.ACCESS_TOKEN: handed.reveal()}
