@@ -55,6 +55,17 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         "(Dockerfile).",
         ("kit health", "kit health https://kit.example.org --timeout 5"),
     ),
+    "kit proxy": (
+        "A validating, recording reverse proxy between your client (back end or notebooks) and a "
+        "sandbox: it forwards every request as sent (Host and hop-by-hop headers aside), checks each "
+        "answer against the contract in the dialect of --choices, and on stop (Ctrl-C or SIGTERM) "
+        "writes a redacted HAR, the drift rows and conformance.md/.json, and a dialect file of what "
+        "differed. Needs the sim extra. See docs/proxy.md.",
+        (
+            "kit proxy --to https://sandbox.example --port 8080 --choices mine.toml --har run.har "
+            "--out proxy-out --write-choices learned.toml",
+        ),
+    ),
     "kit state": (
         "Work with the SQLite file of kit serve --state FILE, the whole simulator state kept "
         "across restarts.",

@@ -1,4 +1,5 @@
-"""Every ``httpx.Client`` the kit builds comes from :func:`http_client`.
+"""Every ``httpx.Client`` the kit builds comes from :func:`http_client` (an ``httpx.AsyncClient``,
+``kit proxy``'s, from :func:`async_http_client`, with the same TLS settings).
 
 So one ``transport`` given to :func:`kit.connect` (an ``httpx.MockTransport`` in a test, a
 partner's own transport with a proxy) carries every request of that client: its calls, its token
@@ -19,7 +20,7 @@ import httpx
 
 from kit._tls import TlsFiles, tls_context_for
 
-__all__ = ["http_client"]
+__all__ = ["async_http_client", "http_client"]
 
 #: httpx's event hooks: ``{"request": [fn, …], "response": [fn, …]}``.
 EventHooks = Mapping[str, list[Callable[..., Any]]]
@@ -54,3 +55,22 @@ def http_client(
     else:
         options["verify"] = tls_context_for(base_url, tls)
     return httpx.Client(**options)
+
+
+def async_http_client(
+    base_url: str,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    timeout: float | httpx.Timeout = 30.0,
+    limits: httpx.Limits | None = None,
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` of ``base_url``, as :func:`http_client` builds a client: through
+    ``transport``, else httpx's own with the base URL's TLS context; never following redirects."""
+    options: dict[str, Any] = {"timeout": timeout, "follow_redirects": False, "base_url": base_url}
+    if limits is not None:
+        options["limits"] = limits
+    if transport is not None:
+        options["transport"] = transport
+    else:
+        options["verify"] = tls_context_for(base_url)
+    return httpx.AsyncClient(**options)

@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from kit import _choicetool as choices_tool
-from kit import _clihelp, _health, _serveopts, register
+from kit import _clihelp, _health, _proxy, _serveopts, register
 from kit import _env as env
 from kit._extras import missing, require
 from kit._fixtures import FIXTURE_PERSONAS, sim_fixtures_text, write_sim_fixtures
@@ -369,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     choices_tool.add_parser(commands)
     _health.add_parser(commands)
+    _proxy.add_parser(commands)
     regress_help = "run the notebooks with papermill, in parallel, and report"
     if missing("regress"):  # kit serve works without the regress extra; kit regress names it
         # Every argument, options too (no prefix characters), is taken, so any `kit regress …`

@@ -32,7 +32,16 @@ BASE = {
     "kit._pii",
     "kit._tomltext",
 }
-ENTRY = {"kit.cli", "kit.__main__", "kit._choicetool", "kit._clihelp", "kit._serveopts", "kit._health"}
+ENTRY = {
+    "kit.cli",
+    "kit.__main__",
+    "kit._choicetool",
+    "kit._clihelp",
+    "kit._serveopts",
+    "kit._health",
+    "kit._proxy",
+    "kit._proxylog",
+}
 #: The lab's two rooms (never importing each other) and their public names, ordinary modules.
 LAB_ROOMS = {"populations": "kit.lab.populations", "explorer": "kit.lab.explorer"}
 PUBLIC_NAMES = {"kit.simulate": "kit.lab.populations.simulate", "kit.widgets": "kit.lab.explorer.widgets"}

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["Served", "serve_exits", "serve_process", "stop"]
+__all__ = ["Served", "proxy_process", "serve_exits", "serve_process", "stop"]
 
 #: The repository's root, which holds the ``kit`` package: ``python -m kit`` runs from there.
 _ROOT = Path(__file__).resolve().parents[2]
 _FIRST_LINE = re.compile(r"Serving on (https?://127\.0\.0\.1:\d+)\s*")
+_PROXY_LINE = re.compile(r"Proxying on (http://127\.0\.0\.1:\d+) to \S+\s*")
 _STOP_TIMEOUT_S = 10.0
 _KILL_TIMEOUT_S = 5.0
 
@@ -118,20 +119,37 @@ def serve_process(
         with serve_process("--no-control") as served:
             httpx.get(served.base_url + "/webhooks/jwks")
     """
-    command = [
-        sys.executable,
-        "-m",
-        "kit",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--seed",
-        str(seed),
-    ]
+    with _launched(
+        ["serve", "--host", "127.0.0.1", "--port", "0", "--seed", str(seed), *args], _FIRST_LINE, env, timeout
+    ) as served:
+        yield served
+
+
+@contextmanager
+def proxy_process(
+    to: str, *args: str, env: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> Iterator[Served]:
+    """Run ``python -m kit proxy --to TO --host 127.0.0.1 --port 0 *args`` until the block ends
+    (its first line: ``Proxying on http://127.0.0.1:PORT to TO``); stopped as :func:`serve_process`
+    stops ``kit serve`` (SIGTERM first: the proxy writes its files then).
+
+    Example::
+
+        with serve_process() as served, proxy_process(served.base_url, "--har", "run.har") as proxy:
+            httpx.get(proxy.base_url + "/webhooks/jwks")
+    """
+    arguments = ["proxy", "--to", to, "--host", "127.0.0.1", "--port", "0", *args]
+    with _launched(arguments, _PROXY_LINE, env, timeout) as proxied:
+        yield proxied
+
+
+@contextmanager
+def _launched(
+    arguments: list[str], first: re.Pattern[str], env: Mapping[str, str] | None, timeout: float
+) -> Iterator[Served]:
+    """``python -m kit ARGUMENTS``, its first line matched by ``first``, until the block ends."""
     process = subprocess.Popen(
-        [*command, *args],
+        [sys.executable, "-m", "kit", *arguments],
         cwd=_ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -143,12 +161,12 @@ def serve_process(
     out, err = _Lines(process.stdout), _Lines(process.stderr)
     try:
         line = out.first_line(timeout)
-        match = _FIRST_LINE.fullmatch(line)
+        match = first.fullmatch(line)
         if match is None:
             process.kill()
             process.wait(timeout=_KILL_TIMEOUT_S)
             err.finish()
-            raise RuntimeError(f"kit serve printed {line!r} first; stderr: {err.text()[-800:]}")
+            raise RuntimeError(f"kit {arguments[0]} printed {line!r} first; stderr: {err.text()[-800:]}")
         yield Served(match.group(1), process, err.text)
     finally:
         stop(process)

@@ -1,0 +1,243 @@
+"""What ``kit proxy`` keeps of the traffic it forwards, and what it writes on stop.
+
+Each exchange is recorded redacted as it completes (:class:`kit._redaction.Redactor` under the
+dialect's names of secrets: the partner token learned from the token answer, Basic credentials
+from the header, secret-named members and form fields) and checked against the contract as the
+client checks an answer (:meth:`kit._contract.Contract.check`, through the dialect's spelling,
+:class:`kit._spoken.Spelling`): the wire path is put back at the kit's own path first (A67).
+An exchange whose path the contract cannot place is kept in :attr:`Traffic.unplaced`, listed
+in the drift rows and in the conformance report, never dropped.
+
+On stop, :meth:`Traffic.write` writes the HAR (``--har``), ``drift.json`` and the conformance
+report (``conformance.md``/``.json``, :mod:`kit.regress.conformance`) in ``--out``, and the
+choice overlay of ``--write-choices``, every file through :mod:`kit._files`.
+
+Example::
+
+    >>> traffic = Traffic(DEFAULT, upstream="http://127.0.0.1:8000")   # doctest: +SKIP
+    >>> traffic.write(har=Path("run.har"), out=Path("out"))             # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kit import _files as files
+from kit._contract import HEADERS as CONTRACT_HEADERS
+from kit._contract import Contract
+from kit._dialect import DEFAULT, Dialect
+from kit._drift import COLUMNS, Drift, DriftLog
+from kit._outgoing import HEADERS
+from kit._redaction import Redactor
+from kit._spoken import Spelling
+from kit._wire import MAX_BODY, MAX_CALLS, Attempt, Exchange, Message
+
+__all__ = ["DRIFT_FILE", "Seen", "Traffic", "kit_path"]
+
+#: The drift rows' file in ``--out``.
+DRIFT_FILE = "drift.json"
+_PARAM = re.compile(r"\\\{[^/]+?\\\}")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One exchange as it crossed the proxy: the request's method, path (no query), raw
+    headers and the body's first bytes; the answer's status, raw headers and first bytes."""
+
+    started: datetime
+    method: str
+    url: str
+    path: str
+    request_headers: list[tuple[bytes, bytes]]
+    request_body: bytes
+    request_size: int
+    status: int | None
+    response_headers: list[tuple[bytes, bytes]]
+    response_body: bytes
+    response_size: int
+    ms: float
+
+
+def _patterns(dialect: Dialect) -> list[tuple[re.Pattern[str], str, str]]:
+    """``(the wire's path as a pattern, method, the kit's template)`` per moved A67 operation."""
+    ours = DEFAULT.paths
+    found = []
+    for key, path in dialect.paths.items():
+        if path == ours.get(key):
+            continue
+        pattern = re.compile("^" + _PARAM.sub("([^/]+)", re.escape(path)) + "$")
+        found.append((pattern, dialect.methods[key], ours[key]))
+    return found
+
+
+def kit_path(dialect: Dialect, method: str, path: str, patterns: list[Any] | None = None) -> str:
+    """``path`` (the wire's) at the kit's own path when the dialect moved its operation (A67),
+    its parameters carried in order; else ``path``."""
+    for pattern, verb, template in patterns if patterns is not None else _patterns(dialect):
+        match = pattern.match(path) if verb == method.upper() else None
+        if match is not None:
+            values = iter(match.groups())
+            return re.sub(r"\{[^/]+?\}", lambda _, given=values: next(given), template)
+    return path
+
+
+def _json(body: bytes, headers: dict[str, str]) -> Any:
+    if not body or "json" not in headers.get("content-type", "") or headers.get("content-encoding"):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+class Traffic:
+    """The exchanges a proxy forwarded (the last :data:`kit._wire.MAX_CALLS`, redacted), the
+    drift rows of every one, and those the contract could not place; thread-safe."""
+
+    def __init__(self, dialect: Dialect = DEFAULT, *, upstream: str = "") -> None:
+        self.dialect = dialect
+        self.upstream = upstream
+        self.spelling = Spelling(dialect)
+        self.redactor = Redactor(dialect=dialect)
+        self.drift = DriftLog()
+        self.exchanges: deque[Exchange] = deque(maxlen=MAX_CALLS)
+        self.unplaced: list[dict[str, Any]] = []
+        self.count = 0
+        self._patterns = _patterns(dialect)
+        self._lock = threading.Lock()
+
+    def _message(self, raw: list[tuple[bytes, bytes]], body: bytes, size: int) -> Message:
+        headers = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in raw]
+        shown = tuple((n, self.redactor.header(n, v)) for n, v in headers)
+        mime = dict(headers).get("content-type", "")
+        text = self.redactor.body(body, mime) if body else None
+        cut = text is not None and (len(text) > MAX_BODY or size > len(body))
+        return Message(
+            shown, text[:MAX_BODY] if text is not None else None, mime.split(";")[0].strip(), size, cut
+        )
+
+    def record(self, seen: Seen) -> None:
+        """Keep one exchange, redacted, and its drift rows."""
+        with self._lock:
+            self.count += 1
+            sent = self._message(seen.request_headers, seen.request_body, seen.request_size)
+            got = (
+                self._message(seen.response_headers, seen.response_body, seen.response_size)
+                if seen.status is not None
+                else None
+            )
+            url = self.redactor.url(seen.url)
+            ours = kit_path(self.dialect, seen.method, seen.path, self._patterns)
+            attempt = Attempt(seen.started, seen.method, url, sent, seen.status, "", got, seen.ms)
+            exchange = Exchange(
+                self.count,
+                "call",
+                seen.method,
+                self.redactor.url(seen.path),
+                [attempt],
+                comment="kit proxy",
+                kit_path=ours if ours != seen.path else None,
+            )
+            self.exchanges.append(exchange)
+        if seen.status is not None:
+            self._check(seen, ours, exchange)
+
+    def _check(self, seen: Seen, ours: str, exchange: Exchange) -> None:
+        raw = [(n.lower(), v) for n, v in seen.response_headers]
+        plain = {n.decode("latin-1"): v.decode("latin-1") for n, v in raw}
+        wire_body = _json(seen.response_body, plain)
+        headers, body = self.spelling.contract_view(raw, wire_body, CONTRACT_HEADERS)
+        assert seen.status is not None
+        contract = Contract.for_version(headers.get(HEADERS.api_version))
+        rows = contract.check(
+            seen.method, ours, seen.status, headers, body, has_content=bool(seen.response_body)
+        )
+        rows = self.spelling.named(rows, wire_body)
+        self.drift.record(rows)
+        if contract.operation(seen.method, ours) is None:
+            with self._lock:
+                self.unplaced.append(
+                    {
+                        "exchange": exchange.index,
+                        "method": seen.method,
+                        "path": exchange.path,
+                        "status": seen.status,
+                    }
+                )
+
+    def table(self, expected: str | None = None) -> Any:
+        """The conformance table of the drift rows seen (``expected``: the ``--choices`` file)."""
+        from kit.notebook.conformity import build, of_drift
+
+        where = f"kit proxy to {self.upstream}" if self.upstream else "kit proxy"
+        seen = [of_drift(d, where) for d in self.drift.rows()]
+        overlay = None
+        if expected:
+            from kit import _choices as choices
+
+            overlay = choices.load(expected)
+        return build((s for s in seen if s is not None), expected=overlay)
+
+    def write(
+        self,
+        *,
+        har: Path | None = None,
+        out: Path | None = None,
+        write_choices: Path | None = None,
+        expected: str | None = None,
+    ) -> list[Path]:
+        """Write what was asked (see the module docstring); the paths written."""
+        from kit.regress import conformance
+
+        written: list[Path] = []
+        if har is not None:
+            from kit._wire_view import write_har
+
+            write_har(har, list(self.exchanges), comment=f"kit proxy to {self.upstream}")
+            written.append(har)
+        if out is None and write_choices is None:
+            return written
+        table = self.table(expected)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            rows = [
+                dict(zip(COLUMNS, (getattr(d, c) for c in COLUMNS), strict=True)) for d in self.drift.rows()
+            ]
+            rows += [_unplaced_row(u) for u in self.unplaced]
+            files.write(out / DRIFT_FILE, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+            md, js = out / conformance.FILES[0], out / conformance.FILES[1]
+            files.write(md, table.markdown() + _unplaced_md(self.unplaced))
+            data = {**table.data(), "unplaced": self.unplaced}
+            files.write(js, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+            written += [out / DRIFT_FILE, md, js]
+        if write_choices is not None:
+            conformance.write_choices(table, write_choices, source=self.upstream, expected=expected)
+            written.append(write_choices)
+        return written
+
+
+def _unplaced_row(item: dict[str, Any]) -> dict[str, Any]:
+    operation = f"{item['method']} {item['path']}"
+    row = Drift("operation", operation, "operation", "an operation of the contract", str(item["status"]))
+    return {**asdict(row), "kind": "unplaced", "exchange": item["exchange"]}
+
+
+def _unplaced_md(unplaced: list[dict[str, Any]]) -> str:
+    if not unplaced:
+        return ""
+    lines = [
+        "",
+        "## Exchanges the contract cannot place",
+        "",
+        "| exchange | method | path | status |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {u['exchange']} | {u['method']} | `{u['path']}` | {u['status']} |" for u in unplaced]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,105 @@
+"""``kit proxy --to URL`` between the kit and ``kit serve --no-control --choices camel.toml``:
+a client journey runs through it unchanged, hop-by-hop headers stop at it, and on SIGTERM it
+writes a redacted HAR, the drift rows (an unknown path listed) and the conformance report."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import kit
+from kit import register
+from kit.lab.journeys import onboard
+from tests.sandbox.conftest import CLIENT_SECRET, point_at
+from tests.support.launcher import Served, proxy_process, serve_process, stop
+
+CAMEL = register.data_dir() / "choices" / "camel.toml"
+
+
+@pytest.fixture(scope="module")
+def camel_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
+    fixtures = tmp_path_factory.mktemp("camel") / "fixtures.toml"
+    with serve_process(
+        "--no-control", "--choices", str(CAMEL), "--sandbox-fixtures", str(fixtures), "--log-level", "info"
+    ) as served:
+        yield served, fixtures
+
+
+def _raw(base_url: str, request: bytes) -> bytes:
+    host, port = base_url.rsplit("/", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_journey_runs_through_the_proxy_and_its_files_are_written(
+    camel_sandbox: tuple[Served, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, fixtures = camel_sandbox
+    har, out, learned = tmp_path / "run.har", tmp_path / "out", tmp_path / "learned.toml"
+    args = ("--choices", str(CAMEL), "--har", str(har), "--out", str(out), "--write-choices", str(learned))
+    with proxy_process(served.base_url, *args) as proxy:
+        point_at(monkeypatch, proxy.base_url, fixtures)
+        with kit.connect("sandbox", choices=CAMEL, sleep=lambda _: None, record=True) as api:
+            done = onboard(api, persona=0)
+            assert done.status == "established"
+            card = api.cards.create(done.account_id, type="temporary")
+            assert api.cards.close(card.card_id, reason="lost").status == "closed"
+            # the secrets the client's own recorder learned: the partner token, the session tokens
+            secrets = [v for v, kind in api.wire_log.redactor._known.items() if "token" in kind]
+        unknown = httpx.get(proxy.base_url + "/no/such/thing", timeout=10)
+        assert unknown.status_code == 404
+        stop(proxy.process)  # SIGTERM: the files are written on the way out
+    log: dict[str, Any] = json.loads(har.read_text(encoding="utf-8"))["log"]
+    assert log["version"] == "1.2" and len(log["entries"]) >= 8
+    text = har.read_text(encoding="utf-8")
+    assert secrets and CLIENT_SECRET not in text
+    assert not [s for s in secrets if s in text]
+    closes = [e for e in log["entries"] if e["request"]["url"].endswith("/close")]
+    assert closes and closes[0]["response"]["status"] == 200
+    rows = json.loads((out / "drift.json").read_text(encoding="utf-8"))
+    assert [r for r in rows if r["kind"] == "unplaced" and r["operation"] == "GET /no/such/thing"]
+    conformance = json.loads((out / "conformance.json").read_text(encoding="utf-8"))
+    assert [u for u in conformance["unplaced"] if u["path"] == "/no/such/thing"]
+    assert "/no/such/thing" in (out / "conformance.md").read_text(encoding="utf-8")
+    written = learned.read_text(encoding="utf-8")
+    assert "[A67" in written and "[A68]" in written
+
+
+def test_hop_by_hop_headers_stop_at_the_proxy(camel_sandbox: tuple[Served, Path], tmp_path: Path) -> None:
+    """A header the request's ``Connection`` names is the connection's, not the upstream's: the
+    upstream (here a second proxy recording what reached it) never sees ``x-secret``."""
+    served, _ = camel_sandbox
+    inner_har = tmp_path / "inner.har"
+    with (
+        proxy_process(served.base_url, "--choices", str(CAMEL), "--har", str(inner_har)) as inner,
+        proxy_process(inner.base_url, "--choices", str(CAMEL)) as outer,
+    ):
+        port = outer.port
+        answer = _raw(
+            outer.base_url,
+            f"GET /webhooks/jwks HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close, x-secret\r\n"
+            "x-secret: 1\r\nx-kept: 2\r\n\r\n".encode(),
+        )
+        assert answer.startswith(b"HTTP/1.1 ")
+        stop(inner.process)
+    entries = json.loads(inner_har.read_text(encoding="utf-8"))["log"]["entries"]
+    sent = {h["name"].lower() for h in entries[0]["request"]["headers"]}
+    assert "x-kept" in sent and "x-secret" not in sent  # its own Connection header is the outer hop's
+
+
+def test_a_request_naming_another_host_is_refused(camel_sandbox: tuple[Served, Path]) -> None:
+    served, _ = camel_sandbox
+    with proxy_process(served.base_url) as proxy:
+        request = b"GET /webhooks/jwks HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n"
+        answer = _raw(proxy.base_url, request)
+    assert answer.startswith(b"HTTP/1.1 400") and b"host-not-allowed" in answer
