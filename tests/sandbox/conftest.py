@@ -55,15 +55,18 @@ def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, fixtures: Path) -> 
     return variables
 
 
-def regress_on(base_url: str, fixtures: Path, out_dir: Path, choices: Path | None = None) -> Any:
-    """Every notebook of the repository run by ``kit regress`` on the sandbox profile against
-    the server at ``base_url`` (2 jobs; ``choices``: ``--choices FILE``, a dialect the kernels'
-    clients speak and the checks expect); its ``RegressReport``."""
+def regress_on(
+    base_url: str, fixtures: Path, out_dir: Path, choices: Path | None = None, selection: tuple[str, ...] = ()
+) -> Any:
+    """Every notebook of the repository (or those ``selection`` names) run by ``kit regress`` on
+    the sandbox profile against the server at ``base_url`` (2 jobs; ``choices``: ``--choices
+    FILE``, a dialect the kernels' clients speak and the checks expect); its ``RegressReport``."""
     from kit import regress
 
     with pytest.MonkeyPatch.context() as patch:
         point_at(patch, base_url, fixtures)
         return regress.run(
+            selection,
             notebooks_dir=Path(__file__).resolve().parents[2] / "notebooks",
             out_dir=out_dir,
             parameters={"profile": "sandbox"},

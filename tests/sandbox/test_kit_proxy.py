@@ -103,3 +103,36 @@ def test_a_request_naming_another_host_is_refused(camel_sandbox: tuple[Served, P
         request = b"GET /webhooks/jwks HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n"
         answer = _raw(proxy.base_url, request)
     assert answer.startswith(b"HTTP/1.1 400") and b"host-not-allowed" in answer
+
+
+@pytest.mark.papermill
+def test_notebooks_hold_through_the_proxy_and_it_reports_as_kit_regress_does(
+    camel_sandbox: tuple[Served, Path], tmp_path: Path
+) -> None:
+    """``kit regress -p profile=sandbox --choices camel`` through the proxy: the notebooks pass,
+    and the dialect file the proxy writes agrees with the one ``kit regress --write-choices``
+    writes for the same run on A67 and A68, with no drift on either side."""
+    from kit import _choices as choices
+    from kit.regress import conformance
+    from tests.sandbox.conftest import assert_every_notebook_passed, regress_on
+
+    served, fixtures = camel_sandbox
+    out, proxied_file, run_file = tmp_path / "proxy-out", tmp_path / "proxy.toml", tmp_path / "regress.toml"
+    args = ("--choices", str(CAMEL), "--out", str(out), "--write-choices", str(proxied_file))
+    selection = ("05_cards_close_with_reason", "13_errors")
+    with proxy_process(served.base_url, *args) as proxy:
+        report = regress_on(proxy.base_url, fixtures, tmp_path / "run", choices=CAMEL, selection=selection)
+        stop(proxy.process)
+    assert_every_notebook_passed(report, len(selection))
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    table = conformance.from_results(report.results, notebooks, CAMEL)
+    conformance.write_choices(table, run_file, source="profile sandbox", expected=CAMEL)
+    proxied, run = choices.load(proxied_file), choices.load(run_file)
+    for entry in ("A67", "A68"):
+        assert proxied.changes(entry) == run.changes(entry) == choices.load(CAMEL).changes(entry), entry
+    drift = [
+        r for r in json.loads((out / "drift.json").read_text(encoding="utf-8")) if r["kind"] != "unplaced"
+    ]
+    assert not report.drift and not drift, drift
+    assert set(proxied.entries()) == set(run.entries())
+    assert "# Conformance" in (out / "conformance.md").read_text(encoding="utf-8")
