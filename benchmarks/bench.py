@@ -22,6 +22,7 @@ Benchmarks (modules ``bench_*.py`` beside this file):
 8. ``memory``     — a 1,000,000-customer run streamed to Parquet, projected ÷ 8 GiB
 9. ``connect``    — ``kit.connect("sim")`` beyond ``import kit`` in a fresh interpreter ÷ 0.3 s
 10. ``state``     — ``kit serve --state FILE`` ÷ in memory: sessions/s and one client's journey time
+11. ``proxy``     — two notebooks by ``kit regress`` through ``kit proxy`` ÷ straight to the server
 
 A ``before`` section (figures from before the performance fixes, and the fixes themselves)
 is carried over from the previous record unless ``--before FILE`` names another one.
@@ -55,6 +56,7 @@ NUMBERS = {
     "memory": 8,
     "connect": 9,
     "state": 10,
+    "proxy": 11,
 }
 #: The order they run in: quick ones first, the notebook suite (minutes) last.
 ORDER = (
@@ -67,6 +69,7 @@ ORDER = (
     "population",
     "cluster",
     "memory",
+    "proxy",
     "notebooks",
 )
 #: The performance fixes the profiles justified (issue #7), kept in the record beside the
@@ -648,6 +651,7 @@ UNITS = {
     "memory": ("GiB", "GiB"),
     "connect": ("ms", "ms"),
     "state": ("x", "x"),
+    "proxy": ("s", "s"),
 }
 
 
@@ -665,6 +669,7 @@ def _plan(quick: bool) -> dict[str, tuple[str, str, dict[str, Any]]]:
         "memory": ("bench_population", "measure_memory", {"small": 200, "large": 600 if quick else 1200}),
         "notebooks": ("bench_notebooks", "measure", {"rounds": 1 if quick else 2}),
         "state": ("bench_state", "measure", {"rounds": 2 if quick else 5}),
+        "proxy": ("bench_proxy", "measure", {"rounds": 2 if quick else 4}),
     }
 
 
