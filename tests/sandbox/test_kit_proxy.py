@@ -136,3 +136,45 @@ def test_notebooks_hold_through_the_proxy_and_it_reports_as_kit_regress_does(
     assert not report.drift and not drift, drift
     assert set(proxied.entries()) == set(run.entries())
     assert "# Conformance" in (out / "conformance.md").read_text(encoding="utf-8")
+
+
+def test_an_unreachable_upstream_is_a_502_problem() -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with proxy_process(f"http://127.0.0.1:{port}") as proxy:
+        answer = httpx.get(proxy.base_url + "/webhooks/jwks", timeout=20)
+    assert answer.status_code == 502
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.json()["code"] == "http-error"
+
+
+def test_the_wire_path_of_a_moved_operation_is_checked_at_the_kits_path() -> None:
+    from kit import _choices as choices
+    from kit._dialect import Dialect
+    from kit._proxylog import kit_path
+
+    camel = Dialect.of(choices.load(CAMEL))
+    assert kit_path(camel, "GET", "/v2/payment-cards/card_1") == "/cards/card_1"
+    assert kit_path(camel, "POST", "/v2/accounts/acc_9/payment-cards") == "/accounts/acc_9/cards"
+    assert kit_path(camel, "GET", "/v2/accounts/acc_9/payment-cards") == "/v2/accounts/acc_9/payment-cards"
+    assert kit_path(camel, "POST", "/oauth/accesstoken") == "/oauth/accesstoken"
+
+
+def test_hop_by_hop_headers_and_those_connection_names_are_dropped() -> None:
+    from kit._proxy import _forwarded
+
+    raw = [
+        (b"Host", b"proxy"),
+        (b"Connection", b"keep-alive, X-Secret"),
+        (b"X-Secret", b"1"),
+        (b"Keep-Alive", b"timeout=5"),
+        (b"Proxy-Authorization", b"Basic x"),
+        (b"TE", b"trailers"),
+        (b"Transfer-Encoding", b"chunked"),
+        (b"Upgrade", b"h2c"),
+        (b"Trailer", b"x"),
+        (b"X-Kept", b"2"),
+    ]
+    assert _forwarded(raw, request=True) == [(b"x-kept", b"2")]
+    assert (b"host", b"proxy") in _forwarded(raw, request=False)
