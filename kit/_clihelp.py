@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         "writes a redacted HAR, the drift rows and conformance.md/.json, and a dialect file of what "
         "differed. Needs the sim extra. See docs/proxy.md.",
         (
-            "kit proxy --to https://sandbox.example --port 8080 --choices mine.toml --har run.har "
+            "kit proxy --to https://sandbox.example --port 8080 --choices my-sandbox.toml --har run.har "
             "--out proxy-out --write-choices learned.toml",
         ),
     ),
