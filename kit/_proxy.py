@@ -181,6 +181,14 @@ def add_parser(commands: Any) -> None:
     proxy.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     proxy.add_argument("--port", type=int, default=8080, help="the port to listen on (0: any free one)")
     proxy.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host name to answer, as kit serve's (repeatable; default: the bound address, "
+        "and loopback names on loopback)",
+    )
+    proxy.add_argument(
         "--choices",
         metavar="FILE",
         default=None,
@@ -231,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"refusing to start: {exc}", file=sys.stderr)
         return 2
-    settings = Settings(host=args.host)
+    settings = Settings(host=args.host, allowed_hosts=tuple(args.allowed_host))
     traffic = Traffic(dialect, upstream=args.to)
     limits = httpx.Limits(max_connections=settings.max_concurrency, max_keepalive_connections=32)
     client = async_http_client(args.to, limits=limits, timeout=httpx.Timeout(60.0, connect=10.0))
@@ -249,6 +257,8 @@ def _run(args: argparse.Namespace) -> int:
         port=args.port,
         log_level="warning",
         access_log=False,
+        server_header=False,  # the upstream's Server and Date pass through, not a second of each
+        date_header=False,
         timeout_graceful_shutdown=2,
         http=with_header_timeout(settings.header_timeout),  # A72: a drip-fed request is closed
     )

@@ -146,8 +146,8 @@ class Traffic:
                 kit_path=ours if ours != seen.path else None,
             )
             self.exchanges.append(exchange)
-        if seen.status is not None:
-            self._check(seen, ours, exchange)
+        if seen.status is not None and seen.response_size == len(seen.response_body):
+            self._check(seen, ours, exchange)  # an answer past what is kept is not judged by its start
 
     def _check(self, seen: Seen, ours: str, exchange: Exchange) -> None:
         raw = [(n.lower(), v) for n, v in seen.response_headers]

@@ -98,11 +98,19 @@ def test_hop_by_hop_headers_stop_at_the_proxy(camel_sandbox: tuple[Served, Path]
 
 
 def test_a_request_naming_another_host_is_refused(camel_sandbox: tuple[Served, Path]) -> None:
+    """The Host check of ``kit serve`` (A70), with ``--allowed-host`` as it has it."""
     served, _ = camel_sandbox
-    with proxy_process(served.base_url) as proxy:
-        request = b"GET /webhooks/jwks HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n"
-        answer = _raw(proxy.base_url, request)
-    assert answer.startswith(b"HTTP/1.1 400") and b"host-not-allowed" in answer
+    with proxy_process(served.base_url, "--allowed-host", "proxy.example") as proxy:
+        refused, allowed = (
+            _raw(
+                proxy.base_url,
+                f"GET /v2/webhook-keys HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode(),
+            )
+            for host in ("attacker.example", "proxy.example")
+        )
+    assert refused.startswith(b"HTTP/1.1 400") and b"host-not-allowed" in refused
+    assert allowed.startswith(b"HTTP/1.1 401"), allowed[:200]  # the upstream's answer: no token
+    assert allowed.lower().count(b"\r\ndate:") == 1 and allowed.lower().count(b"\r\nserver:") == 1
 
 
 @pytest.mark.papermill
