@@ -186,3 +186,30 @@ def test_hop_by_hop_headers_and_those_connection_names_are_dropped() -> None:
     ]
     assert _forwarded(raw, request=True) == [(b"x-kept", b"2")]
     assert (b"host", b"proxy") in _forwarded(raw, request=False)
+
+
+@pytest.mark.parametrize("dialect", ["default", "camel"])
+def test_answers_are_checked_in_the_dialect_given(
+    camel_sandbox: tuple[Served, Path], tmp_path: Path, dialect: str
+) -> None:
+    """The same token exchange: under the simulator's own choices the server's header names
+    are differences (A27, A28 in drift.json and conformance.json); under camel.toml, none."""
+    from tests.sandbox.conftest import CLIENT_ID
+
+    served, _ = camel_sandbox
+    args = ("--choices", str(CAMEL)) if dialect == "camel" else ()
+    with proxy_process(served.base_url, *args, "--out", str(tmp_path)) as proxy:
+        form = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+        assert httpx.post(proxy.base_url + "/oauth/accesstoken", data=form, timeout=10).status_code == 200
+        stop(proxy.process)
+    rows = json.loads((tmp_path / "drift.json").read_text(encoding="utf-8"))
+    table = json.loads((tmp_path / "conformance.json").read_text(encoding="utf-8"))
+    differs = {row["id"] for row in table["entries"] if row["status"] == "differs"}
+    if dialect == "camel":
+        assert rows == [] and not differs
+    else:
+        assert {(r["field"], r["basis"]) for r in rows} >= {
+            ("header svc-request-id", "A28"),
+            ("header svc-api-version", "A27"),
+        }
+        assert {"A27", "A28"} <= differs
