@@ -41,6 +41,7 @@ WHERE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kit/regress/", ("regress", "dask")),
     ("kit/cli.py", ("all",)),  # each command requires its extra before it imports from it
     ("kit/_serveopts.py", ("sim",)),  # kit serve's options: read after serve requires the sim extra
+    ("kit/_proxy", ("sim",)),  # kit proxy: _proxy and _proxylog, after the proxy requires the sim extra
     ("kit/", ()),
     ("tests/e2e/", ("all", "test", "e2e")),
     ("tests/", ("all", "test")),
