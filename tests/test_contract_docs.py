@@ -213,3 +213,27 @@ def test_the_change_table_in_the_docs_comes_from_the_records() -> None:
     table = register.changes_markdown()
     assert table in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
     assert all(f"| change.{n} |" in table for n in range(1, 10))
+
+
+# --- the page is the contract, for a partner ------------------------------------------------------
+
+
+def test_the_contract_names_no_source_file() -> None:
+    """Where a choice is enforced is the maintainers' (``enforced_in``), not the contract's."""
+    page = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    assert "Enforced in" not in page
+    assert not re.findall(r"`kit/[\w/]+\.py`", page)
+
+
+def test_a_rule_for_a_family_of_routes_is_stated_once() -> None:
+    page = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    control_plane = register.assumption("A45")["choice"]
+    assert page.count(control_plane) == 1
+    assert page.count("- **Choice [A45](#a45)** (The simulator's control plane)") > 5
+
+
+def test_each_register_heading_carries_its_topic_and_keeps_its_anchor() -> None:
+    page = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    for entry in register.assumptions():
+        anchor = entry["id"].lower()
+        assert f'<a id="{anchor}"></a>\n\n### {entry["id"]} — {entry["topic"]}\n' in page, entry["id"]

@@ -171,8 +171,22 @@ def _route_section(method: str, path: str, op: dict[str, Any]) -> list[str]:
         lines += _quote(_row_words(seed))
     for status in success:
         for entry in covering_entries(method, path, status):
-            lines.append(f"- **Choice {entry['id']}** ({entry['topic']}), `{status}`: {entry['choice']}")
+            if _covers_by_wildcard(entry, method, path, status):
+                # an entry for a whole family of routes (the control plane's A45) is said once,
+                # in the register, and linked from each of them
+                lines.append(
+                    f"- **Choice [{entry['id']}](#{entry['id'].lower()})** ({entry['topic']}), `{status}`: "
+                    "one rule for every route of the family, stated once in the register."
+                )
+            else:
+                lines.append(f"- **Choice {entry['id']}** ({entry['topic']}), `{status}`: {entry['choice']}")
     return [*lines, ""]
+
+
+def _covers_by_wildcard(entry: dict[str, Any], method: str, path: str, status: str) -> bool:
+    """Whether ``entry`` covers ``METHOD path status`` only through a ``*`` route."""
+    routes = [r for r in entry.get("covers", {}).get("routes", []) if route_matches(r, method, path, status)]
+    return all("*" in r.split(" ")[1] or r.startswith("* ") for r in routes)
 
 
 def _areas(document: dict[str, Any]) -> list[str]:
@@ -212,10 +226,10 @@ def _register() -> list[str]:
         "",
     ]
     for entry in register.assumptions():
-        lines += [f"### {entry['id']}", "", f"**{entry['topic']}**", ""]
+        # the heading carries the topic; the anchor stays the bare id (#a07) that pages link
+        lines += [f"<a id=\"{entry['id'].lower()}\"></a>", "", f"### {entry['id']} — {entry['topic']}", ""]
         lines += _quote(entry["spec"])
         lines.append(f"- **Choice:** {entry['choice']}")
-        lines.append(f"- **Enforced in:** {', '.join(f'`{p}`' for p in entry['enforced_in'])}")
         if entry.get("value"):
             lines.append(f"- **Value:** `{json.dumps(entry['value'], ensure_ascii=False)}`")
         covers = entry.get("covers", {})
@@ -281,7 +295,7 @@ def _versions(documents: dict[str, dict[str, Any]]) -> list[str]:
         "endpoints). Each version has its own OpenAPI document, a second document rather than marked "
         f"operations in one: `data/openapi.json` is `{versions.CURRENT}`'s (served at `/openapi.json`) "
         f"and `data/openapi-{versions.PREVIOUS}.json` is `{versions.PREVIOUS}`'s, made from the same "
-        "routes by undoing each change's gate (`kit/sim/versions.py`), so a client or a drift check "
+        "routes by undoing each change's gate, so a client or a drift check "
         "reads one whole contract per version and `data/openapi.json` stays exactly the spec "
         "version's. The client's drift check judges each answer by the document of the version that "
         "served it. The changes, as undone under "
