@@ -35,6 +35,7 @@ CARD_SESSION_KNOWN = {
     "10_explorer": "cell 18: a card needs a session bound to its account",
 }
 ADD_PERSON_KNOWN = {"04_onboarding_and_kyc": "cell 3: persons are added under an account session"}
+TABLE_KNOWN = {"00_quickstart": "cell 2 keeps its own notebook table"}
 
 #: A claim that a card (or a card route) needs or requires a session.
 CARD_NEEDS_SESSION = re.compile(
@@ -114,6 +115,12 @@ def test_the_notebook_table_is_kept_once(page: Path) -> None:
     assert not rows, f"{page.name} keeps its own notebook table: link to index.md#the-notebooks"
     if page.name == "README.md":
         assert "docs/index.md#the-notebooks" in text
+
+
+@pytest.mark.parametrize("notebook", _with_known(TABLE_KNOWN), ids=lambda p: p.stem)
+def test_no_notebook_keeps_its_own_notebook_table(notebook: Path) -> None:
+    rows = re.findall(r"^\| \[[^]]*\]\(\d\d_\w+\.ipynb\)", _prose(notebook), re.MULTILINE)
+    assert not rows, f"{notebook.name}: link to ../docs/index.md#the-notebooks instead"
 
 
 # --- which session a card call needs -----------------------------------------------------------

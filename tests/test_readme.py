@@ -73,6 +73,23 @@ def test_the_first_screen_holds_what_a_newcomer_needs_first() -> None:
     assert len(rows) >= 3, "a row per kind of reader, each with its pages"
 
 
+@pytest.mark.parametrize("page", [README, ROOT / "docs" / "index.md"], ids=lambda p: p.name)
+def test_the_first_screen_says_what_the_api_does_and_the_order_of_calls(page: Path) -> None:
+    """The API before the kit: what the service does, the order a partner calls it in, who starts
+    where; the README's first screen keeps the two-command quickstart and not the seed's aside."""
+    first = " ".join(_text(page).splitlines()[:FIRST_SCREEN]).lower()
+    for what in ("accounts", "cards", "persons", "kyc", "p2p transfers", "webhooks", "inbound events"):
+        assert what in first, what
+    at = first.index("in this order")
+    for step in ["partner token", "session initialization data", "anonymous", "promotion", "person"]:
+        at = first.index(step, at)  # each step after the one before it (ValueError: missing)
+    assert "analyst" in first and "back-end engineer" in first
+    if page == README:
+        assert "make run" in first and "make test" in first
+        assert "seed = 7" not in first and "docs/contributing.md" in _text(page)
+        assert "make slow" not in _text(page) and "make bench" not in _text(page)
+
+
 def test_the_client_in_five_lines_has_five() -> None:
     text = _text(README)
     heading = re.search(r"\*\*The client in (\w+) lines\*\*", text)
