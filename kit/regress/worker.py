@@ -244,10 +244,13 @@ ENGINE = "kit-regress"
 
 def _engine() -> str:
     """papermill's engine for kit regress (registered by this name): nbclient's, writing the
-    executed notebook at most every :data:`SAVE_EVERY_S` while the cells run."""
+    executed notebook at most every :data:`SAVE_EVERY_S` while the cells run, and skipping the
+    tagged sections that cannot run here (:mod:`kit.regress.sections`)."""
     from papermill.engines import NBClientEngine, papermill_engines
 
-    class Engine(NBClientEngine):  # type: ignore[misc]
+    from kit.regress import sections
+
+    class Engine(sections.engine(NBClientEngine)):  # type: ignore[misc]
         @classmethod
         def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
             full = nb_man.save
