@@ -7,6 +7,8 @@ with their stored outputs) and ``data/seed.txt`` as a plain file. The CLI refere
 never behind ``kit COMMAND --help``. A notebook's links are written
 for JupyterLab in the repository (``01_partner_token.ipynb``, ``../docs/contract.md#a15``,
 ``../data/seed.txt``); on its rendered page they are rewritten to the site's addresses.
+A notebook's cells tagged ``checks`` (its regression checks, after the story:
+``kit/notebook/tags.py``) render folded, each in a ``<details>`` the reader may open.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ _HREF = re.compile(r'href="([^"#]*)(#[^"]*)?"')
 #: An inline code span holding ``<!`` (a regular expression's look-behind in the contract): MkDocs
 #: scans a page's raw HTML before Markdown does, and Python's HTML parser fails on ``<![``.
 _DECLARATION_IN_CODE = re.compile(r"(`+)([^`\n]*<![^`\n]*)\1")
+#: A rendered cell tagged ``checks`` (mkdocs-jupyter marks each cell's tags as ``celltag_<tag>``).
+_CHECKS_CELL = re.compile(r'<div class="jp-Cell [^"]*\bcelltag_checks\b[^"]*">')
+_DIV = re.compile(r"<div\b|</div>")
+#: The summary line of a folded cell of checks.
+CHECKS_SUMMARY = "Checks: what <code>kit regress</code> verifies here (open to read)"
 
 
 def code_as_html(markdown: str) -> str:
@@ -44,6 +51,29 @@ def code_as_html(markdown: str) -> str:
         return f"<code>{text}</code>"
 
     return _DECLARATION_IN_CODE.sub(escaped, markdown)
+
+
+def fold_checks(page: str) -> str:
+    """Each cell tagged ``checks`` wrapped in a closed ``<details class="kit-checks">``.
+
+    >>> folded = fold_checks('<p>a</p><div class="jp-Cell celltag_checks"><div>c</div></div><p>b</p>')
+    >>> folded.startswith('<p>a</p><details class="kit-checks"><summary>'), folded[-26:]
+    (True, '</div></details><p>b</p>')
+    """
+    out, at = [], 0
+    for start in [m.start() for m in _CHECKS_CELL.finditer(page)]:
+        if start < at:  # nested in a cell already folded
+            continue
+        depth, end = 0, len(page)
+        for tag in _DIV.finditer(page, start):
+            depth += 1 if tag.group() == "<div" else -1
+            if depth == 0:
+                end = tag.end()
+                break
+        out += [page[at:start], f'<details class="kit-checks"><summary>{CHECKS_SUMMARY}</summary>']
+        out += [page[start:end], "</details>"]
+        at = end
+    return "".join(out) + page[at:]
 
 
 def cli_reference() -> str:
@@ -99,4 +129,4 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     if not page.file.src_uri.startswith("notebooks/"):
         return html
-    return _HREF.sub(lambda m: f'href="{site_href(m.group(1), m.group(2) or "")}"', html)
+    return fold_checks(_HREF.sub(lambda m: f'href="{site_href(m.group(1), m.group(2) or "")}"', html))
