@@ -8,6 +8,8 @@ Read from each notebook's cell sources with ``ast``:
   ``kit.connect``);
 - a story cell (not tagged ``checks``) calls no test helper, register lookup or dialect
   function (``chosen(``, ``refused(``, ``problem_code(``, ``register.value(``, ``…dialect…``);
+- the checks of a ``needs-…`` cell can be found in its source (names as string literals), so
+  that ``kit regress`` can report them skipped;
 - no ``if`` on the control plane or the receiver anywhere (``if control:``, ``if receiver:``,
   ``if hook:``, ``….control_plane``): such code is a cell tagged ``needs-control`` or
   ``needs-receiver``, which ``kit regress`` skips where it cannot run.
@@ -23,7 +25,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from kit.notebook.tags import CHECKS
+from kit.notebook.tags import CHECKS, checks_in, section_of
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -94,6 +96,11 @@ def violations(path: Path) -> list[str]:
         where = f"{path.stem} [{index}]"
         tagged = CHECKS in cell.metadata.get("tags", [])
         tree = _code(cell.source)
+        try:  # a section kit regress may skip: its checks must be found, to be reported skipped
+            if section_of(cell.metadata.get("tags", [])):
+                checks_in(cell.source)
+        except ValueError as exc:
+            found.append(f"{where}: {exc}")
         if tagged and cell.metadata.get("jupyter") != {"source_hidden": True, "outputs_hidden": False}:
             found.append(f"{where}: a checks cell opens collapsed (metadata.jupyter.source_hidden)")
         for line, body in _check_bodies(tree):
@@ -153,6 +160,7 @@ def test_the_rules_catch_each_kind_of_violation(tmp_path: Path) -> None:
         cell("if control:\n    api.sim.advance(60)"),
         cell("x = chosen('A15', 'reasons')\ny = api.config.dialect.name_to_wire('a')"),
         cell('@check("b")\ndef _():\n    api.cards.close("c")', metadata={"tags": [CHECKS]}),
+        cell("with check(name) as c:\n    pass", metadata={"tags": ["needs-control"]}),
     ]
     path = tmp_path / "99_bad.ipynb"
     nbformat.write(nb, path)
@@ -164,5 +172,6 @@ def test_the_rules_catch_each_kind_of_violation(tmp_path: Path) -> None:
         "[2] line 2: api.config.dialect.name_to_wire( in a story cell",
         "[3]: a checks cell opens collapsed",
         "[3] line 3: a client call inside a check: api.cards.close",
+        "[4]: line 1: a check's name must be a string literal",
     ):
         assert what in found, found
