@@ -4,7 +4,9 @@ A notebook marks what it verifies with :func:`check`. A check that runs everywhe
 ``with`` block; a check that needs something a sandbox may lack (the simulator's control plane:
 clock travel, fault injection, the deliveries log, funding; a webhook receiver the API can
 reach) is a decorated function, run at once — or, where that is missing, reported **skipped**
-with its reason, never silently passed::
+with its reason, never silently passed. A whole story section that needs the control plane or
+the receiver is a cell tagged ``needs-control`` or ``needs-receiver`` (:mod:`kit.notebook.tags`):
+``kit regress`` skips it where it cannot run and reports its checks skipped the same way::
 
     from kit.notebook import check, expect_true, problem_code
 
