@@ -28,14 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "contract.md")]
 
-#: Notebooks whose words still contradict the register, each with where (their prose is another
-#: engineer's to rewrite): strict, so that the fix makes this list shrink.
-CARD_SESSION_KNOWN = {
-    "09_whats_new_in_1_2_0": "cell 3's comment: cards and events need an account session",
-    "10_explorer": "cell 18: a card needs a session bound to its account",
-}
-ADD_PERSON_KNOWN = {"04_onboarding_and_kyc": "cell 3: persons are added under an account session"}
-TABLE_KNOWN = {"00_quickstart": "cell 2 keeps its own notebook table"}
+#: Notebooks whose words still contradict the register, each with where: strict, so that a fix
+#: makes the list shrink (none today).
+CARD_SESSION_KNOWN: dict[str, str] = {}
+ADD_PERSON_KNOWN: dict[str, str] = {}
+TABLE_KNOWN: dict[str, str] = {}
 
 #: A claim that a card (or a card route) needs or requires a session.
 CARD_NEEDS_SESSION = re.compile(
