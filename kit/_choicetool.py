@@ -1,9 +1,10 @@
-"""``kit choices template`` and ``kit choices check FILE``: start a dialect file, and check one.
+"""``kit choices template``, ``check FILE`` and ``infer``: start a dialect file, check one, infer one.
 
 A dialect file is a choice overlay (:mod:`kit._choices`) that says how a sandbox spells what the
 spec does not show (:mod:`kit._dialect`). ``template`` prints every entry and key a file may
 re-choose, commented out, with the simulator's value and the spec's words it fills in;
-``check`` validates a file and names the line of each problem.
+``check`` validates a file and names the line of each problem; ``infer --openapi`` writes one
+from a sandbox's OpenAPI document (:mod:`kit._infer`).
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.choices_command == "template":
         sys.stdout.write(template())
         return 0
+    if args.choices_command == "infer":
+        return _infer(args)
     problems = check(args.file)
     for line in problems:
         print(line, file=sys.stderr)
@@ -147,4 +150,38 @@ def add_parser(commands: Any) -> None:
     sub.add_parser("template", help="print every re-choosable value, commented, to start a file")
     checker = sub.add_parser("check", help="validate a file; each problem names its line")
     checker.add_argument("file", metavar="FILE", help="the dialect file (TOML) to check")
+    infer = sub.add_parser("infer", help="write a dialect file from a sandbox's OpenAPI document")
+    infer.add_argument(
+        "--openapi",
+        metavar="URL|FILE",
+        required=True,
+        help="the sandbox's OpenAPI document (3.0 or 3.1, JSON or YAML), a file or an http(s) URL; "
+        "required, no default",
+    )
+    infer.add_argument(
+        "-o",
+        "--out",
+        metavar="OUT",
+        default=None,
+        help="write the dialect file here (created new, mode 0600); default: print it",
+    )
     choices.set_defaults(func=_run)
+
+
+def _infer(args: argparse.Namespace) -> int:
+    from kit import _files, _infer
+
+    try:
+        text = _infer.infer_text(_infer.load(args.openapi), source=args.openapi)
+    except (OSError, ValueError) as exc:
+        print(f"kit choices infer: {exc}", file=sys.stderr)
+        return 1
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    _files.write(args.out, text)
+    problems = check(args.out)
+    for line in problems:
+        print(line, file=sys.stderr)
+    print(f"{args.out}: inferred from {args.openapi}" + ("" if not problems else " (with problems)"))
+    return 1 if problems else 0

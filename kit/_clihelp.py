@@ -112,6 +112,20 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         "printed as FILE:LINE: [entry] key: why. Exit status 0 when the file is good, 1 otherwise.",
         ("kit choices check data/choices/camel.toml",),
     ),
+    "kit choices infer": (
+        "Write a dialect file from a sandbox's OpenAPI document (3.0 or 3.1, JSON or YAML, a file or "
+        "an http(s) URL): each operation whose path the spec does not show is matched by its method, "
+        "path parameters and the members of its request and answer, never by its operation id or "
+        "summary; the field case, single renames, header names and the token's client "
+        "authentication where the document declares them. Each line says its evidence and how sure "
+        "it is; a tie is listed, not guessed; what it could not tell stays commented with the "
+        "simulator's value. With -o the file is checked as kit choices check does (exit status 1 "
+        "on a problem).",
+        (
+            "kit choices infer --openapi https://sandbox.example.org/openapi.json -o dialect.toml",
+            "kit choices infer --openapi openapi.yaml > dialect.toml",
+        ),
+    ),
     "kit regress": (
         "Run the notebooks with papermill in parallel, scan them for leaks, and write the executed "
         "notebooks, junit.xml, summary.md and results.json to --out.",

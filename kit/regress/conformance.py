@@ -37,7 +37,16 @@ from kit._tomltext import value as toml_value
 from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
 from kit.regress.model import NotebookResult
 
-__all__ = ["FILES", "checked_in", "from_results", "overlay_text", "report", "write", "write_choices"]
+__all__ = [
+    "FILES",
+    "checked_in",
+    "from_results",
+    "overlay_text",
+    "report",
+    "unobserved_lines",
+    "write",
+    "write_choices",
+]
 
 #: The files a run writes in its output folder (scanned for leaks with the other reports).
 FILES = ("conformance.md", "conformance.json")
@@ -129,7 +138,7 @@ _SPELLING = (
 )
 
 
-def _unobserved(data: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def unobserved_lines(data: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Commented lines of the spelling ``data`` does not re-choose (the simulator's values)."""
     lines = [
         "",
@@ -209,7 +218,7 @@ def overlay_text(table: Table, *, source: str = "", expected: choices.Overlay | 
         lines += tables
     if unwritten:
         lines += ["", "# Also differed, not written:"] + [f"#   {text}" for text in unwritten]
-    lines += _unobserved(data)
+    lines += unobserved_lines(data)
     text = "\n".join(lines) + "\n"
     choices.parse(data)  # a ChoicesError (a ValueError) names entry and key
     return text
