@@ -169,7 +169,8 @@ def add_parser(commands: Any) -> None:
 
 
 def _infer(args: argparse.Namespace) -> int:
-    from kit import _files, _infer
+    from kit import _files
+    from kit import _infer_openapi as _infer
 
     try:
         text = _infer.infer_text(_infer.load(args.openapi), source=args.openapi)

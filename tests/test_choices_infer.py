@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kit import _choices, _infer
+from kit import _choices
+from kit import _infer_openapi as _infer
 from kit._choicetool import check
 from tests.support.launcher import serve_process
 from tests.support.stranger import OWN, as_30, served_document, stranger

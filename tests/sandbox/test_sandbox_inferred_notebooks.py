@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kit import _infer
+from kit import _infer_openapi as _infer
 from kit._choicetool import check
 from tests.sandbox.conftest import CLIENT_ID, point_at
 from tests.support.launcher import serve_process
