@@ -3,8 +3,8 @@
 A dialect file is a choice overlay (:mod:`kit._choices`) that says how a sandbox spells what the
 spec does not show (:mod:`kit._dialect`). ``template`` prints every entry and key a file may
 re-choose, commented out, with the simulator's value and the spec's words it fills in;
-``check`` validates a file and names the line of each problem; ``infer --openapi`` writes one
-from a sandbox's OpenAPI document (:mod:`kit._infer`).
+``check`` validates a file and names the line of each problem; ``infer`` writes one from a
+sandbox's OpenAPI document (:mod:`kit._infer_openapi`) or recorded exchanges (:mod:`kit._infer_har`).
 """
 
 from __future__ import annotations
@@ -150,13 +150,20 @@ def add_parser(commands: Any) -> None:
     sub.add_parser("template", help="print every re-choosable value, commented, to start a file")
     checker = sub.add_parser("check", help="validate a file; each problem names its line")
     checker.add_argument("file", metavar="FILE", help="the dialect file (TOML) to check")
-    infer = sub.add_parser("infer", help="write a dialect file from a sandbox's OpenAPI document")
-    infer.add_argument(
+    infer = sub.add_parser("infer", help="write a dialect file from an OpenAPI document or recorded traffic")
+    source = infer.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--openapi",
         metavar="URL|FILE",
-        required=True,
         help="the sandbox's OpenAPI document (3.0 or 3.1, JSON or YAML), a file or an http(s) URL; "
-        "required, no default",
+        "no default: this or --har",
+    )
+    source.add_argument(
+        "--har",
+        metavar="FILE",
+        nargs="+",
+        help="HAR files of exchanges with the sandbox (kit regress --har writes them); no default: "
+        "this or --openapi",
     )
     infer.add_argument(
         "-o",
@@ -169,11 +176,14 @@ def add_parser(commands: Any) -> None:
 
 
 def _infer(args: argparse.Namespace) -> int:
-    from kit import _files
-    from kit import _infer_openapi as _infer
+    from kit import _files, _infer_har, _infer_openapi
 
+    source = args.openapi or " ".join(args.har)
     try:
-        text = _infer.infer_text(_infer.load(args.openapi), source=args.openapi)
+        if args.openapi:
+            text = _infer_openapi.infer_text(_infer_openapi.load(args.openapi), source=args.openapi)
+        else:
+            text = _infer_har.infer_text(args.har)
     except (OSError, ValueError) as exc:
         print(f"kit choices infer: {exc}", file=sys.stderr)
         return 1
@@ -184,5 +194,5 @@ def _infer(args: argparse.Namespace) -> int:
     problems = check(args.out)
     for line in problems:
         print(line, file=sys.stderr)
-    print(f"{args.out}: inferred from {args.openapi}" + ("" if not problems else " (with problems)"))
+    print(f"{args.out}: inferred from {source}" + ("" if not problems else " (with problems)"))
     return 1 if problems else 0

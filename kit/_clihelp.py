@@ -114,16 +114,20 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "kit choices infer": (
         "Write a dialect file from a sandbox's OpenAPI document (3.0 or 3.1, JSON or YAML, a file or "
-        "an http(s) URL): each operation whose path the spec does not show is matched by its method, "
-        "path parameters and the members of its request and answer, never by its operation id or "
-        "summary; the field case, single renames, header names and the token's client "
-        "authentication where the document declares them. Each line says its evidence and how sure "
+        "an http(s) URL) or from HAR files of exchanges with it: each operation whose path the spec "
+        "does not show is matched by its method, path parameters (in traffic: the ids that flow from "
+        "an answer into a later path) and the members of its request and answer, never by its "
+        "operation id or summary; the field case, single renames, header names and the token's "
+        "client authentication where the document declares them or the traffic shows them; problem "
+        "codes the kit does not know are listed. No header or body value of a HAR is copied. "
+        "Each line says its evidence and how sure "
         "it is; a tie is listed, not guessed; what it could not tell stays commented with the "
         "simulator's value. With -o the file is checked as kit choices check does (exit status 1 "
         "on a problem).",
         (
             "kit choices infer --openapi https://sandbox.example.org/openapi.json -o dialect.toml",
             "kit choices infer --openapi openapi.yaml > dialect.toml",
+            "kit choices infer --har out/regress/*.har -o dialect.toml",
         ),
     ),
     "kit regress": (

@@ -164,6 +164,10 @@ def renames(ref: Tree, theirs: Tree, case: str, where: str, out: dict[str, set[t
 def match_headers(
     inf: Inference, ref_fp: dict[str, set[str]], fp: dict[str, set[str]], spelled: dict[str, str]
 ) -> None:
+    """Each header of :data:`kit._dialect.HEADERS` to the one name declared (or seen) in the
+    places the reference declares it: a tie between names, or one name fitting several
+    headers, is listed and nothing written."""
+    chosen: dict[str, list[tuple[str, str, float]]] = {}
     for entry, key in HEADERS:
         ours = register.value(entry)[key].lower()
         mine = ref_fp.get(ours)
@@ -176,7 +180,14 @@ def match_headers(
         if len(top) > 1:
             inf.unsure.append(f"{entry} {key}: a tie between {', '.join(spelled[n] for n in sorted(top))}")
             continue
-        score, name = best[0]
+        chosen.setdefault(best[0][1], []).append((entry, key, best[0][0]))
+    for name, fits in chosen.items():
+        if len(fits) > 1:
+            for entry, key, _ in fits:
+                inf.unsure.append(f"{entry} {key}: a tie between {spelled[name]} and other headers' places")
+            continue
+        ((entry, key, score),) = fits
+        ours = register.value(entry)[key].lower()
         sure = "sure" if score >= 0.9 else "likely"
         inf.put(entry, key, spelled[name], f"declared where {ours} is, {score:.0%} of its places ({sure})")
 
