@@ -95,11 +95,15 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("kit notebooks copy my-notebooks", "kit regress --notebooks my-notebooks"),
     ),
     "kit choices": (
-        "Start or check a dialect file: a choice overlay (TOML, one [Axx] table per register entry) "
+        "Start, check or infer a dialect file: a choice overlay (TOML, one [Axx] table per register entry) "
         "saying how a server spells what the spec does not show: paths, field and header names, "
         "codes. One file is read by kit.connect(choices=FILE), kit regress --choices FILE and kit "
         "serve --choices FILE.",
-        ("kit choices template > dialect.toml", "kit choices check dialect.toml"),
+        (
+            "kit choices template > dialect.toml",
+            "kit choices check dialect.toml",
+            "kit choices infer --openapi openapi.yaml -o dialect.toml",
+        ),
     ),
     "kit choices template": (
         "Print every entry and key a dialect file may re-choose, commented out, with the "
