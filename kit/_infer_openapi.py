@@ -198,6 +198,32 @@ def _client_auth(inf: Inference, doc: Mapping[str, Any], token: Op | None) -> No
         )
 
 
+def _codes_listed(inf: Inference, doc: Mapping[str, Any]) -> None:
+    """A64: the codes a problem schema lists (an enum on its ``code``) that the kit does not
+    know, listed to be mapped by hand; which of the kit's each stands for a list cannot say."""
+    from kit._codes import KNOWN
+
+    listed: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict) and {"status", "title"} <= set(props):
+                code = _deref(props.get("code"), doc)
+                if isinstance(code, dict):
+                    listed.update(str(v) for v in code.get("enum") or () if isinstance(v, str))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(doc)
+    unknown = sorted(listed - KNOWN)
+    if unknown:
+        inf.unsure.append(f"A64 codes the document lists that the kit does not know: {', '.join(unknown)}")
+
+
 def infer(doc: Mapping[str, Any], ref: Mapping[str, Any] | None = None) -> Inference:
     """What ``doc`` shows of the dialect, against ``ref`` (the simulator's document by default)."""
     ref = ref if ref is not None else reference()
@@ -225,6 +251,7 @@ def infer(doc: Mapping[str, Any], ref: Mapping[str, Any] | None = None) -> Infer
     match_headers(inf, footprints({k: r for k, (r, _) in both.items()}, ref), fp, spelled)
     _security(inf, doc, {k: t for k, (_, t) in both.items() if k != "access_token"})
     _client_auth(inf, doc, theirs.get("access_token"))
+    _codes_listed(inf, doc)
     return inf
 
 

@@ -95,3 +95,15 @@ def test_a_tie_is_said_and_left_commented() -> None:
     assert "A67 get_transfer: a tie between /v2/moves/{transfer_id}, /v2/transfers/{transfer_id}" in text
     assert '# get_transfer = "/p2p/transfers/{transfer_id}"' in text
     assert "\nget_transfer =" not in text
+
+
+def test_problem_codes_the_kit_does_not_know_are_listed() -> None:
+    doc = stranger(served_document(CAMEL))
+    (problem,) = [
+        s
+        for s in doc["components"]["schemas"].values()
+        if {"status", "title", "code"} <= set(s.get("properties", {}))
+    ]
+    problem["properties"]["code"]["enum"] = ["card-not-found", "gone-away", "not-allowed-here"]
+    text = _infer.infer_text(doc)
+    assert "A64 codes the document lists that the kit does not know: gone-away, not-allowed-here" in text
