@@ -16,6 +16,7 @@ written; query strings are dropped.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -282,10 +283,57 @@ def _codes_seen(inf: Inference, exchanges: Sequence[Exchange], key_of: Mapping[i
         inf.unsure.append(f"A64 a code the kit does not know: {code!r} ({', '.join(sorted(where))})")
 
 
+_JWS = re.compile(r"([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+")
+_JWS_SHOWN = re.compile(r"<JWS alg=([A-Za-z0-9]+)\b")
+
+
+def _alg(value: str) -> str | None:
+    """The ``alg`` of a JWS (compact, or as the kit's recorder shows one), else ``None``."""
+    shown = _JWS_SHOWN.match(value)
+    if shown:
+        return shown.group(1)
+    compact = _JWS.fullmatch(value.strip())
+    if not compact:
+        return None
+    try:
+        head = json.loads(base64.urlsafe_b64decode(compact.group(1) + "=" * (-len(compact.group(1)) % 4)))
+    except ValueError:
+        return None
+    alg = head.get("alg") if isinstance(head, dict) else None
+    return alg if isinstance(alg, str) and re.fullmatch(r"[A-Za-z0-9]{2,16}", alg) else None
+
+
+def _delivery(ex: Exchange) -> bool:
+    """Whether ``ex`` is a webhook delivery (the sandbox calling the partner: a POST of an event,
+    an ``id`` and a dotted ``type``), not a call to the API."""
+    body = ex.request if isinstance(ex.request, dict) else {}
+    return ex.method == "POST" and "id" in body and "." in str(body.get("type", ""))
+
+
+def _signature(inf: Inference, exchanges: Sequence[Exchange]) -> None:
+    """A24: the header carrying a JWS on the webhook deliveries recorded (a POST of an event:
+    an ``id`` and a dotted ``type``), and its algorithm; the signature itself is never written."""
+    found: dict[tuple[str, str], int] = {}
+    deliveries = 0
+    for ex in filter(_delivery, exchanges):
+        deliveries += 1
+        for name, value in ex.sent.items():
+            alg = _alg(value) if name not in _GENERIC else None
+            if alg:
+                found[(ex.names.get(name, name), alg)] = found.get((ex.names.get(name, name), alg), 0) + 1
+    if len(found) == 1:
+        ((name, alg), n) = next(iter(found.items()))
+        inf.put("A24", "header", name, f"a JWS on {n} of {deliveries} webhook deliveries recorded (sure)")
+        inf.put("A24", "algorithm", alg, "the JWS header's alg (sure)")
+    elif found:
+        inf.unsure.append(f"A24 header: a tie between {', '.join(sorted({n for n, _ in found}))}")
+
+
 def infer(exchanges: Sequence[Exchange], ref: Mapping[str, Any] | None = None) -> Inference:
     """What ``exchanges`` show of the dialect, against the simulator's document ``ref``."""
     ref = ref if ref is not None else reference()
     inf = Inference()
+    every, exchanges = exchanges, [ex for ex in exchanges if not _delivery(ex)]
     names = [m for ex in exchanges for body in (ex.request, ex.answer) for m, _ in _members(body)]
     case, why = case_of(names)
     inf.put("A68", "field_case", case, f"in the bodies: {why}")
@@ -319,6 +367,7 @@ def infer(exchanges: Sequence[Exchange], ref: Mapping[str, Any] | None = None) -
     _auth(inf, partner, keyed_ex.get("access_token", []), session)
     key_of = {i: k for k, seen in keyed_ex.items() for ex in seen for i, e in enumerate(exchanges) if e is ex}
     _codes_seen(inf, exchanges, key_of)
+    _signature(inf, every)
     return inf
 
 

@@ -14,6 +14,8 @@ from kit._choicetool import check
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRETS = ("s3cr3t-basic-Zq9", "s3cr3t-form-Xw7", "s3cr3t-token-Vb5", "s3cr3t-query-Ty3", "s3cr3t-body-Rk1")
+#: A JWS (EdDSA) whose signature part is a planted secret.
+SIGNED = "eyJhbGciOiJFZERTQSJ9..s3cr3t-signature-Pm4"
 
 
 def _entry(
@@ -61,6 +63,10 @@ def test_secrets_in_a_har_never_reach_the_file(tmp_path: Path) -> None:
             {"type": "about:blank", "status": 404, "title": "Not Found", "detail": f"no {body}",
              "code": "gone-away"},
         ),
+        _entry(
+            "POST", "https://partner.test/hooks", {"X-Sig": SIGNED},
+            {"id": "evt_1", "type": "card.closed"}, 200, {},
+        ),
     ]  # fmt: skip
     har = tmp_path / "traffic.har"
     har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t"}, "entries": entries}}))
@@ -69,10 +75,12 @@ def test_secrets_in_a_har_never_reach_the_file(tmp_path: Path) -> None:
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     text = out.read_text(encoding="utf-8")
-    assert [s for s in SECRETS if s in text or s in result.stdout + result.stderr] == []
+    planted = [*SECRETS, SIGNED.rsplit(".", 1)[1]]
+    assert [s for s in planted if s in text or s in result.stdout + result.stderr] == []
     assert check(str(out)) == []
     overlay = _choices.load(out)
     assert overlay.value("A67")["paths"]["create_account"] == "/v9/ledgers"
     assert overlay.value("A68")["field_case"] == "camel"
     assert (overlay.value("A02")["header"], overlay.value("A02")["scheme"]) == ("Authorization", "Token")
+    assert (overlay.value("A24")["header"], overlay.value("A24")["algorithm"]) == ("X-Sig", "EdDSA")
     assert "'gone-away'" in text  # a code the kit does not know is listed, to be mapped by hand

@@ -82,3 +82,12 @@ def test_a_regress_har_gives_the_same_paths_and_case(name: str, tmp_path: Path) 
     want, got = _choices.load(dialect), _choices.load(inferred)
     assert got.value("A67")["paths"] == want.value("A67")["paths"]
     assert got.value("A68")["field_case"] == want.value("A68")["field_case"]
+    for entry, key in (
+        ("A18", "role_header"),
+        ("A20", "header"),
+        ("A24", "header"),
+        ("A28", "session_expires_at"),
+    ):
+        assert got.value(entry)[key].lower() == want.value(entry)[key].lower(), (entry, key)
+    assert got.value("A24")["algorithm"] == want.value("A24")["algorithm"]
+    assert got.value("A68")["renames"] == want.value("A68")["renames"]
