@@ -83,11 +83,16 @@ def test_a_regress_har_gives_the_same_paths_and_case(name: str, tmp_path: Path) 
     assert got.value("A67")["paths"] == want.value("A67")["paths"]
     assert got.value("A68")["field_case"] == want.value("A68")["field_case"]
     for entry, key in (
+        ("A02", "header"),
         ("A18", "role_header"),
         ("A20", "header"),
         ("A24", "header"),
+        ("A27", "header"),
+        ("A28", "request_id"),
         ("A28", "session_expires_at"),
+        ("A28", "assumptions"),
     ):
         assert got.value(entry)[key].lower() == want.value(entry)[key].lower(), (entry, key)
     assert got.value("A24")["algorithm"] == want.value("A24")["algorithm"]
+    assert got.value("A02")["scheme"] == want.value("A02")["scheme"]
     assert got.value("A68")["renames"] == want.value("A68")["renames"]
