@@ -44,7 +44,6 @@ ENTRY = {
     "kit._health",
     "kit._proxy",
     "kit._proxylog",
-    "kit._infer",
 }
 #: The lab's two rooms (never importing each other) and their public names, ordinary modules.
 LAB_ROOMS = {"populations": "kit.lab.populations", "explorer": "kit.lab.explorer"}

@@ -55,14 +55,7 @@ def test_the_notebooks_hold_with_the_inferred_file(run: tuple[object, Path]) -> 
     report, _ = run
     assert CLIENT_ID
     assert [r.notebook[:2] for r in report.results] == list(SELECTION)  # type: ignore[attr-defined]
-    # The leak scan flags A11's example dates in the closing register table against the
-    # sandbox fixtures' personas in any dialect (the register's own dialect too): a finding of
-    # the scan, not of the file; every other failure counts.
-    failed = {
-        r.notebook: r.message
-        for r in report.failed  # type: ignore[attr-defined]
-        if not (r.status == "leaked" and "leak: persona-dob, persona-national-id" in r.message)
-    }
+    failed = {r.notebook: r.message for r in report.failed}  # type: ignore[attr-defined]
     assert not failed, failed
     violated = [
         (r.notebook, c.name, c.reason)
