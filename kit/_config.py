@@ -74,6 +74,22 @@ class Config:
     #: The CA bundle, client certificate and key of every ``https`` connection (paths; None: none).
     tls: TlsFiles | None = None
 
+    def http_client(self) -> httpx.Client:
+        """A plain ``httpx.Client`` of this server, for a request made by hand: its base URL, and
+        the transport and TLS files (a client certificate included) the kit's own calls use. It
+        sends no token: add the headers a request needs.
+
+            >>> with api.config.http_client() as http:  # doctest: +SKIP
+            ...     http.get("/webhooks/jwks").status_code
+            401
+
+        Raises:
+            ConfigError: a TLS file cannot be used (the setting named).
+        """
+        from kit._http import http_client
+
+        return http_client(self.base_url, transport=self.transport, tls=self.tls, timeout=self.timeout)
+
 
 #: ``drift=``: report contract drift in ``api.drift`` (default), raise ContractDrift, or skip the check.
 DriftMode = Literal["report", "raise", "off"]

@@ -153,3 +153,15 @@ def test_a_population_plays_its_customers_over_mutual_tls(partner: MtlsSandbox) 
 def test_the_passphrase_is_a_secret_the_leak_scan_finds(partner: MtlsSandbox) -> None:
     found = scan_text(f"the key opens with {PASSPHRASE}", environ={env.CLIENT_KEY_PASSPHRASE: PASSPHRASE})
     assert [f.kind for f in found] == ["secret"]
+
+
+def test_a_request_made_by_hand_uses_the_clients_certificate(partner: MtlsSandbox) -> None:
+    """``api.config.http_client()``: a plain httpx client of the server with the kit's TLS files,
+    as notebooks 02 and 09 make their requests by hand; a bare ``httpx.Client`` is refused."""
+    with kit.connect("sandbox", sleep=lambda _: None) as api:
+        with api.config.http_client() as http:
+            answer = http.get("/webhooks/jwks")  # no token: the server answers, and refuses it
+        assert answer.status_code == 401
+        assert str(answer.url).startswith(partner.base_url)
+        with pytest.raises(httpx.HTTPError), httpx.Client(base_url=partner.base_url, verify=False) as bare:
+            bare.get("/webhooks/jwks")  # no client certificate: the handshake fails

@@ -23,7 +23,13 @@ from tests.support.mtls import PASSPHRASE, MtlsSandbox, mtls_sandbox
 pytestmark = pytest.mark.papermill
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ("01_partner_token.ipynb", "08_webhooks.ipynb", "12_migrating_to_1_2_0.ipynb")
+NOTEBOOKS = (
+    "01_partner_token.ipynb",
+    "02_session_init_data.ipynb",
+    "08_webhooks.ipynb",
+    "09_whats_new_in_1_2_0.ipynb",
+    "12_migrating_to_1_2_0.ipynb",
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +87,7 @@ def test_the_notebooks_run_over_mutual_tls_and_nothing_of_the_key_is_written(
         c for c in checks if c["outcome"] == "failed"
     ]
     # 12 probed both versions and walked its partner code path under each, with its own clients
-    migration = [c["outcome"] for c in checks if c["notebook"] == NOTEBOOKS[2]]
+    migration = [c["outcome"] for c in checks if c["notebook"] == "12_migrating_to_1_2_0.ipynb"]
     assert migration and set(migration) == {"passed"}, migration
     assert code == 0, logged.err
 
