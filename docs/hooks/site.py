@@ -57,7 +57,7 @@ def fold_checks(page: str) -> str:
     """Each cell tagged ``checks`` wrapped in a closed ``<details class="kit-checks">``.
 
     >>> folded = fold_checks('<p>a</p><div class="jp-Cell celltag_checks"><div>c</div></div><p>b</p>')
-    >>> folded.startswith('<p>a</p><details class="kit-checks"><summary>'), folded[-26:]
+    >>> folded.startswith('<p>a</p><details class="kit-checks"><summary>'), folded[-24:]
     (True, '</div></details><p>b</p>')
     """
     out, at = [], 0

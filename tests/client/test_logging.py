@@ -23,7 +23,13 @@ OLD, NEW = "1.1.0", "1.2.0-20221215"
 
 
 def test_the_kit_logger_has_a_null_handler() -> None:
-    assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("kit").handlers)
+    """The client gives the ``kit`` logger a NullHandler, as a library should (in a fresh
+    interpreter: ``kit serve`` run in-process by other tests configures the logger for its output)."""
+    code = (
+        "import logging, kit; kit.connect; "
+        "assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger('kit').handlers)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_token_fetches_and_retries_are_logged_without_a_secret(
