@@ -19,8 +19,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -229,6 +227,7 @@ def _run(args: argparse.Namespace) -> int:
     from kit._dialect import DEFAULT, Dialect
     from kit._http import async_http_client
     from kit._proxylog import Traffic
+    from kit._serveopts import run_announced
     from kit.sim.guard import Guard
     from kit.sim.middleware import Gate
     from kit.sim.protocol import with_header_timeout
@@ -262,21 +261,5 @@ def _run(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=2,
         http=with_header_timeout(settings.header_timeout),  # A72: a drip-fed request is closed
     )
-    server = uvicorn.Server(config)
-
-    async def serve() -> None:
-        task = asyncio.create_task(server.serve())
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started:
-            port = server.servers[0].sockets[0].getsockname()[1]
-            host = f"[{args.host}]" if ":" in args.host else args.host
-            print(f"Proxying on http://{host}:{port} to {args.to}", flush=True)
-        await task
-
-    with (
-        contextlib.suppress(KeyboardInterrupt),
-        asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,
-    ):
-        runner.run(serve())
-    return 0 if server.started else 1
+    started = run_announced(config, lambda at: f"Proxying on http://{at} to {args.to}")
+    return 0 if started else 1

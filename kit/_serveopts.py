@@ -17,11 +17,17 @@ Example::
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import copy
 import ssl
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["LOG_LEVELS", "add_arguments", "refusal", "scheme", "uvicorn_options"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["LOG_LEVELS", "add_arguments", "refusal", "run_announced", "scheme", "uvicorn_options"]
 
 #: uvicorn's log levels (``uvicorn.config.LOG_LEVELS``), named here so that building the parser
 #: imports no uvicorn (``kit regress --help`` works without the sim extra).
@@ -97,3 +103,28 @@ def _log_config(level: str) -> dict[str, Any]:
     config["handlers"]["kit"] = {**config["handlers"]["default"], "formatter": "kit"}
     config["loggers"]["kit"] = {"handlers": ["kit"], "level": LEVELS[level], "propagate": False}
     return config
+
+
+def run_announced(config: uvicorn.Config, announce: Callable[[str], str]) -> bool:
+    """Serve ``config`` until Ctrl-C or SIGTERM, first printing ``announce(address)`` once it
+    listens (``host:port``, the port read back from its socket: ``--port 0`` picks one), on
+    uvicorn's own loop (uvloop when installed, which ``asyncio.run`` would not choose).
+    Whether it started: ``kit serve`` and ``kit proxy`` answer 1 when it did not."""
+    import uvicorn
+
+    server = uvicorn.Server(config)
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            port = server.servers[0].sockets[0].getsockname()[1]
+            host = f"[{config.host}]" if ":" in config.host else config.host
+            print(announce(f"{host}:{port}"), flush=True)
+        await task
+
+    loop_factory = config.get_loop_factory()
+    with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve())
+    return bool(server.started)

@@ -19,8 +19,6 @@ follows the machine's, as a sandbox's does (``--clock``, register A46).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import os
 import sys
 from decimal import Decimal, InvalidOperation
@@ -151,23 +149,8 @@ def _serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=2,
         http=with_header_timeout(settings.header_timeout),  # A72: a drip-fed request is closed
     )
-    server = uvicorn.Server(config)
-
-    async def serve() -> None:
-        task = asyncio.create_task(server.serve())
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started:
-            port = server.servers[0].sockets[0].getsockname()[1]
-            host = f"[{args.host}]" if ":" in args.host else args.host
-            print(f"Serving on {_serveopts.scheme(args)}://{host}:{port}", flush=True)
-        await task
-
-    # uvicorn's own loop choice (uvloop when installed), which asyncio.run would not make.
-    loop_factory = config.get_loop_factory()
-    with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=loop_factory) as runner:
-        runner.run(serve())
-    return 0 if server.started else 1
+    started = _serveopts.run_announced(config, lambda at: f"Serving on {_serveopts.scheme(args)}://{at}")
+    return 0 if started else 1
 
 
 def _state_snapshot(args: argparse.Namespace) -> int:
