@@ -54,11 +54,16 @@ def test_one_section_tag_per_cell() -> None:
 
 
 @pytest.mark.usefixtures("judged")
-def test_sections_run_where_the_profile_has_what_they_need() -> None:
+def test_sections_run_where_the_profile_has_what_they_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the latest client's base URL is process-wide: set it, whatever other tests connected to
+    monkeypatch.setattr(COMPANION, "_latest", (SimProfile(), "http://127.0.0.1:8000"))
     COMPANION.use(SimProfile)
     assert can_run(NEEDS_CONTROL) and can_run(NEEDS_RECEIVER)
-    COMPANION.use(SandboxProfile)  # no client yet: no base URL on loopback
+    monkeypatch.setattr(COMPANION, "_latest", (SandboxProfile(), "https://sandbox.partner.example"))
+    COMPANION.use(SandboxProfile)  # a sandbox off this machine: no control plane, no receiver
     assert not can_run(NEEDS_CONTROL) and not can_run(NEEDS_RECEIVER)
+    monkeypatch.setattr(COMPANION, "_latest", (SandboxProfile(), "http://127.0.0.1:8000"))
+    assert not can_run(NEEDS_CONTROL) and can_run(NEEDS_RECEIVER)  # a stand-in on loopback
 
 
 def test_a_skipped_section_reports_each_check_with_the_needs_reason(
