@@ -20,7 +20,8 @@ from kit.regress import cli
 from tests.notebooks.junit_check import valid_results
 from tests.support.mtls import PASSPHRASE, MtlsSandbox, mtls_sandbox
 
-pytestmark = pytest.mark.papermill
+# five notebooks through papermill (about 20 s): in make slow, which CI runs after make test
+pytestmark = [pytest.mark.papermill, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = (
