@@ -329,3 +329,19 @@ def test_property_over_http_plain_free_text_is_still_accepted(
     body = {"event_type": "password.changed", "details": {"wrapped": nested({"note": text}, path)}}
     resp = send_event(http, customer.token, customer.account_id, body)
     assert resp.status_code == 202, (text, resp.text)
+
+
+def _without_lookarounds(pattern: str) -> str:
+    """A shape's pattern without its ``(?<![…])`` and ``(?![…])`` guards, for ``from_regex``."""
+    return re.sub(r"\(\?<?!\[[^\]]*\]\)", "", pattern)
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in pii._NEAR if r.needs is not None], ids=lambda r: r.shape.pattern[:24]
+)
+@given(data=st.data())
+def test_what_a_shape_needs_is_in_every_text_it_matches(rule: Any, data: st.DataObject) -> None:
+    """The quick test before a shape's search (``_Near.needs``) never skips a text the shape
+    would match: every text the register's pattern matches holds it."""
+    text = data.draw(st.from_regex(re.compile(_without_lookarounds(rule.shape.pattern)), fullmatch=True))
+    assert rule.needs.search(text) is not None, (rule.needs.pattern, text)
