@@ -86,7 +86,7 @@ class ChoicesError(ValueError):
     def __init__(self, problems: list[Problem], source: str | None = None) -> None:
         self.problems = list(problems)
         self.source = source
-        first = str(self.problems[0]) if self.problems else "not a choice overlay"
+        first = str(self.problems[0]) if self.problems else "not a dialect file"
         more = len(self.problems) - 1
         tail = f" (and {more} more: {'; '.join(map(str, self.problems[1:4]))})" if more > 0 else ""
         super().__init__(f"{first}{tail}" + (f" in {source}" if source else ""))
@@ -236,7 +236,9 @@ def _check_entry(entry_id: str, table: Any, entry: Mapping[str, Any] | None) -> 
             continue
         if isinstance(fixed_here, Mapping) and key in fixed_here and got != base[key]:
             problems.append(
-                Problem(entry_id, key, f"the spec states it ({fixed_here[key]}): no overlay may change it")
+                Problem(
+                    entry_id, key, f"the spec states it ({fixed_here[key]}): no dialect file may change it"
+                )
             )
             continue
         fixed = SEED_FIXED.get((entry_id, key))

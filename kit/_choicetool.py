@@ -145,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: Any) -> None:
     """Add ``kit choices`` to the CLI's sub-commands."""
-    choices = commands.add_parser("choices", help="start, check or infer a dialect file (a choices overlay)")
+    choices = commands.add_parser("choices", help="start, check or infer a dialect file")
     sub = choices.add_subparsers(dest="choices_command", required=True)
     sub.add_parser("template", help="print every re-choosable value, commented, to start a file")
     checker = sub.add_parser("check", help="validate a file; each problem names its line")

@@ -95,7 +95,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("kit notebooks copy my-notebooks", "kit regress --notebooks my-notebooks"),
     ),
     "kit choices": (
-        "Start, check or infer a dialect file: a choice overlay (TOML, one [Axx] table per register entry) "
+        "Start, check or infer a dialect file (TOML, one [Axx] table per register entry) "
         "saying how a server spells what the spec does not show: paths, field and header names, "
         "codes. One file is read by kit.connect(choices=FILE), kit regress --choices FILE and kit "
         "serve --choices FILE.",

@@ -35,4 +35,4 @@ def embedded_base_url(choices: Overlay | None = None) -> str:
     try:
         return shared_server(choices).base_url
     except ChoicesError as exc:
-        raise ConfigError(f"choice overlay refused: {exc}") from None
+        raise ConfigError(f"dialect file refused: {exc}") from None

@@ -304,7 +304,7 @@ def _load(path: str | None) -> overlays.Overlay | None:
     try:
         return overlays.load(path)
     except overlays.ChoicesError as exc:
-        raise ConfigError(f"choice overlay refused: {exc}") from None
+        raise ConfigError(f"dialect file refused: {exc}") from None
 
 
 class SandboxProfile(Profile):

@@ -51,7 +51,7 @@ def _choices(path: str | None) -> Overlay | str | None:
     try:
         return choices_tool.served(path)
     except ChoicesError as exc:
-        return f"choice overlay refused: {exc}"
+        return f"dialect file refused: {exc}"
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--choices",
         metavar="FILE",
-        help=f"a choice overlay or dialect file (TOML, one [Axx] table per register entry) the "
+        help=f"a dialect file (TOML, one [Axx] table per register entry) the "
         f"simulator answers with, e.g. data/choices/camel.toml: other paths, names, headers, codes "
         f"(start one with kit choices template; default: {env.SIM_CHOICES}, else the register's own)",
     )

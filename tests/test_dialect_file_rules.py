@@ -113,7 +113,7 @@ def test_kit_serve_refuses_in_one_line_a_dialect_that_takes_host_and_origin(tmp_
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: [A28]"), lines
+    assert len(lines) == 1 and lines[0].startswith("refusing to start: dialect file refused: [A28]"), lines
 
 
 # --- paths: braces, characters, the control plane, the documents, the route table
@@ -174,7 +174,7 @@ def test_kit_serve_refuses_in_one_line_what_kit_choices_check_refuses(tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("refusing to start: choice overlay refused: ["), lines
+    assert len(lines) == 1 and lines[0].startswith("refusing to start: dialect file refused: ["), lines
 
 
 def test_the_embedded_simulator_refuses_what_its_route_table_cannot_take(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def _load(path: Path) -> Overlay:
     try:
         return choices.load(path)
     except ChoicesError as exc:
-        raise ConfigError(f"choice overlay {path}: {exc}") from None
+        raise ConfigError(f"dialect file {path}: {exc}") from None
 
 
 def expectation() -> Overlay | None:
@@ -211,5 +211,5 @@ def chooser(entry: str) -> str:
     """Who made the choice a check of ``entry`` expects: ``the simulator`` or the overlay."""
     overlay = expectation()
     if overlay is not None and entry in overlay:
-        return f"the expected overlay ({Path(overlay.source).name if overlay.source else 'given'})"
+        return f"the expected dialect file ({Path(overlay.source).name if overlay.source else 'given'})"
     return "the simulator"

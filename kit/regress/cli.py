@@ -145,13 +145,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--choices",
         metavar="FILE",
-        help="a choice overlay (TOML, one [Axx] table per register entry): choice checks expect its "
+        help="a dialect file (TOML, one [Axx] table per register entry): choice checks expect its "
         "values instead of the simulator's (known differences stop being news; default: the register's)",
     )
     parser.add_argument(
         "--write-choices",
         metavar="FILE",
-        help="write what differed from the register as a choice overlay (one [Axx] table per "
+        help="write what differed from the register as a dialect file (one [Axx] table per "
         "differing entry, only the keys observed): `kit serve --choices FILE` answers like that "
         "server, `kit regress --choices FILE` expects it (default: none written)",
     )

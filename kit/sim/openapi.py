@@ -358,7 +358,7 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
     entries = overlay.entries()
     named = overlay.description or overlay.source or "given at start"
     info["description"] += (
-        f" This server answers under a choice overlay ({named}): it re-chooses {', '.join(entries)} "
+        f" This server answers under a dialect file ({named}): it re-chooses {', '.join(entries)} "
         "(x-choices)."
     )
     info["x-choices"] = {entry: overlay.value(entry) for entry in entries}

@@ -139,7 +139,7 @@ def _problems(overlay: Overlay) -> list[Refusal]:
                         entry,
                         key,
                         "this simulator cannot serve another value of it (it is read where its code "
-                        f"is loaded; of {entry} an overlay may re-choose: {served})",
+                        f"is loaded; of {entry} a dialect file may re-choose: {served})",
                     )
                 )
     value = overlay.value

@@ -149,7 +149,7 @@ def test_chosen_is_the_register_or_the_expected_overlay(judged: None, tmp_path: 
     COMPANION.use("sandbox")
     with check("card lifetime", choice="A14") as c:
         c.expect(36, chosen("A14", "months"), what="months", show=True)
-    assert "differs from A14: months: the expected overlay (other.toml) chooses 24" in _last().reason
+    assert "differs from A14: months: the expected dialect file (other.toml) chooses 24" in _last().reason
     bad = tmp_path / "bad.toml"
     bad.write_text("[A14]\nyears = 2\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[A14\] years"):

@@ -34,7 +34,7 @@ def test_kit_serve_refuses_a_bad_overlay_and_starts_nothing(tmp_path: Path, text
     fixtures = tmp_path / "fixtures.toml"
     done = serve_exits("--no-control", "--choices", str(bad), "--sandbox-fixtures", str(fixtures))
     assert done.returncode == 2, done.stderr
-    assert "refusing to start: choice overlay refused:" in done.stderr and named in done.stderr
+    assert "refusing to start: dialect file refused:" in done.stderr and named in done.stderr
     assert done.stdout == "" and not fixtures.exists()  # nothing started, nothing written
 
 
