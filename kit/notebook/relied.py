@@ -6,8 +6,9 @@ choice check's basis (``choice="A15"``, a refusal's code), every value a check r
 :func:`kit.notebook.chosen` or :func:`kit.notebook.problem_code`, every entry a comparison named
 (:func:`note`: 12's migration report names the entry giving each side of a difference). Then
 what was only met in the answers: the ``svc-assumptions`` header of each answer the companion
-saw (or :func:`note` was given, for a plain httpx client's calls). On a server that sends no
-``svc-assumptions`` the first group alone is shown. Its title counts what was used, never the
+saw (or :func:`note` was given, for a plain httpx client's calls), which Jupyter shows folded
+into one line of ids. On a server that sends no ``svc-assumptions`` the first group alone is
+shown. Its title counts what was used, never the
 register's size, so an entry added to the register changes no stored output.
 
 :func:`calls` is a client's call history as a notebook shows it: the partner API's calls, the
@@ -32,6 +33,7 @@ Example::
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -115,8 +117,21 @@ class UsedTable(RegisterTable):
         return lines
 
     def _body_html(self) -> str:
-        groups = self.groups.items()
-        return "".join(self._table_html(run, f"{GROUPS[where]}: {len(run)}") for where, run in groups)
+        """What the checks rest on as a table; what the answers alone carried folded into one
+        line of ids (it opens to its own table), so that the table a notebook ends with stays
+        short however many answers it read."""
+        parts = []
+        for where, run in self.groups.items():
+            heading = f"{GROUPS[where]}: {len(run)}"
+            if where == ANSWERS:
+                ids = ", ".join(html.escape(e["id"]) for e in run)
+                parts.append(
+                    f"<details class='kit-answers'><summary>{html.escape(heading)}: {ids}</summary>"
+                    f"{self._table_html(run, heading)}</details>"
+                )
+            else:
+                parts.append(self._table_html(run, heading))
+        return "".join(parts)
 
 
 def used_table(used: Mapping[str, Iterable[str]], *, open: bool = True) -> UsedTable:

@@ -62,6 +62,9 @@ def test_an_entry_a_check_named_is_in_the_first_group_even_if_an_answer_carried_
     page = table._repr_html_()
     assert page.count("<table>") == 1 + 1 and page.index("A16") < page.index("A13") < page.index("A45")
     assert page.count("<details>") == 3, "one folded row per entry, whatever its group"
+    answers = page.index("<details class='kit-answers'>")
+    assert page.index("A16") < answers < page.index("A13"), "answers folded after the checks"
+    assert f"{relied.GROUPS[relied.ANSWERS]}: 2: A13, A45</summary>" in page, "folded to one line of ids"
 
 
 def test_on_a_server_without_svc_assumptions_the_checks_still_name_their_entries(fresh: Companion) -> None:
