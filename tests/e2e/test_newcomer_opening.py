@@ -1,10 +1,10 @@
 """What a newcomer sees first: 00_quickstart's opening in JupyterLab.
 
 The title cell keeps three things apart (the spec, the simulator's choices, your sandbox) and
-links the spec's text; the who-is-who diagram renders as an SVG image naming the partner app,
-the partner back end and the service; the map of the notebooks links every notebook; the table
-of the entries the notebook relied on, at its end, is folded (one line per entry, an entry opens
-on a click), not a wall of text. Saved as ``out/e2e/00_quickstart-title.png`` (the three
+links the spec's text and the table of every notebook; the who-is-who diagram, after the
+journey, renders as an SVG image naming the partner app, the partner back end and the service;
+the table of the entries the notebook relied on, at its end, is folded (one line per entry, an
+entry opens on a click), not a wall of text. Saved as ``out/e2e/00_quickstart-title.png`` (the three
 things), ``00_quickstart-opening.png`` (who is who) and ``00_quickstart-register.png``.
 """
 
@@ -29,7 +29,7 @@ QUICKSTART = "00_quickstart.ipynb"
 PARTIES = ("Partner app", "Partner back end", "Partner API")
 
 
-def test_00_opens_with_who_is_who_and_the_map(page: Page, lab: Lab, artifacts: Path) -> None:
+def test_00_says_who_is_who_and_links_the_map(page: Page, lab: Lab, artifacts: Path) -> None:
     nb = NotebookPage(page, lab, QUICKSTART)
     nb.open()
     findings = nb.diagram_findings(expected=2)
@@ -39,14 +39,14 @@ def test_00_opens_with_who_is_who_and_the_map(page: Page, lab: Lab, artifacts: P
         if wanted not in title_text:
             findings.append(f"the title cell does not say {wanted!r}")
     nb.screenshot(artifacts / "00_quickstart-title.png", title)
-    first = page.locator(".jp-RenderedMermaid figure img").first
-    source = first.get_attribute("src") or ""
+    # the journey's diagram comes first, before the first call; who is who follows the journey
+    cell = page.locator(".jp-MarkdownCell", has=page.locator("h2", has_text="Who is who")).first
+    source = cell.locator(".jp-RenderedMermaid figure img").first.get_attribute("src") or ""
     assert source.startswith("data:image/svg+xml"), "the who-is-who diagram is not an SVG image"
     svg = unquote(source.split(",", 1)[1])
     missing = [party for party in PARTIES if party not in svg]
     if missing:
-        findings.append(f"the first diagram does not name {missing}")
-    cell = page.locator(".jp-MarkdownCell", has=page.locator(".jp-RenderedMermaid")).first
+        findings.append(f"the who-is-who diagram does not name {missing}")
     nb.screenshot(artifacts / "00_quickstart-opening.png", cell)
     nb.screenshot(artifacts / "00_quickstart-top.png")  # the viewport grows to the whole notebook
 

@@ -1,9 +1,10 @@
 """The notebooks read end to end by a newcomer, from the stored files (no kernel).
 
-00 opens with who is who and a map of every notebook, and stays a quickstart (a journey and where
-to go next, no conformance lesson); each notebook ends with a link to the next (the last back to
-00); the shared preamble is one call (``kit.notebook.start``); no stored text output is a wall
-(2,000 characters at most per output); no backlog remark is left in a notebook. The register
+00 links every notebook, reaches its first call within about 200 words, says who is who after it
+and stays a quickstart (a journey and where to go next, no conformance lesson, no register ids in
+its table of calls); each notebook ends with a link to the next (the last back to 00); the
+shared preamble is one call (``kit.notebook.start``); no stored text output is a wall (2,000
+characters at most per output); no backlog remark is left in a notebook. The register
 stays out of the way: no "What the simulator chose here" paragraph nor register table at the top,
 no register size in an output (a new entry must not churn them), the problem codes read through
 one helper, and each notebook ends with its own table of the entries it relied on, computed from
@@ -83,10 +84,33 @@ def test_every_notebook_ends_with_a_link_to_the_next(path: Path) -> None:
     assert all((FOLDER / target).is_file() for target in targets), targets
 
 
-def test_00_opens_with_who_is_who_then_the_way_to_every_notebook() -> None:
+#: The most words of prose 00 puts before its first call of the API (the issue asked "about 200").
+FIRST_CALL_WITHIN = 200
+_CLIENT_CALL = re.compile(r"\bapi\.\w+\.\w+\(")
+
+
+def _prose_words(cell: dict[str, Any]) -> int:
+    """Words a reader reads in a markdown cell: diagrams and link targets left out."""
+    text = re.sub(r"```.*?```", "", _source(cell), flags=re.DOTALL)
+    return len(re.sub(r"\]\([^)]*\)", "]", text).split())
+
+
+def test_00_reaches_its_first_call_within_about_200_words() -> None:
     cells = _cells(FOLDER / "00_quickstart.ipynb")
-    who, the_map = _source(cells[1]), _source(cells[2])
-    assert who.startswith("## Who is who") and "```mermaid" in who
+    calling = [n for n, c in enumerate(cells) if c["cell_type"] == "code" and _CLIENT_CALL.search(_source(c))]
+    first = calling[0]
+    words = sum(_prose_words(c) for c in cells[:first] if c["cell_type"] == "markdown")
+    assert words <= FIRST_CALL_WITHIN, f"00 has {words} words of prose before its first call (cell {first})"
+
+
+def test_00_links_every_notebook_first_then_says_who_is_who() -> None:
+    cells = _cells(FOLDER / "00_quickstart.ipynb")
+    title = _source(cells[0])
+    # the one table of every notebook is the site's home (tests/test_docs_agree.py checks it)
+    assert "(../docs/index.md#the-notebooks)" in title, "00 links the table of every notebook"
+    assert not [ln for ln in title.splitlines() if ln.startswith("| [")], "no second table"
+    (who,) = [_source(c) for c in cells if _source(c).startswith("## Who is who")]
+    assert "```mermaid" in who
     for party in (
         "Partner app",
         "Partner back end",
@@ -96,10 +120,6 @@ def test_00_opens_with_who_is_who_then_the_way_to_every_notebook() -> None:
         "svc-session-id",
     ):
         assert party in who, f"who is who names {party!r}"
-    assert the_map.startswith("## The notebooks")
-    # the one table of every notebook is the site's home (tests/test_docs_agree.py checks it)
-    assert "(../docs/index.md#the-notebooks)" in the_map, "00 links the table of every notebook"
-    assert not [ln for ln in the_map.splitlines() if ln.startswith("| [")], "no second table"
 
 
 def test_the_register_is_shown_compact() -> None:
@@ -222,6 +242,8 @@ def test_00_is_a_quickstart() -> None:
     )
     assert "data/seed.txt" in _source(cells[0]), "00 says where the spec is, first"
     assert "../docs/sandbox.md" in text, "00 says where a sandbox tester goes next"
+    story = [c for c in cells if c["cell_type"] == "code" and "checks" not in c["metadata"].get("tags", [])]
+    assert not [c for c in story if "assumptions" in _source(c)], "the story's calls have no register column"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
