@@ -10,7 +10,9 @@ output shows (read from the stored files, no kernel).
   the refusal of an event type off the list is shown; the explorer's "not yet" hint is printed
   where the state it names (no account yet) is the state the device is in;
 - 03: the rule.5 check accepts a session for the account or the person, as rule.5 does; the
-  direct session's call is shown as the wire view the text promises;
+  direct session's call is shown as the wire view the text promises, and its check reads the
+  JWE sealed to the device key without a dialect call; expiry is the story's last section, its
+  clock cells and checks after its heading, so that it can become a notebook of its own;
 - 05: the second close sends another reason than the first, so that "kept" can be seen; the
   card.1 quote keeps the words on the close's reason; the partner token's renewal during the
   clock's jump is shown as calls; the idempotency key of the wire view is explained with A20.
@@ -118,7 +120,7 @@ def test_03_the_rule_5_check_accepts_a_session_for_the_account_or_the_person() -
     assert '["account", "person"]' in guarded
     assert 'sorted(set(made_for["session_type"])), ["account"]' not in guarded
     prose = _source(_cells(N03)[_index(N03, "## 3. Anonymous → account")])
-    assert "[A31]" in prose and "[A43]" in prose
+    assert "[A31 (" in prose and "[A43 (" in prose  # cited with their topics
 
 
 def test_03_the_direct_session_is_shown_on_the_wire() -> None:
@@ -126,6 +128,23 @@ def test_03_the_direct_session_is_shown_on_the_wire() -> None:
     shown = _outputs(cell)
     assert "POST /sessions · 201" in shown and '"encrypted_session_token": "<JWE ' in shown
     assert "svc-session-id" not in shown.split("HTTP/1.1 201")[0], "the direct session presents no session"
+
+
+def test_03_expiry_is_the_last_section_so_that_it_can_be_cut_apart() -> None:
+    cells = _cells(N03)
+    headings = [_source(c).splitlines()[0] for c in cells if _source(c).startswith("## ")]
+    story = headings[: headings.index("## Recap")]
+    assert story[-1].startswith("## 8. Expiry") and all("xpir" not in h for h in story[:-1]), story
+    expiry = _index(N03, "## 8. Expiry")
+    timed = [n for n, c in enumerate(cells) if "needs-control" in c["metadata"].get("tags", [])]
+    assert timed and min(timed) > expiry, (expiry, timed)
+    (clock_checks,) = [c for c in cells if c["metadata"].get("tags") == ["checks", "needs-control"]]
+    assert _source(clock_checks).count('choice="A06"') == 3
+
+
+def test_03_the_direct_session_check_reads_plainly() -> None:
+    (guarded,) = [g for t, b, g in _checks(N03) if "established directly" in t]
+    assert "dialect" not in guarded and "kid=<device-key-id>" in guarded, guarded
 
 
 def test_05_the_second_close_sends_another_reason_and_the_first_is_kept() -> None:
