@@ -174,4 +174,4 @@ def test_05_explains_the_idempotency_key_of_the_wire_view() -> None:
     cells = _cells(N05)
     wire = _index(N05, "## 8. What went over the wire")
     assert "<idempotency-key " in _outputs(cells[wire + 1])
-    assert "`idempotency-key`" in _source(cells[wire]) and "[A20]" in _source(cells[wire])
+    assert "`idempotency-key`" in _source(cells[wire]) and "[A20 (idempotency keys)](" in _source(cells[wire])
