@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableSet
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +28,9 @@ from kit import register
 from kit._requestor import Requestor
 from kit._resources._base import Resource
 from kit.crypto import WebhookKeys
-from kit.errors import WebhookTimeout
+from kit.errors import UnknownSigningKey, WebhookTimeout
 from kit.models import Subscription, WebhookEvent, parse_time
-from kit.webhooks import EventFilter, Receiver
+from kit.webhooks import KEY_REFRESH_INTERVAL_S, EventFilter, Receiver, verify
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,6 +74,7 @@ class Webhooks(Resource):
         self._receiver: Receiver | None = None
         self._subscription: Subscription | None = None
         self._lock = threading.Lock()
+        self._verified_keys_at: float | None = None  # monotonic time verify last fetched keys
         requestor.on_reset(self._forget)  # the simulator's reset drops every subscription
 
     def __repr__(self) -> str:
@@ -116,6 +117,41 @@ class Webhooks(Resource):
         profile (it moves only through the control plane, A45), else the machine's (a partner's
         server uses its own clock). Not a call of the history or the wire log."""
         return self._requestor.server_clock()
+
+    def verify(self, body: bytes, headers: Any, *, seen: MutableSet[str] | None) -> WebhookEvent:
+        """Verify a delivery your own server received, with this client's settings: the keys of
+        ``GET /webhooks/jwks`` (fetched on first use, and again for a key id they lack, at most
+        once per :data:`~kit.webhooks.KEY_REFRESH_INTERVAL_S`), the signature as the client's
+        configuration describes it (its dialect file, ``PARTNER_API_CHOICES``: header, algorithm,
+        skew) and the signing time judged against :meth:`clock`. ``seen``: the replay store, as
+        :func:`kit.webhooks.verify`, which this calls.
+
+        Example::
+
+            >>> event = api.webhooks.verify(body, request.headers, seen=seen)  # doctest: +SKIP
+
+        Raises:
+            WebhookVerificationError: as :func:`kit.webhooks.verify` (DuplicateDelivery a replay).
+        """
+        if not self._keys.kids:
+            self._fetch_keys()
+        try:
+            return verify(body, headers, self._keys, seen=seen, now=self.clock(), choices=self._dialect)
+        except UnknownSigningKey:
+            if not self._fetch_keys():
+                raise
+            return verify(body, headers, self._keys, seen=seen, now=self.clock(), choices=self._dialect)
+
+    def _fetch_keys(self) -> bool:
+        """Fetch the signing keys for :meth:`verify` unless it did in the last
+        :data:`~kit.webhooks.KEY_REFRESH_INTERVAL_S` (what a stranger's deliveries can cost);
+        whether it fetched."""
+        at = time.monotonic()
+        if self._verified_keys_at is not None and at - self._verified_keys_at < KEY_REFRESH_INTERVAL_S:
+            return False
+        self._verified_keys_at = at
+        self.jwks()
+        return True
 
     # -- the loopback receiver ----------------------------------------------------------------
 
