@@ -8,7 +8,7 @@ an app on a server shared with other runs gets theirs too.
 
 Example::
 
-    >>> with local_app(webhook_app(jwks), about=card_id) as running:  # doctest: +SKIP
+    >>> with local_app(webhook_app(api), about=card_id) as running:  # doctest: +SKIP
     ...     api.webhooks.subscribe(running.url, ["card.closed"])
     ...     api.cards.close(card_id, reason="lost")            # the service delivers card.closed
     ...     running.wait()                                     # your app answered it: 204

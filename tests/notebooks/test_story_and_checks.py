@@ -36,7 +36,6 @@ TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
 NOT_YET_CONVERTED = {
     "02_session_init_data",
     "04_onboarding_and_kyc",
-    "08_webhooks",
     "09_whats_new_in_1_2_0",
     "10_explorer",
     "11_population_simulation",
