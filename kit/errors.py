@@ -468,7 +468,10 @@ class SessionTypeNotAllowed(SessionError):
 
 class SessionNotBound(SessionError):
     code = "session-not-bound"
-    hint = "the session belongs to another account or person; open one for this account/person"
+    hint = (
+        "the session is not this account's or person's (an anonymous one is bound to none): "
+        "promote it with api.sessions.promote(...), or use a session of this account/person"
+    )
 
 
 class DeviceNotRecognized(SessionError):

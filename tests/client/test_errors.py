@@ -256,6 +256,26 @@ def test_session_errors_from_the_server(api: kit.Client) -> None:
         api.sessions.create("anonymous", expiration="forever")
 
 
+def test_session_not_bound_hints_what_is_true_of_an_anonymous_session_and_of_another(
+    make_client,  # type: ignore[no-untyped-def]
+) -> None:
+    """403 session-not-bound answers an anonymous session (bound to no account yet) as well as
+    another account's session: the hint names both, and what to do in each."""
+    api = make_client()
+    api.sessions.create("anonymous")
+    account = api.accounts.create()
+    with pytest.raises(errors.SessionNotBound) as anonymous:
+        api.cards.create(account.account_id, type="virtual")
+    other = onboard(make_client())
+    with pytest.raises(errors.SessionNotBound) as another:
+        other.api.cards.create(account.account_id, type="virtual")
+    for refused in (anonymous.value, another.value):
+        assert refused.status == 403
+        assert "anonymous one is bound to none" in refused.hint, refused.hint
+        assert "promote it" in refused.hint and "a session of this account/person" in refused.hint
+        assert "belongs to another" not in refused.hint
+
+
 def test_not_found_and_removed(api: kit.Client) -> None:
     with pytest.raises(errors.CardNotFound):
         api.cards.get("card_does_not_exist")
