@@ -1,21 +1,20 @@
-"""One partner's code path, walked under one API version: what notebook 12 compares.
+"""The harness notebook 12 runs a partner's code path in, once under each API version.
 
-:func:`partner_code_path` is the code a partner wrote for 1.1.0 — its own legacy token call,
-cards, inbound events, the removed savings close and Refer a Friend, a P2P transfer — run
-unchanged under the version its client pins (``svc-api-version``). Where a version refuses what
-the other took it falls back as a migrating partner would. Each line that meets a change of
-1.2.0 says which (``# change N``). Notebook 12 shows this function's source as it runs, so what
-it shows cannot drift from what it runs.
+The partner's code is the notebook's own: a function ``(api, raw, account_id, payee_id)`` the
+reader sees in a story cell (1.1.0 code half-way through its migration, each line that meets a
+change of 1.2.0 marked ``# change N``), passed here as ``code``, so what the notebook shows is
+what runs.
 
 :func:`walk` is the harness around it: it connects the clients, onboards two customers, starts
 the webhook receiver where the API can reach it, records every answer normalised
-(:func:`kit.regress.migration.record`) with the step that made it — the line of
-:func:`partner_code_path` running (:func:`step_label`), else the harness's own step — and returns
-the wire as :func:`kit.regress.migration.emit` gives it, ready for
-:func:`kit.regress.migration.compare`. :func:`walk_versions` walks each version a server serves,
-each from the same seeded start. :func:`differences` compares two walks and counts the register
-entries the comparison names in the notebook's closing table (:func:`kit.notebook.entries_used`),
-as the answers of the plain httpx client are counted.
+(:func:`kit.regress.migration.record`) with the step that made it — the line of ``code``
+running (:func:`step_label`), else the harness's own step — and returns the wire as
+:func:`kit.regress.migration.emit` gives it, ready for :func:`kit.regress.migration.compare`.
+:func:`walk_versions` walks each version a server serves, each from the same seeded start.
+:func:`differences` compares two walks and counts the register entries the comparison names in
+the notebook's closing table (:func:`kit.notebook.entries_used`), as the answers of the plain
+httpx client are counted. :func:`code_steps` lists the lines of ``code`` that call the API
+whatever the answers, what each version's run must have made.
 
     >>> step_label('api.cards.close(card.card_id, reason="lost")  # change 2')
     'api.cards.close(…, reason="lost")'
@@ -28,7 +27,6 @@ import inspect
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -36,7 +34,6 @@ import httpx
 import kit.notebook
 from kit._auth import bearer
 from kit._http import http_client
-from kit.errors import ApiError
 from kit.notebook import relied
 from kit.regress import migration
 
@@ -46,10 +43,10 @@ if TYPE_CHECKING:
     from kit import Client
 
 __all__ = [
+    "PartnerCode",
     "Walks",
     "code_steps",
     "differences",
-    "partner_code_path",
     "side_by_side",
     "step_label",
     "walk",
@@ -61,27 +58,11 @@ __all__ = [
 ABSENT = "—"
 
 
-def partner_code_path(api: Client, raw: httpx.Client, account_id: str, payee_id: str) -> None:
-    """The partner's calls for its customer's account ``account_id``: ``api`` is its kit client
-    (pinned to a version), ``raw`` a plain httpx client holding the partner token, for the paths
-    1.2.0 removed (the client has no method for them); ``payee_id`` is another customer."""
-    with suppress(ApiError):  # a server that shuts deprecated endpoints answers 410
-        api.legacy_token()  # change 1: the 1.1.0 code's own token request; deprecated in 1.2.0
-
-    card = api.cards.create(account_id, type="physical")
-    with suppress(ApiError):
-        api.cards.create(account_id, type="temporary")  # change 3: a card type 1.2.0 added
-    try:
-        api.cards.close(card.card_id, reason="lost")  # change 2: a reason (1.2.0); change 6: card.closed
-    except ApiError:
-        api.cards.close(card.card_id)  # the 1.1.0 way: no reason
-    for event_type in ("password.forgot", "login.failed"):  # change 4: the second is not among the eight
-        with suppress(ApiError):
-            api.events.send(account_id, event_type)
-
-    raw.post(f"/accounts/{account_id}/savings/close")  # change 5: removed in 1.2.0
-    raw.get(f"/accounts/{account_id}/referral_code")  # change 8: Refer a Friend removed in 1.2.0
-    api.p2p.transfer(from_account_id=account_id, to_person_id=payee_id, amount="5.00")  # change 7
+#: The partner's code: called as ``code(api, raw, account_id, payee_id)`` for its customer's
+#: account ``account_id``: ``api`` is its kit client (pinned to a version), ``raw`` a plain httpx
+#: client holding the partner token, for the paths 1.2.0 removed (the client has no method for
+#: them); ``payee_id`` is another customer.
+PartnerCode = Callable[["Client", httpx.Client, str, str], object]
 
 
 #: The harness's own steps, as the tables name them.
@@ -109,12 +90,12 @@ def step_label(line: str) -> str:
     return f"{ast.get_source_segment(code, node.func)}({', '.join([*elided, *kept])})"
 
 
-def code_steps() -> list[str]:
-    """The steps of :func:`partner_code_path` that make a call whatever the server answers: each
+def code_steps(code: PartnerCode) -> list[str]:
+    """The steps of the partner's ``code`` that make a call whatever the server answers: each
     line calling the API (``api.…`` or ``raw.…``) as a table names its step
     (:func:`step_label`), in order, leaving out a fallback (a line under ``except``, run only
     where a call before it was refused)."""
-    lines, _ = inspect.getsourcelines(partner_code_path)
+    lines, _ = inspect.getsourcelines(code)
     tree = ast.parse("".join(lines))
     fallback = {
         n.lineno for handler in ast.walk(tree) if isinstance(handler, ast.ExceptHandler)
@@ -130,19 +111,20 @@ def code_steps() -> list[str]:
 
 
 class _Steps:
-    """The step a call belongs to: the line of :func:`partner_code_path` running when it is
-    made (found on the calling thread's stack: the response hooks run there), else ``phase``,
-    the harness's step."""
+    """The step a call belongs to: the line of the partner's ``code`` running when it is made
+    (found on the calling thread's stack: the response hooks run there), else ``phase``, the
+    harness's step."""
 
-    def __init__(self) -> None:
+    def __init__(self, code: PartnerCode) -> None:
         self.phase = CLIENT_TOKEN
-        lines, self._first = inspect.getsourcelines(partner_code_path)
+        self._code = code.__code__  # type: ignore[attr-defined]
+        lines, self._first = inspect.getsourcelines(code)
         self._lines = lines
 
     def __call__(self) -> str:
         frame = sys._getframe(1)
         while frame is not None:
-            if frame.f_code is partner_code_path.__code__:
+            if frame.f_code is self._code:
                 return step_label(self._lines[frame.f_lineno - self._first])
             frame = frame.f_back  # type: ignore[assignment]
         return self.phase
@@ -177,8 +159,8 @@ def _event(delivery: Any, step: str) -> dict[str, Any]:
     return {"type": delivery.type, "deprecation": getattr(delivery, "deprecation", None), "step": step}
 
 
-def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
-    """:func:`partner_code_path` under ``version`` on ``profile``'s server: its normalised wire
+def walk(profile: Any, *, seed: int, version: str, code: PartnerCode) -> dict[str, Any]:
+    """The partner's ``code`` under ``version`` on ``profile``'s server: its normalised wire
     (``{"version", "calls", "webhooks"}``), each call and webhook with its ``step``. The client
     takes its partner token where the version issues it (change 1). Webhooks are awaited only
     where the server can reach this machine: the card events the code's close sent, and where
@@ -186,7 +168,7 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
     6 names its event; a sandbox has no control plane, and that webhook is not compared there)."""
     api = kit.notebook.connect(profile, seed=seed, api_version=version, allow_deprecated=True)
     payee = kit.notebook.connect(profile, seed=seed, api_version=version)
-    steps = _Steps()
+    steps = _Steps(code)
     calls = migration.record(api, step=steps)
     token = api.token().token  # the client's own token request (change 1: where the version issues it)
     steps.phase = SETUP
@@ -211,7 +193,7 @@ def walk(profile: Any, *, seed: int, version: str) -> dict[str, Any]:
                       event_hooks={"response": answered})
     with raw, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the wire shows the Deprecation header
-        partner_code_path(api, raw, account_id, payee_id)
+        code(api, raw, account_id, payee_id)
     events: list[dict[str, Any]] = []
     if hooks:  # what the code's card close sent, then the document request the harness opens
         subscribed = [name for name in api.webhooks.listen().events if not name.endswith("completed")]
@@ -237,9 +219,9 @@ class Walks(dict[str, dict[str, Any]]):
 
 
 def walk_versions(
-    profile: Any, *, seed: int, versions: Sequence[str], only: str | None = None
+    profile: Any, *, seed: int, versions: Sequence[str], code: PartnerCode, only: str | None = None
 ) -> Walks:
-    """:func:`walk` under each of ``versions`` the server serves (A27,
+    """:func:`walk` of the partner's ``code`` under each of ``versions`` the server serves (A27,
     :func:`kit.regress.migration.probe`), each from the same seeded start where there is a
     control plane: ``{version: wire}``. A version the server does not serve is left out, and a
     line says so: the server refuses it (it serves only the others), or answers a request for it
@@ -259,7 +241,7 @@ def walk_versions(
     for version in (p.version for p in probes if p.served):
         if control:
             probe.sim.reset(seed)
-        wires[version] = walk(profile, seed=seed, version=version)
+        wires[version] = walk(profile, seed=seed, version=version, code=code)
     probe.close()
     if only and only in wires:
         from IPython.display import display

@@ -1,8 +1,9 @@
 """Notebook 12 shows the partner's code path it runs, and what to change that matches it.
 
-- the notebook renders ``partner_code_path``'s source at run time, and its stored rendering is
-  the kit's current source (it cannot drift from what runs); that source is the partner's calls
-  only (the recording harness, :func:`kit.regress.codepath.walk`, lives beside it);
+- the partner's code is a story cell of the notebook, written as a partner would (try/except
+  where a version refuses, no ``suppress``), and the notebook runs that very function under each
+  version; the cell holds the partner's calls only (the recording harness,
+  :func:`kit.regress.codepath.walk`, lives in the kit);
 - every change the source marks (``# change N``) has a line in the notebook's recap;
 - the tables the notebook shows (:func:`kit.regress.codepath.side_by_side`,
   :func:`~kit.regress.codepath.webhooks_side_by_side`) keep exactly what differs: every call
@@ -17,7 +18,7 @@
 
 from __future__ import annotations
 
-import inspect
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -26,16 +27,39 @@ from typing import Any
 import pytest
 
 from kit.notebook import companion, relied
+from kit.notebook.tags import CHECKS
 from kit.regress import codepath, migration
-from kit.regress.codepath import ABSENT, partner_code_path, side_by_side, step_label, webhooks_side_by_side
+from kit.regress.codepath import ABSENT, PartnerCode, side_by_side, step_label, webhooks_side_by_side
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "12_migrating_to_1_2_0.ipynb"
-SOURCE = inspect.getsource(partner_code_path)
 
 
 def _cells() -> list[dict[str, Any]]:
     cells: list[dict[str, Any]] = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     return cells
+
+
+def _code_cell(defining: str) -> dict[str, Any]:
+    (cell,) = [c for c in _cells() if c["cell_type"] == "code" and defining in "".join(c["source"])]
+    return cell
+
+
+#: The partner's code as the notebook shows it: the one story cell defining it.
+SOURCE = "".join(_code_cell("def partner_code(")["source"])
+
+
+@pytest.fixture(scope="module")
+def partner_code(tmp_path_factory: pytest.TempPathFactory) -> PartnerCode:
+    """The notebook's ``partner_code``, from a file of that cell's source (the harness reads
+    the lines of the code running, as it reads them from the notebook's kernel)."""
+    path = tmp_path_factory.mktemp("notebook12") / "partner_code.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("notebook12_partner_code", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    code: PartnerCode = module.partner_code
+    return code
 
 
 def _recap() -> str:
@@ -46,18 +70,19 @@ def _recap() -> str:
     return recap
 
 
-def test_the_notebook_shows_the_code_path_as_the_kit_holds_it() -> None:
-    (cell,) = [c for c in _cells() if "inspect.getsource(partner_code_path)" in "".join(c["source"])]
-    shown = [
-        "".join(o["data"]["text/markdown"]) for o in cell["outputs"] if "text/markdown" in o.get("data", {})
-    ]
-    assert shown == [f"```python\n{SOURCE}```"], "re-run the notebook: its stored source is not the kit's"
+def test_the_notebook_runs_the_partners_code_it_shows() -> None:
+    cell = _code_cell("def partner_code(")
+    assert CHECKS not in cell["metadata"].get("tags", []), "the partner's code is a story cell"
+    walked = "".join(_code_cell("codepath.walk_versions(")["source"])
+    assert "code=partner_code" in walked, "the harness runs the function the reader sees"
+    assert "getsource" not in "".join("".join(c["source"]) for c in _cells()), "no code read back"
 
 
 def test_the_code_shown_is_the_partners_calls_only() -> None:
-    plumbing = ("record", "response_hook", "warnings", "emit", "connect", "event_hooks", "sim.")
+    plumbing = ("record", "response_hook", "warnings", "emit", "connect", "event_hooks", "sim.", "codepath")
     assert not [word for word in plumbing if word in SOURCE], "the recording harness is walk()'s, not shown"
-    assert len(SOURCE.splitlines()) <= 25, "the partner's code, short"
+    assert "suppress" not in SOURCE, "a refusal is caught as a partner would: try/except"
+    assert len(SOURCE.splitlines()) <= 30, "the partner's code, short"
 
 
 def test_every_change_the_code_path_marks_has_a_line_in_the_recap() -> None:
@@ -192,9 +217,9 @@ def test_the_wire_keeps_the_step_of_each_webhook() -> None:
     ], "a mapping keeps its Deprecation and step"
 
 
-def test_code_steps_are_the_lines_that_call_whatever_the_answers() -> None:
+def test_code_steps_are_the_lines_that_call_whatever_the_answers(partner_code: PartnerCode) -> None:
     """What the notebook's check asks of each version's run: a call from each of these lines."""
-    steps = codepath.code_steps()
+    steps = codepath.code_steps(partner_code)
     assert steps[0] == LEGACY and steps[-1] == 'api.p2p.transfer(…, amount="5.00")'
     called = {'api.cards.close(…, reason="lost")', "api.events.send(…)", "raw.post(…)", "raw.get(…)"}
     assert called <= set(steps)
@@ -203,22 +228,25 @@ def test_code_steps_are_the_lines_that_call_whatever_the_answers() -> None:
 
 
 @pytest.fixture
-def walked(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+def walked(monkeypatch: pytest.MonkeyPatch, partner_code: PartnerCode) -> dict[str, dict[str, Any]]:
     """Both versions walked on the simulator, seen by a fresh companion."""
     fresh = companion.Companion()
     monkeypatch.setattr(companion, "COMPANION", fresh)
     monkeypatch.setattr(relied, "COMPANION", fresh)
-    return codepath.walk_versions("sim", seed=7, versions=["1.1.0", "1.2.0-20221215"])
+    return codepath.walk_versions("sim", seed=7, versions=["1.1.0", "1.2.0-20221215"], code=partner_code)
 
 
-def test_the_walk_records_each_calls_step_and_counts_what_it_met(walked: dict[str, dict[str, Any]]) -> None:
+def test_the_walk_records_each_calls_step_and_counts_what_it_met(
+    walked: dict[str, dict[str, Any]], partner_code: PartnerCode
+) -> None:
     old, new = walked["1.1.0"]["calls"], walked["1.2.0-20221215"]["calls"]
     assert (old[0]["path"], old[0]["step"]) == (TOKEN.split()[1], codepath.CLIENT_TOKEN)
     assert (new[0]["path"], new[0]["step"]) == ("/oauth/accesstoken", codepath.CLIENT_TOKEN)
     steps = {c["step"] for c in new}
     assert {LEGACY, 'api.cards.close(…, reason="lost")', "raw.post(…)", "raw.get(…)"} <= steps, steps
     assert "api.cards.close(…)" in {c["step"] for c in old} - steps, "the fallback ran under 1.1.0 only"
-    assert set(codepath.code_steps()) <= steps & {c["step"] for c in old}, "every line called, both times"
+    both = steps & {c["step"] for c in old}
+    assert set(codepath.code_steps(partner_code)) <= both, "every line called, both times"
     hooks = {(h["step"], h["type"]) for wire in walked.values() for h in wire["webhooks"]}
     assert hooks == {
         ('api.cards.close(…, reason="lost")', "card.closed"),

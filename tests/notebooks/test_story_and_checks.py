@@ -37,7 +37,6 @@ NOT_YET_CONVERTED = {
     "02_session_init_data",
     "04_onboarding_and_kyc",
     "09_whats_new_in_1_2_0",
-    "12_migrating_to_1_2_0",
     "13_errors",
 }
 
