@@ -186,6 +186,15 @@ class Requestor:
             self._observe_expiry(sent, parse_time(reply.headers.get(self.transport.names.session_expires_at)))
         return reply
 
+    def unsent(self, operation: str, *, json: Any = None) -> httpx.Request:
+        """The request of a partner ``operation`` as :meth:`send` would send it without a
+        session, built and not sent (:meth:`~kit._transport.Transport.unsent`).
+
+        Raises:
+            ApiError: fetching the partner token was refused.
+        """
+        return self.transport.unsent(Outgoing(OPERATIONS[operation], json=json))
+
     def call(self, method: str, path: str, **options: Any) -> Reply:
         """:meth:`send` of a call named by its method and path alone (the control plane, a
         request of one's own); ``options`` as for :meth:`send`."""

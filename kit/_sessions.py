@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kit._outgoing import OPERATIONS, RETRY_STATUSES
 from kit._requestor import INIT_DATA_PATH, CurrentSession, Requestor
 from kit._sensitive import Sensitive
 from kit.errors import CryptoError, SessionRequired
 from kit.models import InitData, SessionInfo, parse_time
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["INIT_DATA_PATH", "SESSIONS_PATH", "CurrentSession", "Sessions"]
 
@@ -75,16 +78,9 @@ class Sessions:
 
     # -- session requests -------------------------------------------------------------------
 
-    def _request(
-        self,
-        session_type: str,
-        expiration: str,
-        account_id: str | None,
-        person_id: str | None,
-        idempotency_key: str | None,
-        promote_from: CurrentSession | None = None,
-    ) -> SessionInfo:
-        """``POST /sessions`` for ``session_type`` (presenting ``promote_from`` when promoting)."""
+    def _encrypted(self, account_id: str | None, person_id: str | None) -> str:
+        """A session request's ``encrypted_data``: fresh init data's nonce, the device's
+        metadata and public key (and the account or person id), encrypted to a server key."""
         init = self.init_data()
         device = self._requestor.device
         plaintext: dict[str, Any] = {
@@ -96,7 +92,20 @@ class Sessions:
             plaintext["account_id"] = account_id
         if person_id is not None:
             plaintext["person_id"] = person_id
-        encrypted = self._requestor.encrypt(plaintext, kids=list(init.kids))
+        return self._requestor.encrypt(plaintext, kids=list(init.kids))
+
+    def _request(
+        self,
+        session_type: str,
+        expiration: str,
+        account_id: str | None,
+        person_id: str | None,
+        idempotency_key: str | None,
+        promote_from: CurrentSession | None = None,
+    ) -> SessionInfo:
+        """``POST /sessions`` for ``session_type`` (presenting ``promote_from`` when promoting)."""
+        device = self._requestor.device
+        encrypted = self._encrypted(account_id, person_id)
         reply = self._requestor.send(
             "create_session",
             json={
@@ -155,6 +164,27 @@ class Sessions:
             NonceInvalid, InvalidEncryptedData, DeviceNotRecognized: see their hints.
         """
         return self._request(session_type, expiration, account_id, person_id, idempotency_key)
+
+    def build_request(self, session_type: str = "anonymous", *, expiration: str = "sliding") -> httpx.Request:
+        """A ``POST /sessions`` request built as :meth:`create` builds it — fresh init data, the
+        device's details encrypted to a server key, the partner token, this server's names — and
+        not sent: for a request sent by hand (``api.config.http_client().send(request)``), as
+        notebook 02 sends one twice to see its nonce refused the second time. It carries no
+        idempotency key (with one, the server would replay its first answer) and is not recorded.
+
+        Example::
+
+            >>> request = api.sessions.build_request("anonymous")        # doctest: +SKIP
+            >>> with api.config.http_client() as http:                   # doctest: +SKIP
+            ...     http.send(request).status_code, http.send(request).status_code
+            (201, 400)
+
+        Raises:
+            ApiError: the init data or the partner token was refused.
+        """
+        body = {"session_type": session_type, "expiration_strategy": expiration,
+                "encrypted_data": self._encrypted(None, None)}
+        return self._requestor.unsent("create_session", json=body)
 
     def promote(
         self,

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from kit import _log
-from kit._auth import PartnerAuth
+from kit._auth import PartnerAuth, bearer
 from kit._config import Config
 from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
@@ -233,6 +233,24 @@ class Transport:
             timeout=wait,
         )
         return request, key
+
+    def unsent(self, outgoing: Outgoing) -> httpx.Request:
+        """The request of ``outgoing`` as this client spells it (its path, names and headers,
+        the partner token), built and not sent: no idempotency key, never retried nor recorded.
+
+        Raises:
+            ApiError: fetching the partner token was refused.
+        """
+        request = self._client.build_request(
+            outgoing.method,
+            self.spelling.path(outgoing),
+            json=self.spelling.body_out(outgoing.json),
+            headers=dict(outgoing.headers),
+        )
+        if outgoing.partner and self.auth is not None:
+            header, scheme = bearer(self.config.dialect)
+            request.headers[header] = f"{scheme} {self.auth.current().reveal()}"
+        return request
 
     # -- retries: around single attempts ------------------------------------------------------
 

@@ -174,3 +174,22 @@ def test_init_data_describes_each_public_key_without_its_numbers(api) -> None:  
     assert by_alg["ECDH-ES+A256KW"]["crv"] == "P-256"
     assert all(k["use"] == "enc" and k["kid"] in init.kids for k in init.keys)
     assert not any({"n", "e", "x", "y", "d"} & set(k) for k in init.keys)
+
+
+CAMEL = kit.register.data_dir() / "choices" / "camel.toml"
+
+
+@pytest.mark.parametrize("choices", [None, CAMEL], ids=["own", "camel"])
+def test_a_session_request_built_and_sent_twice_has_its_nonce_refused(choices) -> None:  # type: ignore[no-untyped-def]
+    """``api.sessions.build_request`` builds what ``create`` sends, in the server's own spelling
+    (the camel dialect's token header, names and values too), sends nothing and records nothing;
+    sent by hand twice, the first is a session and the second reuses its nonce."""
+    with kit.connect("sim", choices=choices, sleep=lambda _: None) as api:
+        request = api.sessions.build_request("anonymous", expiration="fixed")
+        calls = len(api.history)
+        with api.config.http_client() as http:
+            first, again = http.send(request), http.send(request)
+        assert len(api.history) == calls and api.session is None
+        assert not {"idempotency-key", "x-idempotency-key"} & set(request.headers)
+    assert first.status_code == 201, first.text
+    assert (again.status_code, again.json()["code"]) == (400, "nonce-invalid")
