@@ -250,6 +250,32 @@ class Client(RecordedWire):
             if own:
                 auth.invalidate()
 
+    # -- a request of one's own ----------------------------------------------------------------
+
+    def build_request(
+        self, operation: str, path_params: Mapping[str, str] | None = None, *, json: Any = None
+    ) -> httpx.Request:
+        """A request of one's own for a partner ``operation`` (its key, as the contract's A67
+        names it: ``create_person``, ``get_card``…), built as the client builds its calls — this
+        server's path and names, the partner token, the current session — and not sent: send it
+        with ``api.config.http_client()``. The body goes as given (nothing is encrypted); the
+        request carries no idempotency key and is not recorded. Notebook 04 sends a person's
+        data in clear this way, to see the server refuse it.
+
+        Example::
+
+            >>> request = api.build_request("create_person", {"account_id": account_id},
+            ...                             json={"national_id": "000-00-0000"})  # doctest: +SKIP
+            >>> with api.config.http_client() as http:                           # doctest: +SKIP
+            ...     http.send(request).status_code
+            422
+
+        Raises:
+            KitError: ``operation`` is no operation of the partner API (the known ones named).
+            ApiError: fetching the partner token was refused.
+        """
+        return self._requestor.unsent(operation, path_params, json=json, session="current")
+
     @property
     def api_version(self) -> str | None:
         """The API version the server said it served on the last answer (``svc-api-version``);

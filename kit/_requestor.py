@@ -186,14 +186,32 @@ class Requestor:
             self._observe_expiry(sent, parse_time(reply.headers.get(self.transport.names.session_expires_at)))
         return reply
 
-    def unsent(self, operation: str, *, json: Any = None) -> httpx.Request:
-        """The request of a partner ``operation`` as :meth:`send` would send it without a
-        session, built and not sent (:meth:`~kit._transport.Transport.unsent`).
+    def unsent(
+        self,
+        operation: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        json: Any = None,
+        session: SessionArg = None,
+    ) -> httpx.Request:
+        """The request of a partner ``operation`` (with its path ``params``, presenting
+        ``session``) as :meth:`send` would send it, built and not sent
+        (:meth:`~kit._transport.Transport.unsent`).
 
         Raises:
+            KitError: ``operation`` is no operation of the partner API.
             ApiError: fetching the partner token was refused.
         """
-        return self.transport.unsent(Outgoing(OPERATIONS[operation], json=json))
+        if operation not in OPERATIONS:
+            raise KitError(f"no operation {operation!r}; the operations: {', '.join(OPERATIONS)}")
+        sent = self._current if session == "current" else session
+        outgoing = Outgoing(
+            OPERATIONS[operation],
+            params=params or NONE,
+            json=json,
+            session_token=sent.token.reveal() if sent is not None else None,
+        )
+        return self.transport.unsent(outgoing)
 
     def call(self, method: str, path: str, **options: Any) -> Reply:
         """:meth:`send` of a call named by its method and path alone (the control plane, a

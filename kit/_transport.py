@@ -236,7 +236,8 @@ class Transport:
 
     def unsent(self, outgoing: Outgoing) -> httpx.Request:
         """The request of ``outgoing`` as this client spells it (its path, names and headers,
-        the partner token), built and not sent: no idempotency key, never retried nor recorded.
+        the partner token, the session it presents), built and not sent: no idempotency key,
+        never retried nor recorded.
 
         Raises:
             ApiError: fetching the partner token was refused.
@@ -247,6 +248,8 @@ class Transport:
             json=self.spelling.body_out(outgoing.json),
             headers=dict(outgoing.headers),
         )
+        if outgoing.session_token is not None:
+            request.headers[self.names.session_id] = outgoing.session_token
         if outgoing.partner and self.auth is not None:
             header, scheme = bearer(self.config.dialect)
             request.headers[header] = f"{scheme} {self.auth.current().reveal()}"
