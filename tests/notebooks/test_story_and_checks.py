@@ -34,7 +34,6 @@ TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
 #: Notebooks still written the old way: issue 61 converts each and removes it from this list
 #: (the test below fails while a listed notebook already keeps the rules, so the list stays true).
 NOT_YET_CONVERTED = {
-    "09_whats_new_in_1_2_0",
     "13_errors",
 }
 
