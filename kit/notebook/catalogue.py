@@ -120,7 +120,8 @@ class FamilyCodes:
 class ErrorFamilies:
     """The families a partner's server may send (:attr:`frame`: status, codes, what a back end
     does) and those only the simulator's guards raise (:attr:`simulator_only`). A table in
-    Jupyter; as text one line per family, its advice in full (the whole under 2,000 characters)."""
+    Jupyter, each family's codes listed; as text one line per family, its codes counted and its
+    advice in full (the whole under 2,000 characters)."""
 
     frame: pd.DataFrame
     simulator_only: tuple[str, ...]
@@ -133,7 +134,9 @@ class ErrorFamilies:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        table = self.frame.rename(index=lambda name: f"except errors.{name}").rename_axis(None)
+        """The table in Jupyter, each family's codes spelled out (the text form counts them)."""
+        table = self.frame.assign(codes=[", ".join(self.codes.by_family[name]) for name in self.frame.index])
+        table = table.rename(index=lambda name: f"except errors.{name}").rename_axis(None)
         return str(table.to_html(justify="left"))
 
 

@@ -75,6 +75,16 @@ def test_each_family_counts_and_lists_its_codes_and_the_statuses_chosen_for_them
     assert "<td style='text-align:left'>card-already-closed, " in families.codes._repr_html_()
 
 
+def test_the_table_in_jupyter_lists_each_familys_codes_where_the_text_counts_them() -> None:
+    """13 shows the families once: the table names each family's codes, the text form (a stored
+    output, under 2,000 characters) counts them."""
+    families = error_families()
+    page = families._repr_html_()
+    for name, codes in families.codes.by_family.items():
+        assert f"<td>{', '.join(codes)}</td>" in page, name
+    assert "10 codes" in repr(families) and "session-type-not-allowed" not in repr(families)
+
+
 def test_a_family_is_the_class_right_under_api_error() -> None:
     assert family(errors.EventRenamed) is errors.ValidationError  # three classes down
     assert family(errors.RateLimited) is errors.RateLimited  # a family of one code
