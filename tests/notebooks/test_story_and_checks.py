@@ -31,12 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
 
-#: Notebooks still written the old way: issue 61 converts each and removes it from this list
-#: (the test below fails while a listed notebook already keeps the rules, so the list stays true).
-NOT_YET_CONVERTED = {
-
-}
-
 #: Test helpers and register lookups a story cell does not call (by the called name).
 HELPERS = {"chosen", "refused", "problem_code", "id_format", "expect", "expect_in", "expect_true", "skip"}
 #: Names an ``if`` may not test: the old guards on the control plane and the receiver.
@@ -124,20 +118,11 @@ def _stem(path: Path) -> str:
     return path.stem
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in NOTEBOOKS if p.stem not in NOT_YET_CONVERTED] + [TEMPLATE], ids=_stem
-)
-def test_a_converted_notebook_is_a_story_with_its_checks_after_it(path: Path) -> None:
+@pytest.mark.parametrize("path", [*NOTEBOOKS, TEMPLATE], ids=_stem)
+def test_every_notebook_is_a_story_with_its_checks_after_it(path: Path) -> None:
     assert violations(path) == []
     cells: list[Any] = nbformat.read(path, as_version=4).cells
     assert any(CHECKS in c.metadata.get("tags", []) for c in cells), "no cell tagged checks"
-
-
-@pytest.mark.parametrize("stem", sorted(NOT_YET_CONVERTED))
-def test_a_notebook_listed_as_not_yet_converted_still_breaks_the_rules(stem: str) -> None:
-    path = ROOT / "notebooks" / f"{stem}.ipynb"
-    assert path in NOTEBOOKS, f"{stem} is no notebook: drop it from NOT_YET_CONVERTED"
-    assert violations(path), f"{stem} keeps the rules: drop it from NOT_YET_CONVERTED"
 
 
 def test_the_rules_catch_each_kind_of_violation(tmp_path: Path) -> None:
