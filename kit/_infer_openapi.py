@@ -18,7 +18,8 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,34 @@ def _security(inf: Inference, doc: Mapping[str, Any], matched: Mapping[str, Op])
             )
         elif scheme.get("type") == "apiKey" and scheme.get("in") == "header":
             inf.put("A02", "header", str(scheme["name"]), "an apiKey security scheme in a header (sure)")
+            challenged = _challenge_schemes(doc, matched.values())
+            if len(challenged) == 1:
+                inf.put(
+                    "A02",
+                    "scheme",
+                    challenged.pop(),
+                    "the scheme a 401's WWW-Authenticate pattern names (likely)",
+                )
+
+
+_CHALLENGE = re.compile(r"^\^([A-Za-z][\w.+-]*)")
+
+
+def _challenge_schemes(doc: Mapping[str, Any], ops: Iterable[Op]) -> set[str]:
+    """The schemes the 401 answers' ``WWW-Authenticate`` patterns begin with (``^Token( |$)``)."""
+    found = set()
+    for op in ops:
+        answer = _deref((op.node.get("responses") or {}).get("401"), doc) or {}
+        for name, header in (answer.get("headers") or {}).items():
+            pattern = ((_deref(header, doc) or {}).get("schema") or {}).get("pattern")
+            match = (
+                _CHALLENGE.match(pattern)
+                if str(name).lower() == "www-authenticate" and isinstance(pattern, str)
+                else None
+            )
+            if match:
+                found.add(match.group(1))
+    return found
 
 
 def _client_auth(inf: Inference, doc: Mapping[str, Any], token: Op | None) -> None:

@@ -63,8 +63,15 @@ def test_a_stranger_json_document_gives_the_same_paths_and_case(dialect_file: Pa
     assert check(str(inferred)) == []
     overlay = _choices.load(dialect_file)
     assert _choices.load(inferred).value("A68")["renames"] == overlay.value("A68")["renames"]
-    for entry, key in (("A18", "role_header"), ("A20", "header"), ("A28", "session_expires_at")):
-        assert _choices.load(inferred).value(entry)[key] == overlay.value(entry)[key]
+    for entry, key in (
+        ("A18", "role_header"),
+        ("A20", "header"),
+        ("A28", "session_expires_at"),
+        ("A01", "client_auth"),
+        ("A02", "header"),
+        ("A02", "scheme"),
+    ):
+        assert _choices.load(inferred).value(entry)[key] == overlay.value(entry)[key], (entry, key)
 
 
 def test_a_30_yaml_document_gives_the_same_paths_and_case(dialect_file: Path, tmp_path: Path) -> None:

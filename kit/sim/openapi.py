@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from kit import register
+from kit._dialect import Dialect
 from kit.sim import routes as partner
 from kit.sim import versions
 from kit.sim.headers import (
@@ -157,6 +158,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str
             _finish(schema, served)
             if chosen.overlay:
                 follow(schema, chosen)
+                authentication(schema, chosen.dialect)
             # One document per version served (A27); FastAPI's own is the spec version's.
             app.state.openapi_documents = {v: versions.document(schema, v) for v in chosen.versions}
             app.openapi_schema = app.state.openapi_documents[versions.CURRENT]
@@ -327,6 +329,41 @@ def _response_headers(path: str, method: str, operation: dict[str, Any], p2p: se
         if status == "429":
             declared["Retry-After"] = response_header(False, "A32", "Seconds until the window ends")
         response["headers"] = declared
+
+
+def authentication(schema: dict[str, Any], dialect: Dialect) -> None:
+    """The security schemes as ``dialect`` chose them: the partner token's header and scheme
+    (A02: HTTP authentication in ``Authorization``, else an API key in its own header, its
+    scheme the pattern of a 401's ``WWW-Authenticate``) and the token request's client
+    authentication (A01: HTTP Basic, the form's ``client_id`` and ``client_secret``, or either)."""
+    header, scheme = dialect.chosen("A02", "header"), dialect.chosen("A02", "scheme")
+    schemes = schema["components"]["securitySchemes"]
+    if header.lower() == "authorization":
+        schemes["partnerToken"] = {"type": "http", "scheme": scheme.lower()}
+    else:
+        schemes["partnerToken"] = {"type": "apiKey", "in": "header", "name": header}
+    client_auth = dialect.chosen("A01", "client_auth")
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if path.startswith("/_sim"):
+                continue
+            challenge = (
+                operation.get("responses", {}).get("401", {}).get("headers", {}).get("WWW-Authenticate")
+            )
+            if not _takes_client_credentials(path, method):
+                if challenge is not None:
+                    challenge["schema"] = {"type": "string", "pattern": f"^{re.escape(scheme)}( |$)"}
+                continue
+            if client_auth == "post":
+                operation["security"] = []
+            form = operation.get("requestBody", {}).get("content", {})
+            for content in form.values():
+                props = content.get("schema", {}).get("properties", {})
+                if client_auth == "basic":
+                    props.pop("client_id", None)
+                    props.pop("client_secret", None)
+                elif client_auth == "post":
+                    content["schema"]["required"] = ["grant_type", "client_id", "client_secret"]
 
 
 def follow(schema: dict[str, Any], chosen: Personality) -> None:
