@@ -194,7 +194,7 @@ class Traffic:
         expected: str | None = None,
     ) -> list[Path]:
         """Write what was asked (see the module docstring); the paths written."""
-        from kit.regress import conformance
+        from kit.regress import conformance, exercised
 
         written: list[Path] = []
         if har is not None:
@@ -212,11 +212,13 @@ class Traffic:
             ]
             rows += [_unplaced_row(u) for u in self.unplaced]
             files.write(out / DRIFT_FILE, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
-            md, js = out / conformance.FILES[0], out / conformance.FILES[1]
-            files.write(md, table.markdown() + _unplaced_md(self.unplaced))
-            data = {**table.data(), "unplaced": self.unplaced}
-            files.write(js, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-            written += [out / DRIFT_FILE, md, js]
+            with self._lock:
+                kept = list(self.exchanges)  # the HAR's exchanges: the verdicts name its entries
+            calls = exercised.calls(kept, "kit proxy")
+            written += [out / DRIFT_FILE]
+            written += conformance.write(
+                table, out, calls=calls, dialect=self.dialect, unplaced=self.unplaced
+            )
         if write_choices is not None:
             conformance.write_choices(table, write_choices, source=self.upstream, expected=expected)
             written.append(write_choices)
@@ -227,17 +229,3 @@ def _unplaced_row(item: dict[str, Any]) -> dict[str, Any]:
     operation = f"{item['method']} {item['path']}"
     row = Drift("operation", operation, "operation", "an operation of the contract", str(item["status"]))
     return {**asdict(row), "kind": "unplaced", "exchange": item["exchange"]}
-
-
-def _unplaced_md(unplaced: list[dict[str, Any]]) -> str:
-    if not unplaced:
-        return ""
-    lines = [
-        "",
-        "## Exchanges the contract cannot place",
-        "",
-        "| exchange | method | path | status |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| {u['exchange']} | {u['method']} | `{u['path']}` | {u['status']} |" for u in unplaced]
-    return "\n".join(lines) + "\n"

@@ -6,7 +6,11 @@ Every ``kit regress`` run on a profile other than ``sim`` writes the conformance
 differs (the simulator's value, the server's answer, the notebook, cell and check or call), or
 not observed and why — then the spec's statements checked, passed or violated. The first line
 counts them: ``N entries: C confirmed, D differ, U not observed; S seed statements checked, V
-violated``. Both files are scanned for leaks like the other reports.
+violated``. A section follows with each entry's verdict from the run's traffic — confirmed,
+contradicted or never exercised, and the exchange that showed it (:mod:`kit.regress.exercised`,
+whose docstring gives the JSON form, ``verdicts``) — and the exchanges the contract could not
+place (``unplaced``). ``kit proxy`` writes the same files through :func:`write`. Both files are
+scanned for leaks like the other reports.
 
 :func:`overlay_text` writes what differed as a choice overlay (:mod:`kit._choices`): one
 ``[Axx]`` table per differing entry, only the keys observed, a comment saying where. Only keys a
@@ -32,14 +36,17 @@ from typing import Any
 
 from kit import _choices as choices
 from kit import _files as files
+from kit._dialect import DEFAULT, Dialect
 from kit._tomltext import key as toml_key
 from kit._tomltext import value as toml_value
 from kit.notebook.conformity import Seen, Table, build, of_check, of_drift, shown
+from kit.regress import exercised
 from kit.regress.model import NotebookResult
 
 __all__ = [
     "FILES",
     "checked_in",
+    "expected_dialect",
     "from_results",
     "overlay_text",
     "report",
@@ -85,12 +92,47 @@ def from_results(
     return build((s for s in seen if s is not None), elsewhere=elsewhere, expected=overlay)
 
 
-def write(table: Table, out: Path) -> tuple[Path, Path]:
-    """Write ``conformance.md`` and ``conformance.json`` in ``out``; their paths."""
+def write(
+    table: Table,
+    out: Path,
+    *,
+    calls: Sequence[exercised.Call] = (),
+    dialect: Dialect = DEFAULT,
+    unplaced: Sequence[Mapping[str, Any]] = (),
+) -> tuple[Path, Path]:
+    """Write ``conformance.md`` and ``conformance.json`` in ``out``; their paths. Besides the
+    table: the verdict per entry of the run's ``calls`` against ``dialect``, the one it expected
+    (:mod:`kit.regress.exercised`: ``verdicts`` in the JSON), and the exchanges the contract
+    could not place (``unplaced``: exchange, method, path, status)."""
+    verdicts = exercised.judge(calls, dialect, table)
     md, js = out / FILES[0], out / FILES[1]
-    files.write(md, table.markdown())
-    files.write(js, json.dumps(table.data(), indent=1, ensure_ascii=False) + "\n")
+    files.write(md, table.markdown() + exercised.markdown(verdicts) + _unplaced_md(unplaced))
+    data = {**table.data(), "verdicts": exercised.data(verdicts), "unplaced": list(unplaced)}
+    files.write(js, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return md, js
+
+
+def _unplaced_md(unplaced: Sequence[Mapping[str, Any]]) -> str:
+    if not unplaced:
+        return ""
+    lines = [
+        "",
+        "## Exchanges the contract cannot place",
+        "",
+        "| exchange | method | path | status |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {u['exchange']} | {u['method']} | `{u['path']}` | {u['status']} |" for u in unplaced]
+    return "\n".join(lines) + "\n"
+
+
+def expected_dialect(expected: str | os.PathLike[str] | None) -> Dialect:
+    """The dialect a run expected: its ``--choices`` file's, else the simulator's own.
+
+    Raises:
+        ChoicesError: ``expected`` is not a valid overlay.
+    """
+    return Dialect.of(choices.load(expected)) if expected else DEFAULT
 
 
 def report(
@@ -100,14 +142,17 @@ def report(
     *,
     other: bool,
     expected: str | None = None,
+    calls: Sequence[exercised.Call] = (),
 ) -> list[Path]:
     """What a run writes: the conformance files when it ran on ``other`` profiles than ``sim``
-    (a stale copy from an earlier run is removed otherwise); the paths written."""
+    (a stale copy from an earlier run is removed otherwise), ``calls`` the exchanges of its
+    notebooks (:func:`kit.regress.exercised.calls`); the paths written."""
     if not other:
         for name in FILES:
             (out / name).unlink(missing_ok=True)
         return []
-    return list(write(from_results(results, notebooks_dir, expected), out))
+    table = from_results(results, notebooks_dir, expected)
+    return list(write(table, out, calls=calls, dialect=expected_dialect(expected)))
 
 
 def _served(entry: str, key: str) -> bool:

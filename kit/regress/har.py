@@ -29,7 +29,7 @@ from kit._wire import Exchange, from_dict
 from kit.regress import leaks
 from kit.regress.model import NotebookResult
 
-__all__ = ["attach", "fingerprints", "prefix", "write"]
+__all__ = ["attach", "exchanges", "fingerprints", "prefix", "write"]
 
 
 def prefix(folder: Path, output: Path) -> str:
@@ -54,18 +54,22 @@ def _exchanges(path: Path) -> list[Exchange]:
     return found
 
 
+def exchanges(outcome: Mapping[str, Any]) -> list[Exchange]:
+    """Every exchange the kernel recorded (none when it was given no wire prefix)."""
+    wire = outcome.get("wire")
+    source = Path(f"{wire}.wire.jsonl") if wire else None
+    return _exchanges(source) if source is not None and source.exists() else []
+
+
 def write(output: Path, outcome: Mapping[str, Any]) -> Path | None:
     """``output`` with ``.har``: every exchange the kernel recorded (an empty log when it
     recorded none); ``None`` when the kernel was given no wire prefix."""
     from kit._wire_view import write_har
 
-    wire = outcome.get("wire")
-    if not wire:
+    if not outcome.get("wire"):
         return None
-    source = Path(f"{wire}.wire.jsonl")
-    exchanges = _exchanges(source) if source.exists() else []
     target = output.with_suffix(".har")
-    write_har(target, exchanges, comment=f"kit regress: {output.stem}")
+    write_har(target, exchanges(outcome), comment=f"kit regress: {output.stem}")
     return target
 
 

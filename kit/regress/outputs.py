@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _files as files
-from kit.regress import conformance, history, htmlreport, junit, leaks, record, reports
+from kit.regress import conformance, exercised, history, htmlreport, junit, leaks, record, reports
 from kit.regress.model import NotebookResult, RegressReport
 
 __all__ = ["Run", "finish"]
@@ -66,11 +66,13 @@ def finish(
     secrets: Sequence[Any],
     other: bool,
     expected: str | None,
+    calls: Sequence[exercised.Call] = (),
 ) -> RegressReport:
     """Write the reports of ``results`` to ``run.out``, scan them; the run's report.
 
     ``secrets`` are literal values and token fingerprints that must appear nowhere; ``other``
-    and ``expected`` are the conformance report's (a profile other than ``sim``, an overlay).
+    and ``expected`` are the conformance report's (a profile other than ``sim``, an overlay),
+    ``calls`` the exchanges its verdicts per entry read (:mod:`kit.regress.exercised`).
 
     Raises:
         OSError: a report cannot be written.
@@ -115,7 +117,7 @@ def finish(
     page = htmlreport.render(results, data, out, compare=run.compare, source=source)
     files.write(out / htmlreport.FILE, page)
     record.write(out, data)
-    conformance.report(results, out, run.folder, other=other, expected=expected)
+    conformance.report(results, out, run.folder, other=other, expected=expected, calls=calls)
     written = [out / name for name in (*leaks.REPORTS, record.FILE) if (out / name).is_file()]
     found = tuple(f for path in written for f in leaks.scan_file(path, secrets=list(secrets)))
     report = dataclasses.replace(report, findings=found)

@@ -36,7 +36,7 @@ from kit import _env as env
 from kit import _files as files
 from kit._lazy import imported_past
 from kit._profiles import SimProfile
-from kit.regress import cluster, har, kernels, leaks, outputs, preflight, reports
+from kit.regress import cluster, exercised, har, kernels, leaks, outputs, preflight, reports
 from kit.regress import history as past
 from kit.regress.discovery import discover, packaged
 from kit.regress.matrix import Job, check_sets, longest_first
@@ -336,6 +336,8 @@ def run(
             bar[:] = [reports.progress(len(current), shown)]
 
         used: list[leaks.Fingerprints] = []  # every kernel's tokens, for the reports' scan
+        other = any(not p.knows_choices for p in preflight.profiles(pending))
+        traffic: dict[Job, list[exercised.Call]] = {}  # what each notebook's wire showed (a rerun's last)
 
         def done(job: Job, outcome: dict[str, Any]) -> None:
             prints = har.fingerprints(outcome)
@@ -346,6 +348,8 @@ def run(
             if written is not None:
                 result = har.attach(result, written, known)
             results[job] = dataclasses.replace(result, notebook=job.label)
+            if other:
+                traffic[job] = exercised.calls(har.exchanges(outcome), job.label)
             bar[0](results[job])
 
         def execute_round(queue: Sequence[Job]) -> None:
@@ -399,6 +403,7 @@ def run(
         tuple(results[job] for job in pending),
         run_info,
         secrets=[*secrets, *used],
-        other=any(not p.knows_choices for p in preflight.profiles(pending)),
+        other=other,
         expected=kernel_env.get(env.EXPECT_CHOICES),
+        calls=[c for job in pending for c in traffic.get(job, ())],
     )

@@ -70,6 +70,15 @@ def test_a_journey_runs_through_the_proxy_and_its_files_are_written(
     assert [r for r in rows if r["kind"] == "unplaced" and r["operation"] == "GET /no/such/thing"]
     conformance = json.loads((out / "conformance.json").read_text(encoding="utf-8"))
     assert [u for u in conformance["unplaced"] if u["path"] == "/no/such/thing"]
+    verdicts = {row["id"]: row for row in conformance["verdicts"]}
+    for entry in ("A01", "A02", "A64", "A67", "A68"):  # what camel chose, shown by the traffic
+        assert verdicts[entry]["verdict"] == "confirmed", verdicts[entry]
+    shown = verdicts["A67"]["exchange"]
+    assert (
+        shown["source"] == "kit proxy"
+        and log["entries"][shown["har_entry"]]["response"]["status"] == (shown["status"])
+    )
+    assert verdicts["A24"]["verdict"] == "never exercised"  # no webhook delivery crossed it
     assert "/no/such/thing" in (out / "conformance.md").read_text(encoding="utf-8")
     written = learned.read_text(encoding="utf-8")
     assert "[A67" in written and "[A68]" in written
@@ -144,6 +153,18 @@ def test_notebooks_hold_through_the_proxy_and_it_reports_as_kit_regress_does(
     assert not report.drift and not drift, drift
     assert set(proxied.entries()) == set(run.entries())
     assert "# Conformance" in (out / "conformance.md").read_text(encoding="utf-8")
+    # the verdicts per entry: the same from the proxy's traffic and the run's own wire
+    verdicts = [
+        {
+            r["id"]: r["verdict"]
+            for r in json.loads((d / "conformance.json").read_text(encoding="utf-8"))["verdicts"]
+        }
+        for d in (out, tmp_path / "run")
+    ]
+    for entry in ("A02", "A67", "A68"):
+        assert verdicts[0][entry] == verdicts[1][entry] == "confirmed", entry
+    # the proxy sees the runner's token request and the problems' codes; the run also its checks
+    assert verdicts[0]["A01"] == verdicts[0]["A64"] == "confirmed"
 
 
 def test_an_unreachable_upstream_is_a_502_problem() -> None:
