@@ -17,6 +17,7 @@ from typing import Any
 from kit._cache import parsed_toml
 
 __all__ = [
+    "REQUIRED_KEYS",
     "assumption",
     "assumptions",
     "changes",
@@ -38,13 +39,24 @@ def data_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "data"
 
 
+#: The keys every register entry has (``value`` and ``covers`` are optional).
+REQUIRED_KEYS = ("id", "topic", "summary", "spec", "choice", "enforced_in")
+
+
 @cache
 def _assumptions() -> tuple[dict[str, Any], ...]:
-    return tuple(parsed_toml(data_dir() / "assumptions.toml")["assumption"])
+    entries = tuple(parsed_toml(data_dir() / "assumptions.toml")["assumption"])
+    for entry in entries:
+        missing = [key for key in REQUIRED_KEYS if not entry.get(key)]
+        if missing:
+            raise ValueError(f"register entry {entry.get('id', '?')} has no {', '.join(missing)}")
+    return entries
 
 
 def assumptions() -> list[dict[str, Any]]:
-    """Every register entry: ``id``, ``topic``, ``spec``, ``choice``, ``enforced_in``, ``value``."""
+    """Every register entry: ``id``, ``topic``, ``summary`` (the choice in one plain sentence,
+    what a reader meets first), ``spec``, ``choice`` (the whole of it), ``enforced_in``, and
+    ``value`` and ``covers`` where it has them."""
     return [dict(a) for a in _assumptions()]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kit import register
+from kit._choices import SERVED
 from tests.sim.helpers.contract import (
     CARD_TYPES,
     CLOSE_REASONS,
@@ -22,7 +23,7 @@ from tests.sim.helpers.contract import (
     WEBHOOK_EVENTS,
 )
 
-REQUIRED_KEYS = {"id", "topic", "spec", "choice", "enforced_in"}
+REQUIRED_KEYS = {"id", "topic", "summary", "spec", "choice", "enforced_in"}
 ALLOWED_KEYS = REQUIRED_KEYS | {"value", "covers"}
 #: "METHOD /path STATUS" (a route and its success answer) and "STATUS code" (an error answer).
 COVERED_ROUTE = re.compile(r"(GET|POST|PUT|PATCH|DELETE|\*) /\S+ ([1-5][0-9][0-9]|2xx)")
@@ -262,7 +263,7 @@ def test_register_ids_are_unique_in_order_and_the_known_ones_all_there() -> None
 def test_register_entry_has_the_required_keys(entry: dict[str, Any]) -> None:
     assert entry.keys() >= REQUIRED_KEYS
     assert entry.keys() <= ALLOWED_KEYS
-    for key in ("topic", "spec", "choice"):
+    for key in ("topic", "summary", "spec", "choice"):
         assert isinstance(entry[key], str)
         assert entry[key].strip() == entry[key] and entry[key], f"{entry['id']}.{key}"
     assert isinstance(entry["enforced_in"], list) and entry["enforced_in"]
@@ -275,6 +276,33 @@ def test_register_entry_has_the_required_keys(entry: dict[str, Any]) -> None:
             assert COVERED_ROUTE.fullmatch(route), (entry["id"], route)
         for code in covers.get("codes", []):
             assert COVERED_CODE.fullmatch(code), (entry["id"], code)
+
+
+#: A summary's bound, in words: what a reader takes in at a glance in a notebook's closing table.
+SUMMARY_WORDS = 25
+#: What a partner reading the register has no use for: a source file, an issue, the authors.
+_NOT_FOR_A_PARTNER = re.compile(r"\bkit/|\.py\b|\bissue \d|#\d|\b[Ww]e\b|\bour\b")
+
+
+@pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
+def test_each_entry_sums_its_choice_up_in_one_plain_sentence(entry: dict[str, Any]) -> None:
+    summary = entry["summary"]
+    assert len(summary.split()) <= SUMMARY_WORDS, (entry["id"], len(summary.split()))
+    assert summary.endswith(".") and ". " not in summary, f"{entry['id']}: one sentence"
+    assert not _NOT_FOR_A_PARTNER.search(summary), (entry["id"], _NOT_FOR_A_PARTNER.search(summary))
+
+
+@pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])
+def test_a_choice_names_no_source_file_nor_a_key_only_the_code_reads(entry: dict[str, Any]) -> None:
+    """A value key a dialect file sets (``send_assumptions``, A68's ``field_case``) is the
+    reader's to use and may be named; one only the code reads (A27's view of a card under 1.1.0,
+    A11's word lists) is the register's inside, said in words instead."""
+    choice = entry["choice"]
+    assert not re.search(r"\bkit/|\w\.py\b", choice), entry["id"]
+    served = SERVED.get(entry["id"], frozenset())
+    internal = set(entry.get("value", {})) - (set(entry.get("value", {})) if served is None else served)
+    named = {m.split(" = ")[0] for m in re.findall(r"`([^`]+)`", choice)}
+    assert not named & internal, (entry["id"], sorted(named & internal))
 
 
 @pytest.mark.parametrize("entry", register.assumptions(), ids=lambda e: e["id"])

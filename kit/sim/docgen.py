@@ -228,6 +228,7 @@ def _register() -> list[str]:
     for entry in register.assumptions():
         # the heading carries the topic; the anchor stays the bare id (#a07) that pages link
         lines += [f"<a id=\"{entry['id'].lower()}\"></a>", "", f"### {entry['id']} — {entry['topic']}", ""]
+        lines += [f"**In short:** {entry['summary']}", ""]
         lines += _quote(entry["spec"])
         lines.append(f"- **Choice:** {entry['choice']}")
         if entry.get("value"):
