@@ -1,9 +1,15 @@
 """The assumptions register as a notebook shows it: compact, details on demand.
 
 :func:`register_table` is one line per entry (its id and topic); in Jupyter each line opens
-(an HTML ``<details>``) to what the spec says and what the simulator chose. Its text form
-(``text/plain``, what ``kit regress`` and nbval keep) is the same id-and-topic lines, never the
-entries' full text: a notebook shows the register, it does not dump it.
+(an HTML ``<details>``) to what the spec says, the simulator's choice in one sentence (the
+entry's ``summary``) and a link to the entry in the contract (``docs/contract.md``), where the
+whole choice is. Its text form (``text/plain``, what ``kit regress`` and nbval keep) is the same
+id-and-topic lines, never the entries' text: a notebook shows the register, it does not dump it.
+
+The link is written as the notebooks' own Markdown links are, relative to ``notebooks/``
+(``../docs/contract.md#a15``): JupyterLab opens a relative link of an HTML output as it does a
+Markdown cell's, and the site's hook (``docs/hooks/site.py``) rewrites every link of a
+notebook's page, outputs included, to the site's address.
 
 Example::
 
@@ -24,7 +30,10 @@ from typing import Any, ClassVar
 
 from kit import register
 
-__all__ = ["RegisterTable", "register_table"]
+__all__ = ["CONTRACT", "RegisterTable", "register_table"]
+
+#: The contract document, from the notebooks' folder: each register entry has its anchor there.
+CONTRACT = "../docs/contract.md"
 
 _CODE = re.compile(r"`([^`]+)`")
 _TOPIC_WIDTH = 70
@@ -70,19 +79,26 @@ class RegisterTable:
         head = f"{self._title()} (open each in Jupyter for the spec's words and the simulator's choice)"
         return "\n".join([head, *self._body_lines()])
 
-    def _table_html(self, entries: Iterable[dict[str, Any]], heading: str = "topic") -> str:
-        """``entries`` as one HTML table, one row each that opens to the spec's words and the
-        simulator's choice; ``heading`` heads the topics' column."""
-        rows = "".join(
+    def _row_html(self, entry: dict[str, Any]) -> str:
+        """One entry: its id, and its topic opening to the spec's words, the choice in one
+        sentence and a link to the whole entry in the contract."""
+        entry_id = html.escape(entry["id"])
+        link = f'<a href="{CONTRACT}#{entry_id.lower()}">the contract, entry {entry_id}</a>'
+        return (
             "<tr>"
-            f"<td style='vertical-align:top'><b>{html.escape(e['id'])}</b></td>"
+            f"<td style='vertical-align:top'><b>{entry_id}</b></td>"
             "<td style='text-align:left'><details>"
-            f"<summary>{_inline(e['topic'])}</summary>"
-            f"<p><b>the spec:</b> {_inline(e['spec'])}</p>"
-            f"<p><b>the simulator:</b> {_inline(e['choice'])}</p>"
+            f"<summary>{_inline(entry['topic'])}</summary>"
+            f"<p><b>the spec:</b> {_inline(entry['spec'])}</p>"
+            f"<p><b>the simulator:</b> {_inline(entry['summary'])}</p>"
+            f"<p>The whole choice: {link}.</p>"
             "</details></td></tr>"
-            for e in entries
         )
+
+    def _table_html(self, entries: Iterable[dict[str, Any]], heading: str = "topic") -> str:
+        """``entries`` as one HTML table, one row each (:meth:`_row_html`); ``heading`` heads
+        the topics' column."""
+        rows = "".join(self._row_html(e) for e in entries)
         return (
             f"<table><thead><tr><th>entry</th><th style='text-align:left'>{html.escape(heading)}</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
@@ -101,7 +117,8 @@ class RegisterTable:
 
 def register_table(ids: Iterable[str] | None = None, *, open: bool = True) -> RegisterTable:
     """The register entries ``ids`` (every entry when ``None``), in register order, as a compact
-    table: one line per entry, the spec's text and choice on demand (see the module docstring).
+    table: one line per entry, the spec's words and the choice in one sentence on demand, with a
+    link to the whole entry (see the module docstring).
     ``open``: whether the table itself starts unfolded in Jupyter (the entries never do).
 
     Example::

@@ -19,7 +19,7 @@ Example::
     >>> table = used_table({"A04": {"answers"}, "A16": {"answers", "checks"}, "A01": {"answers"}})
     >>> head, *groups = repr(table).splitlines()
     >>> head.partition(" (")[0]
-    'the register entries this notebook relied on: 3'
+    '3 register entries this notebook relied on'
     >>> for line in groups:
     ...     print(line)
      what its checks rest on: 1
@@ -108,7 +108,8 @@ class UsedTable(RegisterTable):
     topic_width: ClassVar[int] = 48
 
     def _title(self) -> str:
-        return f"the register entries this notebook relied on: {len(self.entries)}"
+        count = len(self.entries)
+        return f"{count} register {'entry' if count == 1 else 'entries'} this notebook relied on"
 
     def _body_lines(self) -> list[str]:
         lines = []
@@ -150,8 +151,8 @@ def used_table(used: Mapping[str, Iterable[str]], *, open: bool = True) -> UsedT
 def entries_used(*, open: bool = True) -> UsedTable:
     """The register entries this kernel's calls, checks and comparisons relied on
     (:func:`used_ids`), as the compact register table grouped as :func:`used_table` does: one
-    line each, in Jupyter each opens to the spec's words and the simulator's choice. ``open``:
-    whether the table starts unfolded."""
+    line each, in Jupyter each opens to the spec's words, the choice in one sentence and a link to
+    the whole entry in the contract. ``open``: whether the table starts unfolded."""
     return used_table(used_ids(), open=open)
 
 

@@ -2,8 +2,8 @@
 quoted inside them from the same value printed as data.
 
 A partner's fixtures are full of short values (a year, four digits) that the kit's own texts
-also hold: the register's A11 gives ``1990/1/31`` as an example date, and the closing table of
-every notebook (:func:`kit.notebook.entries_used`) shows A11. The kit's own texts are the
+also hold: the register's A11 gives ``1990/1/31`` as an example date, and a notebook may show
+its text (:func:`kit.notebook.entries_used` links it). The kit's own texts are the
 register's entries (every text and value, :func:`kit.register.assumptions`), the spec's
 statements and its verbatim text (:func:`kit.register.statements`,
 :func:`kit.register.seed_text`) and the OpenAPI documents' strings (descriptions, the contract's

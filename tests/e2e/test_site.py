@@ -68,7 +68,7 @@ def test_the_quickstart_page_renders_its_stored_outputs_with_site_links(
                 "Quickstart: the whole journey",
                 "Who is who",
                 "check passed: the journey ends in a person session",
-                "the register entries this notebook relied on",
+                "register entries this notebook relied on",
             )
             if wanted not in text
         ]

@@ -108,7 +108,7 @@ def test_every_entry_a_notebook_relies_on_is_in_its_closing_table(path: Path) ->
 
 def test_the_closing_table_is_read_from_its_stored_output() -> None:
     plain = [
-        "the register entries this notebook relied on: 2 (…)\n",
+        "2 register entries this notebook relied on (…)\n",
         "  A04  Session initialization data fields\n",
         "  A45  The simulator's control plane",
     ]

@@ -2,8 +2,9 @@
 
 The simulator's own fixtures reproduce what a partner met: ``kit serve --sandbox-fixtures F
 --fixture-personas 9`` writes persona-09, born in 1990, whose KYC answer to "In which year were
-you born?" is ``1990`` — and the register's A11, shown in every notebook's closing table, gives
-``1990-01-01, 1990/1/31, 01/31/1990`` as example dates. A partner's own fixtures add a persona
+you born?" is ``1990`` — and the register's A11, whose whole text a notebook may show (its
+closing table shows the entry's summary), gives ``1990-01-01, 1990/1/31, 01/31/1990`` as
+example dates. A partner's own fixtures add a persona
 born on exactly such a date and a "last four digits" answer the register also holds (``6789``).
 """
 
@@ -175,7 +176,10 @@ def test_kit_regress_passes_the_closing_table_and_fails_the_persona_printed(
     sim_fixtures: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(env.SANDBOX_FIXTURES, sim_fixtures[env.SANDBOX_FIXTURES])
-    shows = "import kit.notebook\nkit.notebook.register_table(['A11', 'A12'])"
+    shows = (  # the closing table, and A11's whole text, example dates included, as a reader prints it
+        "import kit.notebook\nprint(kit.register.assumption('A11')['choice'])\n"
+        "kit.notebook.register_table(['A11', 'A12'])"
+    )
     notebook(tmp_path / "ok", "01_register.ipynb", shows)
     code, stdout, stderr = run_cli("--notebooks", str(tmp_path / "ok"), "--out", str(tmp_path / "out"))
     assert code == EXIT_OK, stdout + stderr

@@ -30,15 +30,31 @@ def test_a_selection_keeps_register_order_and_says_how_many() -> None:
     )
 
 
-def test_html_folds_each_entry_with_the_spec_and_the_choice() -> None:
+def _html(text: str) -> str:
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text).replace('"', "&quot;").replace("'", "&#x27;")
+
+
+def test_html_folds_each_entry_with_the_spec_the_summary_and_a_link_to_the_whole() -> None:
     (entry,) = [e for e in register.assumptions() if e["id"] == "A15"]
     page = register_table(["A15"])._repr_html_()
     assert page.startswith("<details class='kit-register' open>")
     assert page.count("<details>") == 1 and "<summary>Close reasons</summary>" in page
-    assert "the spec:" in page and "the simulator:" in page
-    words = re.sub(r"`([^`]+)`", r"<code>\1</code>", entry["choice"]).replace('"', "&quot;")
-    assert words[:60] in page
+    assert f"<b>the spec:</b> {_html(entry['spec'])}</p>" in page
+    assert f"<b>the simulator:</b> {_html(entry['summary'])}</p>" in page
+    assert _html(entry["choice"])[:60] not in page, "the whole choice is in the contract, not here"
+    # written as the notebooks' Markdown links are: JupyterLab opens it, the site's hook rewrites it
+    assert '<a href="../docs/contract.md#a15">the contract, entry A15</a>' in page
     assert "<details class='kit-register'>" in register_table(["A15"], open=False)._repr_html_()
+
+
+def test_the_longest_entries_open_to_a_sentence_not_to_their_whole_text() -> None:
+    """The register's longest choices (A11, A71, A27: hundreds of words) stay in the contract."""
+    longest = sorted(register.assumptions(), key=lambda e: -len(e["choice"].split()))[:3]
+    page = register_table([e["id"] for e in longest])._repr_html_()
+    for entry in longest:
+        assert len(entry["choice"].split()) > 300 and _html(entry["summary"]) in page
+        assert _html(entry["choice"])[:80] not in page, entry["id"]
+    assert len(page) < 3000, len(page)
 
 
 def test_markup_in_entries_is_escaped() -> None:

@@ -17,6 +17,7 @@ from kit._history import Entry
 from kit.notebook import COMPANION, calls, entries_used, problem_code, relied
 from kit.notebook.companion import Companion
 from kit.notebook.outcome import CheckOutcome
+from kit.notebook.register_view import _inline
 
 
 def _call(path: str, assumptions: str | None) -> Entry:
@@ -51,7 +52,7 @@ def test_an_entry_a_check_named_is_in_the_first_group_even_if_an_answer_carried_
         relied.ANSWERS: ["A13", "A45"],
     }
     head, *lines = repr(table).splitlines()
-    assert head.startswith("the register entries this notebook relied on: 3 ")
+    assert head.startswith("3 register entries this notebook relied on (")
     assert lines == [
         f" {relied.GROUPS[relied.CHECKS]}: 1",
         "  A16  Card states and close errors",
@@ -65,6 +66,11 @@ def test_an_entry_a_check_named_is_in_the_first_group_even_if_an_answer_carried_
     answers = page.index("<details class='kit-answers'>")
     assert page.index("A16") < answers < page.index("A13"), "answers folded after the checks"
     assert f"{relied.GROUPS[relied.ANSWERS]}: 2: A13, A45</summary>" in page, "folded to one line of ids"
+    assert page.startswith("<details class='kit-register' open><summary>3 register entries this notebook")
+    for entry in ("A16", "A13", "A45"):  # each row opens to the summary, the whole in the contract
+        shown = register.assumption(entry)
+        assert _inline(shown["summary"]) in page and _inline(shown["choice"]) not in page
+        assert f'<a href="../docs/contract.md#{entry.lower()}">the contract, entry {entry}</a>' in page
 
 
 def test_on_a_server_without_svc_assumptions_the_checks_still_name_their_entries(fresh: Companion) -> None:
@@ -105,7 +111,7 @@ def test_the_table_never_counts_the_register(fresh: Companion) -> None:
     fresh._on_call(_call("/sessions", "A04"))
     text = repr(entries_used())
     total = len(register.assumptions())
-    assert text.splitlines()[0].startswith("the register entries this notebook relied on: 1")
+    assert text.splitlines()[0].startswith("1 register entry this notebook relied on (")
     assert f"of {total}" not in text and f" {total} " not in text
     assert f"of {total}" not in entries_used()._repr_html_()
 
