@@ -168,7 +168,8 @@ def findings() -> list[Drift]:
 def start(profile: Any = "sim", *, seed: int = 7, **overrides: Any) -> Client:
     """The preamble every flow notebook shares: :func:`connect` (same arguments), then, where
     the profile has the simulator's control plane, the named check that resets it to ``seed``
-    (register entry A45); elsewhere that check is reported skipped, with its reason.
+    (register entry A45), shown as the story's line ``✔ the simulator is reset to seed 7…``;
+    elsewhere that check is reported skipped, with its reason.
 
     Example::
 
@@ -178,8 +179,10 @@ def start(profile: Any = "sim", *, seed: int = 7, **overrides: Any) -> Client:
         ConfigError, TransportError: as :func:`kit.connect`.
     """
     api = connect(profile, seed=seed, **overrides)
+    seeded = check("the simulator starts from its seeded state", needs="control plane", choice="A45")
+    seeded.said_when_passed = f"✔ the simulator is reset to seed {seed}: the same ids and keys on every run"
 
-    @check("the simulator starts from its seeded state", needs="control plane", choice="A45")
+    @seeded
     def _() -> None:
         expect(api.sim.reset(seed), seed, what="the seed the simulator runs from after the reset", show=True)
 

@@ -124,19 +124,22 @@ def results() -> list[CheckOutcome]:
     return COMPANION.results()
 
 
-def _emit(outcome: CheckOutcome) -> None:
+def _emit(outcome: CheckOutcome, line: str | None = None) -> None:
+    """Record ``outcome`` and show it: its JSON for ``kit regress``, and ``line`` (else
+    :attr:`CheckOutcome.line`) for the reader."""
     COMPANION.record(outcome)
+    shown = line or outcome.line
     shell = None
     if "IPython" in sys.modules:
         from IPython import get_ipython
 
         shell = get_ipython()
     if shell is None:
-        print(outcome.line)
+        print(shown)
         return
     from IPython.display import display
 
-    display({MIME_TYPE: outcome.data(), "text/plain": outcome.line}, raw=True)
+    display({MIME_TYPE: outcome.data(), "text/plain": shown}, raw=True)
 
 
 def skip(name: str, reason: str, *, spec: str | None = None, choice: str | None = None) -> CheckOutcome:
@@ -215,6 +218,9 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             raise type(exc)(f"check {name!r}: {exc}") from None
         self.name = name
         self.needs = wanted
+        #: The line shown when it passes, where the story says it better than "check passed"
+        #: (:func:`kit.notebook.start`'s reset); any other outcome shows its usual line.
+        self.said_when_passed: str | None = None
         self.outcome: CheckOutcome | None = None
         self.observed: tuple[Observation, ...] = ()
         self._tally = _expect.Tally()
@@ -278,7 +284,7 @@ class check:  # lower case: used as ``with check(…)`` and ``@check(…)``, lik
             passed = self._tally.made > 0
             outcome, reason = ("passed", "") if passed else ("failed", EXPECTED_NOTHING)
             self.outcome = CheckOutcome(self.name, outcome, reason, self.needs, kind, basis)
-            _emit(self.outcome)
+            _emit(self.outcome, self.said_when_passed if passed else None)
             return False
         difference = self._differs(failed, tb)
         if difference is not None:

@@ -115,3 +115,26 @@ def test_the_preamble_check_expects_the_seed_it_reset_to(judged: None) -> None:
     with notebook.start("sim", seed=11) as api:
         assert (_last().name, _last().outcome) == ("the simulator starts from its seeded state", "passed")
         assert api.sim.reset(5) == 5  # what the preamble's check compares
+
+
+def test_the_preamble_tells_the_reset_as_the_story_and_records_it_as_a_check(
+    judged: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with notebook.start("sim", seed=11):
+        shown = capsys.readouterr().out
+    assert shown.strip() == "✔ the simulator is reset to seed 11: the same ids and keys on every run"
+    assert "check passed" not in shown
+    assert _last().data() == {
+        "name": "the simulator starts from its seeded state", "needs": ["control plane"], "outcome": "passed",
+        "reason": "", "kind": "choice", "basis": "A45",
+    }, "kit regress counts it as before"
+
+
+def test_a_check_that_does_not_pass_shows_its_usual_line(
+    judged: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing = check("told by the story when it passes")
+    failing.said_when_passed = "a story line"
+    with pytest.raises(AssertionError), failing as c:
+        c.expect(1, 2, what="one")
+    assert capsys.readouterr().out.startswith("✘ check failed: told by the story when it passes")
