@@ -24,8 +24,8 @@ from kit import _env as env
 from tests.support.launcher import proxy_process, serve_process
 
 TARGET = 1.1
-#: The notebooks run each time: a journey with cards (05) and every error family (13).
-NOTEBOOKS = ("05_cards_close_with_reason", "13_errors")
+#: The notebooks run each time: a journey with cards (05) and every error family (14).
+NOTEBOOKS = ("05_cards_close_with_reason", "14_errors")
 CAMEL = ROOT / "data" / "choices" / "camel.toml"
 
 

@@ -209,7 +209,7 @@ def test_the_categories_are_said_as_the_spec_says() -> None:
 
 def test_the_change_table_in_the_docs_comes_from_the_records() -> None:
     """The nine changes' table of docs/contract.md is ``register.changes_markdown``, from their
-    records (notebook 09 ends with another view of them: tests/notebooks/test_whats_new.py)."""
+    records (notebook 10 ends with another view of them: tests/notebooks/test_whats_new.py)."""
     table = register.changes_markdown()
     assert table in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
     assert all(f"| change.{n} |" in table for n in range(1, 10))

@@ -1,5 +1,5 @@
 """How the version's changes fared in a notebook: each change of the spec's list, the checks that
-showed it here, and what came of them — the table notebook 09 ends with.
+showed it here, and what came of them — the table notebook 10 ends with.
 
 A check belongs to change N when its name starts with ``change N:`` (``check("change 2: a card
 closes with a reason in its request body", spec="change.2")``); nothing else is kept by hand.

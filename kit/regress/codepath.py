@@ -1,4 +1,4 @@
-"""The harness notebook 12 runs a partner's code path in, once under each API version.
+"""The harness notebook 13 runs a partner's code path in, once under each API version.
 
 The partner's code is the notebook's own: a function ``(api, raw, account_id, payee_id)`` the
 reader sees in a story cell (1.1.0 code half-way through its migration, each line that meets a

@@ -171,7 +171,7 @@ def longest_first(run: Sequence[Job], last_junit: Path) -> list[Job]:
     Example::
 
         >>> [j.label for j in longest_first(run, Path("out/regress/junit.xml"))]   # doctest: +SKIP
-        ['11_population_simulation.ipynb', '09_whats_new_in_1_2_0.ipynb', ...]
+        ['12_population_simulation.ipynb', '10_whats_new_in_1_2_0.ipynb', ...]
 
     Raises:
         Nothing: an unreadable report only means no reordering.

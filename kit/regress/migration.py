@@ -316,7 +316,7 @@ def wire_of(executed: str | Path) -> dict[str, Any] | None:
 
 
 #: The migration notebook, run by every ``--versions`` run.
-MIGRATION_NOTEBOOK = "12_migrating_to_1_2_0.ipynb"
+MIGRATION_NOTEBOOK = "13_migrating_to_1_2_0.ipynb"
 
 
 def runs_on_both(notebook: Path) -> bool:

@@ -1,4 +1,4 @@
-"""Which API versions a server serves, asked before notebook 12 walks one (A27).
+"""Which API versions a server serves, asked before notebook 13 walks one (A27).
 
 The spec says how a version is named (version.1) but not how a request selects one (version.2):
 the kit's choice is a request header, answered in the same header (A27). A server may choose

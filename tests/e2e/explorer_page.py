@@ -1,4 +1,4 @@
-"""The explorer widget of ``10_explorer`` in the browser: click its buttons as a person does and
+"""The explorer widget of ``11_explorer`` in the browser: click its buttons as a person does and
 read the state chips and the message line after each click.
 
 The journey (:data:`JOURNEY`) is the whole flow of the notebook's diagram: session, account,

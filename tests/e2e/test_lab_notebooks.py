@@ -4,10 +4,10 @@ and the population the interactive parts used.
 Per notebook: the page loads with an idle kernel; every Mermaid block renders as an SVG (no
 error box); no stored output shows an error or a warning, no table shows ``NaN`` for nothing;
 the notebook does not open "unsaved"; Run All executes every code cell in order with no error or
-warning output; the browser console stays free of errors. ``10_explorer``: after Run All the
+warning output; the browser console stays free of errors. ``11_explorer``: after Run All the
 widget answers every click of the whole journey with the right state chip and message, its
 labels are not cut and its call table's headers sit over their columns.
-``11_population_simulation``: a progress bar widget and the plots are shown. Screenshots (as
+``12_population_simulation``: a progress bar widget and the plots are shown. Screenshots (as
 opened, after the run, the explorer mid-journey) go to ``out/e2e/``. Every finding of a notebook
 is reported together.
 """
@@ -33,7 +33,7 @@ from tests.e2e.notebook_page import NotebookPage
 
 RUN_ALL_TIMEOUT_MS = 120_000
 #: Two populations of 200 customers, one of them through a single worker under faults.
-SLOW_RUN_ALL_TIMEOUT_MS = {"11_population_simulation": 300_000}
+SLOW_RUN_ALL_TIMEOUT_MS = {"12_population_simulation": 300_000}
 PLOTS_EXPECTED = 3  # 11 builds the funnels, the error mix and the latencies
 
 
@@ -45,10 +45,10 @@ def explorer_findings(nb: NotebookPage, artifacts: Path) -> list[str]:
 
     def after_step(number: int) -> None:
         if number == MID_JOURNEY:
-            nb.screenshot(artifacts / "10_explorer-mid-journey.png", explorer.root.first)
+            nb.screenshot(artifacts / "11_explorer-mid-journey.png", explorer.root.first)
 
     findings = explorer.layout_findings() + walk(explorer, after_step)
-    nb.screenshot(artifacts / "10_explorer-journey-end.png", explorer.root.first)
+    nb.screenshot(artifacts / "11_explorer-journey-end.png", explorer.root.first)
     return findings
 
 
@@ -65,8 +65,8 @@ def population_findings(nb: NotebookPage, artifacts: Path) -> list[str]:
 
 
 EXTRA_CHECKS: dict[str, Callable[[NotebookPage, Path], list[str]]] = {
-    "10_explorer": explorer_findings,
-    "11_population_simulation": population_findings,
+    "11_explorer": explorer_findings,
+    "12_population_simulation": population_findings,
 }
 
 

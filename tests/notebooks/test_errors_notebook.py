@@ -1,4 +1,4 @@
-"""``13_errors`` holds on a server that chose other problem codes (issue 34, item 5).
+"""``14_errors`` holds on a server that chose other problem codes (issue 34, item 5).
 
 The notebook runs through ``kit regress -p profile=sandbox`` against ``kit serve --no-control
 --choices data/choices/other.toml``, a conforming server whose refusals carry other codes
@@ -24,7 +24,7 @@ OTHER = ROOT / "data" / "choices" / "other.toml"
 
 
 @pytest.mark.papermill
-def test_13_errors_holds_on_a_server_with_other_codes(
+def test_14_errors_holds_on_a_server_with_other_codes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     renamed = tomllib.loads(OTHER.read_text(encoding="utf-8"))["A64"]["codes"]

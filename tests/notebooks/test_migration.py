@@ -194,7 +194,7 @@ def test_the_migration_notebook_declares_both_versions() -> None:
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     both = [p.name for p in notebooks if migration.runs_on_both(p)]
     assert migration.MIGRATION_NOTEBOOK in both
-    assert "09_whats_new_in_1_2_0.ipynb" not in both
+    assert "10_whats_new_in_1_2_0.ipynb" not in both
 
 
 @pytest.mark.slow

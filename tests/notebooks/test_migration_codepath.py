@@ -1,4 +1,4 @@
-"""Notebook 12 shows the partner's code path it runs, and what to change that matches it.
+"""Notebook 13 shows the partner's code path it runs, and what to change that matches it.
 
 - the partner's code is a story cell of the notebook, written as a partner would (try/except
   where a version refuses, no ``suppress``), and the notebook runs that very function under each
@@ -31,7 +31,7 @@ from kit.notebook.tags import CHECKS
 from kit.regress import codepath, migration
 from kit.regress.codepath import ABSENT, PartnerCode, side_by_side, step_label, webhooks_side_by_side
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "12_migrating_to_1_2_0.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "13_migrating_to_1_2_0.ipynb"
 
 
 def _cells() -> list[dict[str, Any]]:

@@ -187,7 +187,7 @@ def test_no_output_counts_the_register(path: Path) -> None:
 def test_problem_codes_are_read_through_one_helper(path: Path) -> None:
     code = [_source(c) for c in _cells(path) if c["cell_type"] == "code"]
     reads = sum(len(re.findall(r'chosen\("A64", "codes"\)', source)) for source in code)
-    assert reads <= (1 if path.name == "13_errors.ipynb" else 0), (
+    assert reads <= (1 if path.name == "14_errors.ipynb" else 0), (
         f"{path.name} reads A64's codes {reads} times: use kit.notebook.problem_code(name)"
     )
     assert not any("problem_codes[" in source for source in code), path.name

@@ -3,9 +3,9 @@ register entry they name), and what the notebooks and README say of the seed is 
 
 - every ``check``/``skip`` names a basis and no code cell holds a bare ``assert`` (11);
 - a check on the seed's word does not lean on a choice: 02's init.1 check is not A04's key ids
-  and algorithms; 08's and 10's webhook.1 checks do not need a signature (A24);
+  and algorithms; 08's and 11's webhook.1 checks do not need a signature (A24);
 - 00's quote of endpoint.7 cites endpoint.7 only; 03's stranger device check looks at the
-  stranger's refusal; 09 does not say change 8 has nothing to call; the README calls the
+  stranger's refusal; 10 does not say change 8 has nothing to call; the README calls the
   signature the simulator's (A24).
 """
 
@@ -89,7 +89,7 @@ def test_02_the_init_1_check_does_not_check_a04s_key_ids_and_algorithms() -> Non
     assert any("kids" in g for g in chosen) and any("algorithms" in g for g in chosen)
 
 
-@pytest.mark.parametrize("name", ["08_webhooks.ipynb", "10_explorer.ipynb"])
+@pytest.mark.parametrize("name", ["08_webhooks.ipynb", "11_explorer.ipynb"])
 def test_a_webhook_1_check_needs_no_signature(name: str) -> None:
     """webhook.1 says card.closed was added; signing is "not shown" (webhook.5): a check on
     webhook.1 reads what was received, verified or not; the signature is A24's check."""
@@ -125,8 +125,8 @@ def test_03_the_stranger_device_check_looks_at_the_strangers_refusal() -> None:
     assert "stranger_error = err" in cell
 
 
-def test_09_does_not_say_change_8_has_nothing_to_call() -> None:
-    cells = _cells("09_whats_new_in_1_2_0.ipynb")
+def test_10_does_not_say_change_8_has_nothing_to_call() -> None:
+    cells = _cells("10_whats_new_in_1_2_0.ipynb")
     text = "\n".join(_source(c) for c in cells)
     for phrase in (
         "nothing to call (Refer a Friend",

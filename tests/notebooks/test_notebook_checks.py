@@ -1,6 +1,6 @@
 """The flow notebooks' checks check the API, not the simulator (issue 31, items 1-6).
 
-Read from the stored notebooks 00-10 (no kernel): every check names its basis, a seed statement
+Read from the stored notebooks 00-11 (no kernel): every check names its basis, a seed statement
 or a register entry, and each entry a check rests on is cited in the notebook's prose; no bare
 ``assert`` is left (a failure says what was expected and what came); no check spells out the
 simulator's id prefixes; and three fixture personas are enough.
@@ -19,7 +19,7 @@ from kit import register
 from kit.notebook.basis import statement_ids
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOWS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb") if int(p.name[:2]) <= 10)
+FLOWS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb") if int(p.name[:2]) <= 11)
 TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
 #: Personas a sandbox publishes by default (``kit serve --sandbox-fixtures``): the flows need no more.
 FIXTURE_PERSONAS = 3
@@ -59,8 +59,8 @@ def _basis(call: ast.Call) -> dict[str, str]:
     }
 
 
-def test_the_flow_notebooks_are_00_to_10() -> None:
-    assert [p.name[:2] for p in FLOWS] == [f"{n:02d}" for n in range(11)]
+def test_the_flow_notebooks_are_00_to_11() -> None:
+    assert [p.name[:2] for p in FLOWS] == [f"{n:02d}" for n in range(12)]
 
 
 @pytest.mark.parametrize("path", [*FLOWS, TEMPLATE], ids=lambda p: p.stem)

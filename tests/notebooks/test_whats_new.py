@@ -1,4 +1,4 @@
-"""Notebook 09, what's new in 1.2.0, and the table it ends with (``kit.notebook.changes_checked``).
+"""Notebook 10, what's new in 1.2.0, and the table it ends with (``kit.notebook.changes_checked``).
 
 The notebook opens with the spec's own list of the nine changes, quoted, not a generated table;
 every check it makes is named for its change (``change N: …``), so the closing table is computed
@@ -20,7 +20,7 @@ from kit.notebook import CHECK_MIME_TYPE, changes_checked
 from kit.notebook.outcome import CheckOutcome
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = ROOT / "notebooks" / "09_whats_new_in_1_2_0.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "10_whats_new_in_1_2_0.ipynb"
 PREAMBLE = "the simulator starts from its seeded state"
 
 

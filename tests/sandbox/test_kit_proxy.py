@@ -136,7 +136,7 @@ def test_notebooks_hold_through_the_proxy_and_it_reports_as_kit_regress_does(
     served, fixtures = camel_sandbox
     out, proxied_file, run_file = tmp_path / "proxy-out", tmp_path / "proxy.toml", tmp_path / "regress.toml"
     args = ("--choices", str(CAMEL), "--out", str(out), "--write-choices", str(proxied_file))
-    selection = ("05_cards_close_with_reason", "13_errors")
+    selection = ("05_cards_close_with_reason", "14_errors")
     with proxy_process(served.base_url, *args) as proxy:
         report = regress_on(proxy.base_url, fixtures, tmp_path / "run", choices=CAMEL, selection=selection)
         stop(proxy.process)

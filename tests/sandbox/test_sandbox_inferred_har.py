@@ -21,7 +21,7 @@ from tests.support.stranger import OWN
 ROOT = Path(__file__).resolve().parents[2]
 CAMEL = ROOT / "data" / "choices" / "camel.toml"
 #: Notebooks that between them call every operation whose path the spec does not show.
-SELECTION = ["03", "04", "05", "07", "08", "09"]
+SELECTION = ["03", "04", "05", "07", "08", "10"]
 
 pytestmark = [pytest.mark.papermill, pytest.mark.slow]
 

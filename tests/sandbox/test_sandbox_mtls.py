@@ -3,7 +3,7 @@ plane behind uvicorn's HTTPS, ``CERT_REQUIRED``, certificates made by ``trustme`
 
 Without a client certificate nothing gets through and the error says to set one; with
 ``PARTNER_API_CLIENT_CERT`` / ``…_CLIENT_KEY`` / ``…_CA_BUNDLE`` a sandbox client gets its token
-and onboards a customer; ``kit regress``'s token fetch and notebook 12's version probe present
+and onboards a customer; ``kit regress``'s token fetch and notebook 13's version probe present
 the same certificate. The notebooks over it: test_sandbox_mtls_notebooks.py.
 """
 
@@ -124,7 +124,7 @@ def test_kit_regress_fetches_its_token_over_mutual_tls(
 
 
 def test_the_version_probe_presents_the_client_certificate(partner: MtlsSandbox) -> None:
-    """Notebook 12 asks the sandbox which versions it serves with a client of its own."""
+    """Notebook 13 asks the sandbox which versions it serves with a client of its own."""
     with kit.connect("sandbox") as api:
         asked = probe(api.config.base_url or "", "1.1.0", tls=api.config.tls)
         assert asked.served, asked.why()

@@ -2,7 +2,7 @@
 sandbox that requires mutual TLS (:mod:`tests.support.mtls`).
 
 The options reach the kernels through the environment: the token fetched before any kernel
-starts, the notebooks' clients, notebook 12's own side clients (its version probe and the plain
+starts, the notebooks' clients, notebook 13's own side clients (its version probe and the plain
 client of its partner code path) all present the certificate. The key is encrypted, its
 passphrase in ``PARTNER_API_CLIENT_KEY_PASSPHRASE``: neither the key nor the passphrase nor any
 of the paths reaches an output, a report, the HAR files, the history or the log.
@@ -28,8 +28,8 @@ NOTEBOOKS = (
     "01_partner_token.ipynb",
     "02_session_init_data.ipynb",
     "08_webhooks.ipynb",
-    "09_whats_new_in_1_2_0.ipynb",
-    "12_migrating_to_1_2_0.ipynb",
+    "10_whats_new_in_1_2_0.ipynb",
+    "13_migrating_to_1_2_0.ipynb",
 )
 
 
@@ -88,7 +88,7 @@ def test_the_notebooks_run_over_mutual_tls_and_nothing_of_the_key_is_written(
         c for c in checks if c["outcome"] == "failed"
     ]
     # 12 probed both versions and walked its partner code path under each, with its own clients
-    migration = [c["outcome"] for c in checks if c["notebook"] == "12_migrating_to_1_2_0.ipynb"]
+    migration = [c["outcome"] for c in checks if c["notebook"] == "13_migrating_to_1_2_0.ipynb"]
     assert migration and set(migration) == {"passed"}, migration
     assert code == 0, logged.err
 

@@ -2,7 +2,7 @@
 
 ``kit serve --no-control --choices F --sandbox-fixtures P`` where ``F`` re-chooses A27's
 ``versions`` to the seed's version alone: 1.1.0 is refused there as any unknown version. Every
-notebook passes on the sandbox profile; the migration notebook (12) says that this server serves
+notebook passes on the sandbox profile; the migration notebook (13) says that this server serves
 only 1.2.0-20221215 and reports its 1.1.0 side skipped, as other notebooks skip what needs the
 control plane; nothing is unexplained or failed.
 """
@@ -22,7 +22,7 @@ from tests.support.launcher import Served, serve_process
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 ONLY = "1.2.0-20221215"
-MIGRATION = "12_migrating_to_1_2_0.ipynb"
+MIGRATION = "13_migrating_to_1_2_0.ipynb"
 
 pytestmark = [pytest.mark.papermill, pytest.mark.slow]
 

@@ -1,5 +1,5 @@
 """A population on the sandbox profile is played against the sandbox's server, capped — and
-notebook 11 on ``-p profile=sandbox`` does that work there.
+notebook 12 on ``-p profile=sandbox`` does that work there.
 
 The server is ``kit serve --no-control --sandbox-fixtures F`` behind a recording proxy
 (:class:`tests.sandbox.proxy.DriftingProxy` without rules): what was done is counted from the

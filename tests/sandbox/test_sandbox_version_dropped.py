@@ -1,9 +1,9 @@
-"""Notebook 12 behind a sandbox that selects no version by the kit's header.
+"""Notebook 13 behind a sandbox that selects no version by the kit's header.
 
 The spec does not say how a version is selected on a request (version.2; the kit's choice is
 A27's header). A stand-in that drops ``svc-api-version`` from every request before it reaches
 ``kit serve --no-control`` answers everything under its default, 1.2.0-20221215: a request for
-1.1.0 is neither refused nor served. ``kit regress -p profile=sandbox`` of notebook 12 says so in
+1.1.0 is neither refused nor served. ``kit regress -p profile=sandbox`` of notebook 13 says so in
 one sentence, reports its 1.1.0 side skipped with that reason and passes.
 """
 
@@ -23,7 +23,7 @@ from tests.sandbox.proxy import DriftingProxy
 from tests.support.launcher import Served
 
 ROOT = Path(__file__).resolve().parents[2]
-MIGRATION = "12_migrating_to_1_2_0.ipynb"
+MIGRATION = "13_migrating_to_1_2_0.ipynb"
 OLD, NEW = "1.1.0", str(register.value("A27")["version"])
 WHY = (
     f"this server answered a {OLD} request under {NEW}: it serves one version, "

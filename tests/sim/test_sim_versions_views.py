@@ -195,7 +195,7 @@ def test_a_default_version_the_overlay_does_not_serve_is_refused_at_start() -> N
 def test_a_regression_run_tells_which_versions_a_server_serves(
     _only_new_server: Any, http: httpx.Client
 ) -> None:
-    """What notebook 12 asks before walking a version (kit.regress.migration.serves)."""
+    """What notebook 13 asks before walking a version (kit.regress.migration.serves)."""
     from kit.regress.migration import serves
 
     assert serves(_only_new_server.base_url, NEW) and not serves(_only_new_server.base_url, OLD)

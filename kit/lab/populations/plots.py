@@ -74,7 +74,7 @@ class Plot(Figure):
         the text line alone (:meth:`_text_only`). Published here, not by a kernel's inline
         matplotlib backend, which renders every ``Figure`` to PNG by its type (a tight bounding
         box, matplotlib's metadata: bytes that change with its version), and in a regression
-        run would draw images it must not keep (notebook 11's three plots: ~1 s)."""
+        run would draw images it must not keep (notebook 12's three plots: ~1 s)."""
         from IPython.display import publish_display_data
 
         data = {"text/plain": repr(self)}

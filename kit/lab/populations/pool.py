@@ -115,7 +115,7 @@ class Worker:
         At its end (the worker ended) the worker is reaped at once: a Jupyter kernel's shutdown
         signals the children of its process group and waits until none is left, and a worker
         ended but not reaped (a zombie) still counts: the kernel would wait seconds, then be
-        killed (``benchmarks/results/notebooks_profile.json``, notebook 11's end)."""
+        killed (``benchmarks/results/notebooks_profile.json``, notebook 12's end)."""
         stream: IO[bytes] = self.process.stderr  # type: ignore[assignment]
         for line in iter(stream.readline, b""):
             self.tail.append(line.decode("utf-8", "replace").rstrip("\n"))

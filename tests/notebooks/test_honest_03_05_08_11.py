@@ -1,12 +1,12 @@
-"""Notebooks 03, 05, 08 and 10: each check rests on what its basis says, and the text says what the
+"""Notebooks 03, 05, 08 and 11: each check rests on what its basis says, and the text says what the
 output shows (read from the stored files, no kernel).
 
-- 08 and 10: the spec's webhook.1 lists ``card.closed`` and says nothing of what sends it, so its
+- 08 and 11: the spec's webhook.1 lists ``card.closed`` and says nothing of what sends it, so its
   check reads the event's name only; that a close sends it is A16's (a close "emits card.closed"),
   and the check saying so names A16;
 - 08: the receiver's table and its columns are explained before the first cell that shows them;
   the subscription check says "current" events (the deprecated ``card.expired`` is left out);
-- 10: its story is the explorer widget, not a tour of the refusals 05 to 08 tell: it shows only
+- 11: its story is the explorer widget, not a tour of the refusals 05 to 08 tell: it shows only
   the refusals its checks read; change.4 is quoted where the refusal of an event type off the
   list is shown; the explorer's "not yet" hint is printed where the state it names (no account
   yet) is the state the device is in;
@@ -30,7 +30,7 @@ from tests.notebooks.test_notebook_bases import _cells, _checks, _source
 N03 = "03_sessions_and_promotion.ipynb"
 N05 = "05_cards_close_with_reason.ipynb"
 N08 = "08_webhooks.ipynb"
-N10 = "10_explorer.ipynb"
+N11 = "11_explorer.ipynb"
 
 
 def _outputs(cell: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ def _index(name: str, needle: str) -> int:
 
 def test_a_close_sending_card_closed_is_a16s_and_webhook_1_checks_the_name_only() -> None:
     assert "emits card.closed" in register.assumption("A16")["choice"]
-    for name in (N08, N10):
+    for name in (N08, N11):
         checks = _checks(name)
         spec = [(title, guarded) for title, basis, guarded in checks if basis.get("spec") == "webhook.1"]
         assert spec, name
@@ -85,33 +85,33 @@ def test_08_the_subscription_check_says_current_events() -> None:
     assert "'the loopback receiver subscribes to every event'" not in titles
 
 
-def test_10_shows_only_the_refusals_its_checks_read() -> None:
+def test_11_shows_only_the_refusals_its_checks_read() -> None:
     """A card closed twice (A16), an event type off the list (change.4), a document request
     submitted twice (A26): the refusals of 05 to 08 are theirs to tell."""
-    shown = _outputs(_cells(N10)[_index(N10, 'refused = calls[calls["status"] >= 400]')])
+    shown = _outputs(_cells(N11)[_index(N11, 'refused = calls[calls["status"] >= 400]')])
     codes = [line.split()[-1] for line in shown.splitlines()[1:] if line.strip()]
     assert codes == ["card-already-closed", "unknown-event-type", "document-request-not-open"], codes
-    story = "\n".join(_source(c) for c in _cells(N10) if "checks" not in c["metadata"].get("tags", []))
+    story = "\n".join(_source(c) for c in _cells(N11) if "checks" not in c["metadata"].get("tags", []))
     for toured in ("misplaced", "bad_reason", "bad_amount", 'chosen("A15"'):
         assert toured not in story, toured
 
 
-def test_10_quotes_change_4_where_the_refusal_is_shown() -> None:
-    cells = _cells(N10)
-    refusal = _index(N10, "for pick in [event_type, bad_event]:")
+def test_11_quotes_change_4_where_the_refusal_is_shown() -> None:
+    cells = _cells(N11)
+    refusal = _index(N11, "for pick in [event_type, bad_event]:")
     heading = max(n for n in range(refusal) if _source(cells[n]).startswith("## "))
     prose = "\n".join(_source(c) for c in cells[heading:refusal] if c["cell_type"] == "markdown")
     assert "— the spec ([change.4]" in prose and "reading" in prose and "[A17" in prose
 
 
-def test_10_the_not_yet_hint_is_printed_where_no_account_exists_yet() -> None:
-    shown = _outputs(_cells(N10)[_index(N10, "def press(")])
+def test_11_the_not_yet_hint_is_printed_where_no_account_exists_yet() -> None:
+    shown = _outputs(_cells(N11)[_index(N11, "def press(")])
     (line,) = [x for x in shown.splitlines() if "not yet:" in x]
     assert "→ anonymous" in line and "create an account first" in line and "[calls sent: 0]" in line, line
 
 
-def test_10_the_raw_parameter_flag_is_explained() -> None:
-    parameters = _source(_cells(N10)[_index(N10, "# Parameters")])
+def test_11_the_raw_parameter_flag_is_explained() -> None:
+    parameters = _source(_cells(N11)[_index(N11, "# Parameters")])
     (line,) = [x for x in parameters.splitlines() if x.startswith("amount =")]
     assert "-r, which keeps it a string" in line, line
 

@@ -1,11 +1,11 @@
-"""Notebooks 03, 05 and 11: each check rests on what its basis says, and 11's prose holds no
+"""Notebooks 03, 05 and 12: each check rests on what its basis says, and 12's prose holds no
 figure of one run.
 
 - 03's rule.5 check looks at the requests made for the account (the session each carried),
   not at the direct session, which is A08's;
 - 05's change.2 check reads the closes as they went over the wire (a `reason` in the body, or
   none), not the list of reasons the simulator's refusal names (A15's);
-- 11 cites no P2P refusal order (A37) for its accounting or its ledger; its accounting compares
+- 12 cites no P2P refusal order (A37) for its accounting or its ledger; its accounting compares
   the summary with the steps read sender by sender (a sum of the summary's own parts could not
   fail); and its Markdown names no customer and no count of the stored run, which papermill's
   `customers=` or `seed=` would change.
@@ -19,7 +19,7 @@ from tests.notebooks.test_notebook_bases import _cells, _checks, _source
 
 N03 = "03_sessions_and_promotion.ipynb"
 N05 = "05_cards_close_with_reason.ipynb"
-N11 = "11_population_simulation.ipynb"
+N12 = "12_population_simulation.ipynb"
 
 
 def _by_basis(name: str, kind: str, basis: str) -> list[tuple[str, str]]:
@@ -41,14 +41,14 @@ def test_05_the_change_2_check_reads_the_closes_on_the_wire() -> None:
     assert "api.wire(" in guarded and '"reason"' in guarded and "None" in guarded, guarded
 
 
-def test_11_no_check_rests_on_the_order_of_p2p_refusals() -> None:
-    checks = _checks(N11)
+def test_12_no_check_rests_on_the_order_of_p2p_refusals() -> None:
+    checks = _checks(N12)
     assert not [t for t, b, _ in checks if b.get("choice") == "A37"]
     (accounted,) = [g for t, b, g in checks if "accounted for" in t]
     assert "transfers()" in accounted, accounted
     (money,) = [b for t, b, _ in checks if "money conserved across every" in t]
     assert money == {"choice": "A36"}
-    code = "\n".join(_source(c) for c in _cells(N11) if c["cell_type"] == "code")
+    code = "\n".join(_source(c) for c in _cells(N12) if c["cell_type"] == "code")
     assert '(the ledger)", needs="control plane", choice="A36")' in code
 
 
@@ -59,14 +59,14 @@ _LINK = re.compile(r"\]\([^)]*\)")
 _ALLOWED = re.compile(r"section \d\b|\b[245]\d\d\b|\b\d+\.\d+\.\d+\b|\(5 by default\)")
 
 
-def test_11_prose_names_no_figure_of_the_stored_run() -> None:
+def test_12_prose_names_no_figure_of_the_stored_run() -> None:
     found = []
-    for cell in _cells(N11):
+    for cell in _cells(N12):
         if cell["cell_type"] != "markdown" or _source(cell).startswith("```"):
             continue
         text = _ALLOWED.sub("", _LINK.sub("]", _CODE.sub("", _HEADING.sub("", _source(cell)))))
         found += re.findall(r"[^\n]{0,30}\b\d+\b[^\n]{0,30}", text)
-    assert not found, f"numbers in 11's prose: print them in an output instead: {found}"
+    assert not found, f"numbers in 12's prose: print them in an output instead: {found}"
 
 
 def test_the_figure_rule_would_catch_the_old_prose() -> None:
