@@ -344,7 +344,7 @@ def render(personas: Sequence[Mapping[str, Any]], *, header: str = "") -> str:
 # --- the simulator's own personas, published as a sandbox would (kit serve --sandbox-fixtures) ---
 
 #: How many test personas ``kit serve --sandbox-fixtures`` publishes by default: three, as a
-#: partner's sandbox might; every flow notebook (00-10) runs with them.
+#: partner's sandbox might; every flow notebook (00-11) runs with them.
 FIXTURE_PERSONAS = 3
 
 

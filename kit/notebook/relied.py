@@ -4,7 +4,7 @@
 checks and comparisons met in this kernel, in two groups. First what its checks rest on: every
 choice check's basis (``choice="A15"``, a refusal's code), every value a check read with
 :func:`kit.notebook.chosen` or :func:`kit.notebook.problem_code`, every entry a comparison named
-(:func:`note`: 12's migration report names the entry giving each side of a difference). Then
+(:func:`note`: 13's migration report names the entry giving each side of a difference). Then
 what was only met in the answers: the ``svc-assumptions`` header of each answer the companion
 saw (or :func:`note` was given, for a plain httpx client's calls), which Jupyter shows folded
 into one line of ids. On a server that sends no ``svc-assumptions`` the first group alone is

@@ -34,7 +34,7 @@ from tests.e2e.notebook_page import NotebookPage
 RUN_ALL_TIMEOUT_MS = 120_000
 #: Two populations of 200 customers, one of them through a single worker under faults.
 SLOW_RUN_ALL_TIMEOUT_MS = {"12_population_simulation": 300_000}
-PLOTS_EXPECTED = 3  # 11 builds the funnels, the error mix and the latencies
+PLOTS_EXPECTED = 3  # 12 builds the funnels, the error mix and the latencies
 
 
 def explorer_findings(nb: NotebookPage, artifacts: Path) -> list[str]:

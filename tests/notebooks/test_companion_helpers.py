@@ -1,4 +1,4 @@
-"""What moved out of the notebooks into the companion: 13's table of error families
+"""What moved out of the notebooks into the companion: 14's table of error families
 (``kit.notebook.error_families``), 08's demonstration server (``kit.notebook.local_app``), and
 the wire view's text, which a stored output keeps (at most 2,000 characters)."""
 

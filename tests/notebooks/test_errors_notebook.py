@@ -36,7 +36,7 @@ def test_14_errors_holds_on_a_server_with_other_codes(
     ) as served:
         point_at(monkeypatch, served.base_url, fixtures)
         report = regress.run(
-            ["13"],
+            ["14"],
             notebooks_dir=ROOT / "notebooks",
             out_dir=tmp_path / "out",
             parameters={"profile": "sandbox"},

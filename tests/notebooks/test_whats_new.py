@@ -107,7 +107,7 @@ def test_a_pipe_in_a_name_does_not_break_the_table() -> None:
 # --- the notebook ---------------------------------------------------------------------------------
 
 
-def test_09_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
+def test_10_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
     cells = _cells()
     first_code = next(n for n, c in enumerate(cells) if c["cell_type"] == "code")
     opening = "\n".join(_source(c) for c in cells[:first_code] if c["cell_type"] == "markdown")
@@ -115,10 +115,10 @@ def test_09_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
         assert f"> … {register.statement(f'change.{n}')['text']}" in opening, n
         assert f"[change.{n}](../docs/contract.md#change.{n})" in opening, n
     shown = json.dumps([c.get("outputs", []) for c in cells])
-    assert "before 1.2.0 (the spec)" not in shown, "the records' table is the contract's, not 09's opening"
+    assert "before 1.2.0 (the spec)" not in shown, "the records' table is the contract's, not 10's opening"
 
 
-def test_09_keeps_no_result_by_hand_and_every_check_is_named_for_its_change() -> None:
+def test_10_keeps_no_result_by_hand_and_every_check_is_named_for_its_change() -> None:
     code = "\n".join(_source(c) for c in _cells() if c["cell_type"] == "code")
     assert "results[" not in code and "def verdict" not in code
     names = [o.name for o in _stored_checks()]
@@ -126,7 +126,7 @@ def test_09_keeps_no_result_by_hand_and_every_check_is_named_for_its_change() ->
     assert all(re.match(r"change [1-8]: ", name) for name in names[1:]), names
 
 
-def test_09_ends_with_the_table_its_own_checks_make() -> None:
+def test_10_ends_with_the_table_its_own_checks_make() -> None:
     code = [c for c in _cells() if c["cell_type"] == "code"]
     (summary,) = [c for c in code if "kit.notebook.changes_checked()" in _source(c)]
     (stored,) = [o["data"] for o in summary["outputs"] if "text/markdown" in o.get("data", {})]

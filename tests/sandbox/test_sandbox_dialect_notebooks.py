@@ -43,7 +43,7 @@ def test_nothing_leaks_in_the_second_dialect(report: regress.RegressReport) -> N
 
 
 def test_the_migration_explains_every_difference_in_the_second_dialect(report: regress.RegressReport) -> None:
-    """12's wire is recorded in the kit's spelling, so the change records attribute what the
+    """13's wire is recorded in the kit's spelling, so the change records attribute what the
     dialect renamed (the role header, close_reason, the moved P2P path)."""
     (migrating,) = [r for r in report.results if r.notebook.startswith("13_")]
     outcomes = {c.name: (c.outcome, c.reason) for c in migrating.checks}

@@ -157,7 +157,7 @@ def test_the_passphrase_is_a_secret_the_leak_scan_finds(partner: MtlsSandbox) ->
 
 def test_a_request_made_by_hand_uses_the_clients_certificate(partner: MtlsSandbox) -> None:
     """``api.config.http_client()``: a plain httpx client of the server with the kit's TLS files,
-    as notebooks 02 and 09 make their requests by hand; a bare ``httpx.Client`` is refused."""
+    as notebooks 02 and 10 make their requests by hand; a bare ``httpx.Client`` is refused."""
     with kit.connect("sandbox", sleep=lambda _: None) as api:
         with api.config.http_client() as http:
             answer = http.get("/webhooks/jwks")  # no token: the server answers, and refuses it

@@ -101,12 +101,12 @@ def test_faults_and_a_cluster_are_refused_before_anything_reaches_the_sandbox(
 
 
 @pytest.mark.papermill
-def test_notebook_11_on_the_sandbox_runs_its_population_there(
+def test_notebook_12_on_the_sandbox_runs_its_population_there(
     recorder: DriftingProxy, tmp_path: Path
 ) -> None:
     before = len(recorder.answers)
     report = regress.run(
-        ["11"],
+        ["12"],
         notebooks_dir=ROOT / "notebooks",
         out_dir=tmp_path / "out",
         parameters={"profile": "sandbox"},

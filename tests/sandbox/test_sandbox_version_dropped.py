@@ -56,7 +56,7 @@ def test_an_answer_naming_no_version_serves_none(sandbox: Served) -> None:
 
 
 @pytest.mark.papermill
-def test_notebook_12_skips_its_1_1_0_side_behind_a_server_ignoring_the_version(
+def test_notebook_13_skips_its_1_1_0_side_behind_a_server_ignoring_the_version(
     deaf: DriftingProxy, fixtures_path: Path, tmp_path: Path
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:
