@@ -89,7 +89,7 @@ EXPECT_CHOICES = "KIT_EXPECT_CHOICES"
 #: The environment variables whose values are secrets, with the kind of secret each holds.
 SECRET_VARIABLES: dict[str, str] = {
     CLIENT_SECRET: "client-secret",
-    ACCESS_TOKEN: "access-token",
+    ACCESS_TOKEN: "partner-token",
     SIM_CONTROL_TOKEN: "control-token",
     CLIENT_KEY_PASSPHRASE: "secret",
 }

@@ -48,7 +48,6 @@ import hashlib
 import json
 import re
 import threading
-import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -57,7 +56,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlencode
 from kit import register
 from kit._dialect import DEFAULT, Dialect
 from kit._env import SNAPSHOT_MEDIA_TYPE
-from kit._pii import is_pii_in_context, is_pii_name, is_pii_value
+from kit._pii import is_pii_in_context, is_pii_name, is_pii_value, words
 from kit.crypto import protected_header
 
 __all__ = [
@@ -67,6 +66,8 @@ __all__ = [
     "Redactor",
     "fingerprint",
     "is_pii_name",
+    "jose_kind",
+    "marker",
     "secret_kind",
 ]
 
@@ -81,7 +82,6 @@ _URL_PORT = re.compile(
 _FORM = re.compile(r"[A-Za-z0-9._~%+\[\]-]+=[^&\s]*(?:&[A-Za-z0-9._~%+\[\]-]+=[^&\s]*)*")
 # Content types whose bodies are binary whatever bytes they hold (a snapshot is a database).
 _BINARY_TYPES = (SNAPSHOT_MEDIA_TYPE, "application/octet-stream", "image/", "audio/", "video/")
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 #: What names a secret: a field, header, query parameter or form field whose name ends in one
 #: of these (its words cut and compared as PII names are: case, separators, camelCase, so
@@ -112,8 +112,14 @@ VARYING_FIELDS = {"nonce": "<nonce>"}
 _CONCEPTS = {"".join(n.split()): n.replace(" ", "-") for n in SECRET_NAMES}
 
 
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", name))]
+def marker(kind: str) -> str:
+    """What stands in place of a secret or personal value of ``kind``, wherever the kit hides
+    one (the wire log, a report, an executed notebook): ``<kind>``.
+
+    >>> marker("session-token")
+    '<session-token>'
+    """
+    return f"<{kind}>"
 
 
 @lru_cache(maxsize=4096)  # names come from servers too: bounded
@@ -124,17 +130,17 @@ def secret_kind(name: str) -> str | None:
     >>> [secret_kind(n) for n in ("accessToken", "X-Api-Key", "sessionToken", "token_type")]
     ['partner-token', 'api-key', 'session-token', None]
     """
-    words = _words(name)
-    if not words:
+    cut = words(name)
+    if not cut:
         return None
-    for start in range(len(words)):  # the longest known ending: x_session_token is a session's
-        known = SECRET_KINDS.get("_".join(words[start:]))
+    for start in range(len(cut)):  # the longest known ending: x_session_token is a session's
+        known = SECRET_KINDS.get("_".join(cut[start:]))
         if known is not None:
             return known
-    last = _SECRET_ABBREVIATIONS.get(words[-1], words[-1])
+    last = _SECRET_ABBREVIATIONS.get(cut[-1], cut[-1])
     for tail in (last, last[:-1] if last.endswith("s") else None):
         for size in (1, 2):  # "api key" is two words, "apikey" one
-            joined = "".join([*words[-size:-1], tail]) if tail and len(words) >= size else None
+            joined = "".join([*cut[-size:-1], tail]) if tail and len(cut) >= size else None
             if joined in _CONCEPTS:
                 return _CONCEPTS[joined]
     return None
@@ -145,6 +151,21 @@ def fingerprint(value: str, salt: bytes) -> str:
     return hashlib.sha256(salt + value.encode("utf-8")).hexdigest()
 
 
+def jose_kind(compact: str) -> str:
+    """What a compact JOSE string is by its segments: ``jwe`` (five), ``jws`` (three),
+    ``jws-detached`` (three, the payload empty: ``header..signature``), else ``jose``.
+
+    >>> [jose_kind(t) for t in ("eyJh.b.c.d.e", "eyJh.b.c", "eyJh..c", "eyJh.b.c.d")]
+    ['jwe', 'jws', 'jws-detached', 'jose']
+    """
+    segments = compact.split(".")
+    if len(segments) == 5:
+        return "jwe"
+    if len(segments) == 3:
+        return "jws-detached" if segments[1] == "" else "jws"
+    return "jose"
+
+
 def _jose_marker(compact: str, kids: dict[str, str] | None = None) -> str:
     try:
         header = protected_header(compact)
@@ -152,9 +173,10 @@ def _jose_marker(compact: str, kids: dict[str, str] | None = None) -> str:
         return "<JOSE>"
     if kids and header.get("kid") in kids:
         header = {**header, "kid": kids[header["kid"]]}
-    names = ("alg", "enc", "kid") if compact.count(".") == 4 else ("alg", "kid")
+    encrypted = jose_kind(compact) == "jwe"
+    names = ("alg", "enc", "kid") if encrypted else ("alg", "kid")
     shown = " ".join(f"{n}={header[n]}" for n in names if isinstance(header.get(n), str))
-    kind = "JWE" if compact.count(".") == 4 else "JWS"
+    kind = "JWE" if encrypted else "JWS"
     return f"<{kind} {shown}>" if shown else f"<{kind}>"
 
 
@@ -198,18 +220,18 @@ class Redactor:
             return
         with self._lock:
             if value not in self._known:
-                self._known[value] = f"<{kind}>"
+                self._known[value] = marker(kind)
                 self._pattern = None
 
     def name_key(self, kid: str, name: str) -> None:
         """Show the key id ``kid`` as ``<name>`` in JOSE markers (the client's own device key,
         made anew each run: ``kid=<device-key-id>``)."""
         with self._lock:
-            self._kids[kid] = f"<{name}>"
+            self._kids[kid] = marker(name)
 
     def fingerprints(self, salt: bytes, kinds: Iterable[str] | None = None) -> set[str]:
         """Salted hashes (:func:`fingerprint`) of the known values (of ``kinds``, default all)."""
-        wanted = None if kinds is None else {f"<{k}>" for k in kinds}
+        wanted = None if kinds is None else {marker(k) for k in kinds}
         with self._lock:
             known = [v for v, m in self._known.items() if wanted is None or m in wanted]
         return {fingerprint(v, salt) for v in known}
@@ -277,9 +299,9 @@ class Redactor:
             return [self.json(v, name) for v in value]
         if isinstance(value, str):
             self.learn(kind, value)
-            if value.count(".") == 4 and _JOSE.fullmatch(value):  # ciphertext: its shape shows
+            if jose_kind(value) == "jwe" and _JOSE.fullmatch(value):  # ciphertext: its shape shows
                 return _jose_marker(value, self._kids)
-        return f"<{kind}>"
+        return marker(kind)
 
     def idempotency_key(self, value: str) -> str:
         with self._lock:
@@ -302,7 +324,7 @@ class Redactor:
             return "<credentials>"
         if kind is not None:
             self.learn(kind, value)
-            return f"<{kind}>"
+            return marker(kind)
         if lowered == self._idempotency_header:
             return self.idempotency_key(value)
         if lowered == "date":

@@ -9,7 +9,8 @@ call history; this module checks that after the fact. It looks for
 - ``client-secret``: the simulator's default client secrets (:data:`kit._env.SIM_PARTNER_CLIENTS`),
   the partner client secret of the environment (:data:`kit._env.CLIENT_SECRET`) and the secrets
   of :data:`kit._env.SIM_PARTNERS` when set, a quoted ``"client_secret": "…"``;
-- ``access-token``: the value of :data:`kit._env.ACCESS_TOKEN` when set;
+- ``partner-token``: the value of :data:`kit._env.ACCESS_TOKEN` when set, what follows
+  ``Bearer `` and what sits in ``"access_token": "…"``;
 - ``control-token``: the value of :data:`kit._env.SIM_CONTROL_TOKEN` when set;
 - ``secret``: any value handed in through ``secrets=``;
 - ``jwe``, ``jws``, ``jws-detached``, ``jose``: compact JOSE strings (an ``eyJ`` header and
@@ -19,7 +20,7 @@ call history; this module checks that after the fact. It looks for
 - ``used-token``: a partner, session or control token the run's kernels used, in any format,
   found by its salted fingerprint (:class:`~kit.regress.scanner.Fingerprints`, read with
   :func:`read_fingerprints` from what each kernel's notebook companion wrote);
-- ``bearer-token``: what follows ``Bearer `` or sits in ``"access_token": "…"``;
+- ``token``: what sits in ``"refresh_token": "…"`` or ``"id_token": "…"``;
 - ``kyc-question``: the decrypted KYC question texts (:data:`KYC_QUESTIONS`, register A12);
 - ``sensitive-text``: any literal handed in through ``extra=``;
 - ``fixture-value``: every value of the sandbox fixtures file named by
@@ -38,7 +39,9 @@ JSON file (:data:`JSON_SUFFIXES`) is read as JSON, every string decoded of its e
 JSON body held as a string read field by field.
 
 A :class:`Finding` names the kind, where it was found and what to do — never the value: its
-``repr`` and ``str`` are safe to print, log and write into a report. The patterns live in
+``repr`` and ``str`` are safe to print, log and write into a report; :func:`redact` writes
+the recorder's marker in place of each leak (``<kind>``, :func:`kit._redaction.marker`), and
+a field's kind is the recorder's too (:mod:`kit.regress.names`). The patterns live in
 :mod:`kit.regress.scanner`.
 
 Example::
@@ -52,12 +55,14 @@ Example::
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kit._redaction import marker
 from kit.regress.scanner import (
     ANSI,
     DEFAULT_CLIENT_SECRETS,
@@ -134,15 +139,17 @@ def redact(
     secrets: Iterable[Any] = (),
     extra: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
+    markup: bool = False,
 ) -> str:
-    """``text`` with every leak replaced by ``[redacted <kind>]`` (for reports and messages).
+    """``text`` with every leak replaced by its marker, ``<kind>`` (for reports and messages;
+    ``markup``: ``text`` is HTML, so the marker is written escaped, ``&lt;kind&gt;``, to be seen).
 
     A text without leaks comes back unchanged; one with leaks also loses its ANSI colour codes.
 
     Example::
 
         >>> redact("AssertionError: " + DEFAULT_CLIENT_SECRETS[0] + " != x")
-        'AssertionError: [redacted client-secret] != x'
+        'AssertionError: <client-secret> != x'
 
     Raises:
         TypeError: when ``text`` is not a string.
@@ -155,7 +162,8 @@ def redact(
         return text  # untouched, colour codes included
     parts, last = [], 0
     for kind, start, end in hits:
-        parts += [plain[last:start], f"[redacted {kind}]"]
+        shown = marker(kind)
+        parts += [plain[last:start], html.escape(shown) if markup else shown]
         last = end
     return "".join([*parts, plain[last:]])
 

@@ -1,5 +1,7 @@
 """The names of secret fields a leak scan looks under: the kit's (``access_token``,
-``session_token``, ``client_secret``… in any spelling) and a dialect's (:class:`SecretNames`)."""
+``session_token``, ``client_secret``… in any spelling) and a dialect's (:class:`SecretNames`);
+the kind of each is the recorder's (:func:`kit._redaction.secret_kind`), so a token is named
+alike in the wire log and in a leak report."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from kit._redaction import secret_kind
 
 __all__ = ["SecretNames"]
 
@@ -17,12 +21,10 @@ _FIELD = re.compile(
     rf"""\s*[:=]\s*["']({_TOKEN_CHARS}{{8,}}=*)["']"""
 )
 
+#: The fields :data:`_FIELD` finds, by the kind the one table of secret names gives each.
 _FIELD_KIND = {
-    "access_token": "bearer-token",
-    "refresh_token": "bearer-token",
-    "id_token": "bearer-token",
-    "session_token": "session-token",
-    "client_secret": "client-secret",
+    name: str(secret_kind(name))
+    for name in ("access_token", "refresh_token", "id_token", "session_token", "client_secret")
 }
 _FIELD_KINDS = {name.replace("_", ""): kind for name, kind in _FIELD_KIND.items()}
 

@@ -2,7 +2,7 @@
 
 The worker's outcome (:func:`kit.regress.worker.execute`) and the executed notebook say
 whether a cell failed and which; the leak scanner says whether an output leaked. A notebook
-that leaked is rewritten with each value replaced by ``[redacted <kind>]`` — CI keeps the
+that leaked is rewritten with each value replaced by its marker, ``<kind>`` — CI keeps the
 output folder as an artifact — and every text that reaches a report is redacted too. The
 notebook's named checks (:data:`kit.notebook.CHECK_MIME_TYPE`) and the contract drift its kernel met
 (:data:`kit.notebook.DRIFT_MIME_TYPE`) are read from the displays they left in the outputs.
@@ -117,16 +117,21 @@ def _drift(nb: Mapping[str, Any], secrets: Sequence[str]) -> tuple[Drift, ...]:
     return tuple(found)
 
 
-def _redact_notebook(output: Path, nb: Mapping[str, Any], secrets: Sequence[str]) -> None:
-    """Rewrite an executed notebook with each leak replaced by ``[redacted <kind>]``."""
+#: The outputs whose text is markup: a marker in them is written escaped.
+_MARKUP = ("text/html", "image/svg+xml")
 
-    def clean(value: Any) -> Any:
+
+def _redact_notebook(output: Path, nb: Mapping[str, Any], secrets: Sequence[str]) -> None:
+    """Rewrite an executed notebook with each leak replaced by its marker, ``<kind>``
+    (escaped in an HTML output, so that it shows)."""
+
+    def clean(value: Any, markup: bool = False) -> Any:
         if isinstance(value, str):
-            return leaks.redact(value, secrets=secrets)
+            return leaks.redact(value, secrets=secrets, markup=markup)
         if isinstance(value, list):
-            return [clean(v) for v in value]
+            return [clean(v, markup) for v in value]
         if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
+            return {k: clean(v, markup or k in _MARKUP) for k, v in value.items()}
         return value
 
     text = json.dumps(clean(nb), indent=1, ensure_ascii=False, sort_keys=True)

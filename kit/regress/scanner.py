@@ -32,7 +32,6 @@ Example::
 from __future__ import annotations
 
 import calendar
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,6 +42,7 @@ from typing import Any
 
 from kit import _env as env
 from kit import _fixtures as fixtures
+from kit._redaction import fingerprint, jose_kind
 from kit.errors import FixturesError
 from kit.register import personas, value
 from kit.regress import owntext
@@ -71,7 +71,8 @@ HINTS: Mapping[str, str] = {
     "persona-dob": "a persona's date of birth: keep PII in kit.Sensitive and never print reveal()",
     "persona-national-id": "a persona's national id: keep PII in kit.Sensitive and never print reveal()",
     "client-secret": "a partner client secret: read it from the environment, never print or store it",
-    "access-token": "the partner access token: it lives in the environment only, never in outputs",
+    "partner-token": "the partner access token: it lives in the environment or in kit.Sensitive, "
+    "never in outputs",
     "control-token": "the simulator's control token: never print or store it",
     "secret": "a value given as secret: never print or store it",
     "jwe": "a JWE ciphertext: show its shape (kit.Sensitive), not the compact string",
@@ -79,7 +80,7 @@ HINTS: Mapping[str, str] = {
     "jws-detached": "a detached JWS signature: show whether it verified, not the signature",
     "jose": "a JOSE-looking compact string: do not print tokens or ciphertexts",
     "session-token": "a session token: keep it in kit.Sensitive, never print it",
-    "bearer-token": "a bearer access token: keep it in kit.Sensitive, never print it",
+    "token": "a token: keep it in kit.Sensitive, never print it",
     "kyc-question": "decrypted KYC question text: show the number of questions, not their text",
     "fixture-value": "a value of the sandbox fixtures file (a test persona's PII or KYC answer): "
     "keep it in kit.Sensitive, never print it",
@@ -113,7 +114,7 @@ class Finding:
         >>> from kit.regress.leaks import scan_text
         >>> f = scan_text("Authorization: Bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5")[0]
         >>> f.kind, f.location
-        ('bearer-token', 'text')
+        ('partner-token', 'text')
         >>> "Zm9v" in repr(f) + str(f)
         False
     """
@@ -189,8 +190,8 @@ def _literal_pattern(text: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Fingerprints:
-    """Salted SHA-256 fingerprints of tokens a run used (``sha256(salt + token)``, hex), so a
-    scan finds those tokens in any format without any file holding them in the clear.
+    """Salted fingerprints of tokens a run used (:func:`kit._redaction.fingerprint`, the
+    recorder's), so a scan finds those tokens in any format without any file holding them in the clear.
 
     Example::
 
@@ -205,11 +206,7 @@ class Fingerprints:
 
     @classmethod
     def of(cls, salt: bytes, tokens: Iterable[str]) -> Fingerprints:
-        return cls(salt, frozenset(cls._hash(salt, t) for t in tokens))
-
-    @staticmethod
-    def _hash(salt: bytes, text: str) -> str:
-        return hashlib.sha256(salt + text.encode("utf-8")).hexdigest()
+        return cls(salt, frozenset(fingerprint(t, salt) for t in tokens))
 
     def matches(self, text: str) -> Iterator[tuple[int, int]]:
         """``(start, end)`` of each token of the set in ``text`` (a whole run of token characters,
@@ -220,7 +217,7 @@ class Fingerprints:
             for m in pattern.finditer(text):
                 run = m.group()
                 for candidate in dict.fromkeys((run, run.rstrip("."), run.rstrip(".="))):
-                    if len(candidate) >= 12 and self._hash(self.salt, candidate) in self.hashes:
+                    if len(candidate) >= 12 and fingerprint(candidate, self.salt) in self.hashes:
                         yield m.start(), m.start() + len(candidate)
                         break
 
@@ -269,15 +266,6 @@ def _fixture_patterns(environ: Mapping[str, str]) -> list[tuple[str, re.Pattern[
 def _plain(secret: Any) -> str:
     reveal = getattr(secret, "reveal", None)  # a kit.Sensitive handed in as a secret
     return str(reveal() if callable(reveal) else secret)
-
-
-def _jose_kind(token: str) -> str:
-    segments = token.split(".")
-    if len(segments) == 5:
-        return "jwe"
-    if len(segments) == 3:
-        return "jws-detached" if segments[1] == "" else "jws"
-    return "jose"
 
 
 def _token_like(text: str) -> bool:
@@ -352,11 +340,11 @@ class Scanner:
                 if kind != "fixture-value" or not owntext.quoted(text, m.start(), m.end()):
                     hits.append((kind, m.start(), m.end()))
         for m in _JOSE.finditer(text):
-            hits.append((_jose_kind(m.group()), m.start(), m.end()))
+            hits.append((jose_kind(m.group()), m.start(), m.end()))
         for prints in self.fingerprints:
             hits += [("used-token", start, end) for start, end in prints.matches(text)]
         hits += [("session-token", m.start(), m.end()) for m in _SESSION.finditer(text)]
-        hits += [("bearer-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
+        hits += [("partner-token", m.start(1), m.end(1)) for m in _BEARER.finditer(text) if _token_like(m[1])]
         for m in self._field.finditer(text):
             if _token_like(m[2]):
                 hits.append((self.names[_field_name(m[1])], m.start(2), m.end(2)))
