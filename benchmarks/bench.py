@@ -402,7 +402,7 @@ FIXES = [
         "tests/sim/test_sim_jwe_short_path.py: the same verdicts, token by token)",
         "profile": "cProfile of joserfc.jwe.decrypt_compact: raw RSA-OAEP 305-310 us of ~355 us, the rest "
         "its header registry, key-op checks (ABC isinstance), segment objects",
-        "isolated": "ServerKeys.decrypt 356 -> 335 us (tight loop); kit serve's worker 366 -> 338 us a "
+        "isolated": "SimKeys.decrypt 356 -> 335 us (tight loop); kit serve's worker 366 -> 338 us a "
         "session, 2,437 -> 2,687 sessions/s (6 alternating rounds)",
     },
     {

@@ -16,7 +16,6 @@ written; query strings are dropped.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from kit._infer import (
     text,
 )
 from kit._infer_openapi import footprints, operations, reference
+from kit._jose import b64decode
 
 __all__ = ["Exchange", "infer", "infer_text", "load"]
 
@@ -297,7 +297,7 @@ def _alg(value: str) -> str | None:
     if not compact:
         return None
     try:
-        head = json.loads(base64.urlsafe_b64decode(compact.group(1) + "=" * (-len(compact.group(1)) % 4)))
+        head = json.loads(b64decode(compact.group(1)))
     except ValueError:
         return None
     alg = head.get("alg") if isinstance(head, dict) else None

@@ -15,10 +15,8 @@ because joserfc's ``decrypt_compact`` with a single key ignores ``kid`` and the 
 
 from __future__ import annotations
 
-import base64
 import json
 import secrets
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +27,7 @@ from joserfc.jwe import JWERegistry
 from joserfc.jwk import ECKey, Key, RSAKey
 from joserfc.jws import JWSRegistry
 
+from kit._jose import b64decode, signing_registry
 from kit._sensitive import Sensitive
 from kit.errors import (
     ConfigError,
@@ -61,10 +60,6 @@ _TO_DEVICE = JWERegistry(algorithms=[DEVICE_ALG, ENC])
 _WEBHOOK = JWSRegistry(algorithms=[WEBHOOK_ALG], strict_check_header=False)
 
 
-def _b64decode(segment: str) -> bytes:
-    return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
-
-
 def protected_header(compact: str) -> dict[str, Any]:
     """The decoded protected header of a compact JWE or JWS (no verification).
 
@@ -74,7 +69,7 @@ def protected_header(compact: str) -> dict[str, Any]:
     if not isinstance(compact, str) or compact.count(".") not in (2, 4):
         raise ValueError("not a compact JOSE serialization")
     try:
-        header = json.loads(_b64decode(compact.split(".", 1)[0]))
+        header = json.loads(b64decode(compact.split(".", 1)[0]))
     except (ValueError, TypeError) as exc:
         raise ValueError("the protected header is not base64url JSON") from exc
     if not isinstance(header, dict):
@@ -257,12 +252,6 @@ class ServerKeys:
             raise CryptoError("encryption to the server's key failed") from exc
 
 
-def _webhook_registry(algorithm: str) -> jws.JWSRegistry:
-    if algorithm == "EdDSA":  # a dialect's choice, kept though RFC 9864 names Ed25519 instead
-        warnings.filterwarnings("ignore", "EdDSA is deprecated", module="joserfc")
-    return jws.JWSRegistry(algorithms=[algorithm], strict_check_header=False)
-
-
 def _import_okp(raw: dict[str, Any]) -> Key:
     from joserfc.jwk import OKPKey
 
@@ -294,7 +283,7 @@ class WebhookKeys:
         self._by_kid: dict[str, Key] = {}
         #: The one algorithm a signature may use (A24: ES256, or a dialect's).
         self.algorithm = algorithm
-        self._registry = _WEBHOOK if algorithm == WEBHOOK_ALG else _webhook_registry(algorithm)
+        self._registry = _WEBHOOK if algorithm == WEBHOOK_ALG else signing_registry(algorithm)
         if jwks:
             self.update(jwks)
 

@@ -31,6 +31,7 @@ BASE = {
     "kit._dialect_rules",
     "kit._pii",
     "kit._tomltext",
+    "kit._jose",
 }
 ENTRY = {
     "kit.cli",

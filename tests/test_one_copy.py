@@ -96,3 +96,66 @@ def test_the_recorder_and_the_leak_scan_share_one_vocabulary() -> None:
     assert reported == '{"access_token": "<partner-token>"}'
     header = leaks.redact(f"Authorization: Bearer {token}", environ={})
     assert header == "Authorization: Bearer <partner-token>"
+
+
+# --- the JOSE glue --------------------------------------------------------------------------
+
+
+def test_a_base64url_segment_is_decoded_in_one_place() -> None:
+    defined = _definitions()
+    assert defined["b64decode"] + defined["_b64decode"] == 1
+    padded = [
+        where
+        for where, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "urlsafe_b64decode"
+        and "'=' *" in ast.unparse(node)
+    ]
+    assert padded == ["kit/_jose.py"]
+
+
+def test_no_module_filters_a_warning_of_another_library() -> None:
+    """A warnings filter is the whole process's: the kit leaves joserfc's EdDSA warning out of
+    its own registries instead (``kit._jose.signing_registry``)."""
+    filtering = [
+        where
+        for where, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "filterwarnings"
+        and any(isinstance(a, ast.Constant) and "EdDSA" in str(a.value) for a in node.args)
+    ]
+    assert filtering == []
+
+
+def test_eddsa_signs_and_verifies_quietly_and_leaves_the_process_filters_alone() -> None:
+    import warnings
+
+    from joserfc import jws
+    from joserfc.errors import SecurityWarning
+
+    from kit.crypto import WebhookKeys
+    from kit.sim.crypto import SimKeys
+
+    keys = SimKeys.from_seed(7)
+    before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        signature = keys.sign_detached(b"{}", iat=1, event_id="evt_1", algorithm="EdDSA")
+        verifier = WebhookKeys(keys.signing_jwks("EdDSA"), algorithm="EdDSA")
+        assert verifier.verify_detached(signature, b"{}")["alg"] == "EdDSA"
+    assert [w for w in seen if issubclass(w.category, SecurityWarning)] == []
+    assert warnings.filters == before
+    with pytest.warns(SecurityWarning, match="EdDSA"):  # joserfc's own registry still says so
+        jws.JWSRegistry(algorithms=["EdDSA"]).get_alg("EdDSA")
+
+
+def test_the_simulators_keys_and_the_clients_server_keys_are_two_names() -> None:
+    import kit.crypto
+    import kit.sim.crypto
+
+    assert "ServerKeys" not in vars(kit.sim.crypto) and "SimKeys" in vars(kit.sim.crypto)
+    assert "ServerKeys" in kit.crypto.__all__

@@ -21,7 +21,7 @@ from kit import register
 from kit._pii import pii_path
 from kit.sim import versions
 from kit.sim.asgi import decode_json
-from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, ServerKeys
+from kit.sim.crypto import CONTENT_ENCRYPTION, CryptoError, SimKeys
 from kit.sim.headers import SESSION_ID
 from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
@@ -66,7 +66,7 @@ class Call:
         self.session_in_force: Session | None = None
         self.assumptions: set[str] = request.scope["state"]["assumptions"]  # ServiceHeaders' set
         #: JWEs decrypted ahead, off the event loop (see ``decrypt_ahead``), by the keys used.
-        self.decrypted: tuple[ServerKeys | None, dict[str, bytes | CryptoError]] = (None, {})
+        self.decrypted: tuple[SimKeys | None, dict[str, bytes | CryptoError]] = (None, {})
 
     @property
     def now(self) -> datetime:

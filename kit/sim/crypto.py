@@ -3,25 +3,23 @@
 Keys are derived from the seed, so the same seed publishes the same JWK set (and the same
 ``kid`` values) run after run; a server whose keys must not follow from its seed (named partners,
 or bound beyond loopback: ``Settings.secret_keys``) derives them from its secret instead
-(:meth:`ServerKeys.from_secret`), and those never go to the key cache. Every decrypt and verify
+(:meth:`SimKeys.from_secret`), and those never go to the key cache. Every decrypt and verify
 allow-lists its algorithms, and the protected header is checked here before joserfc sees the
 token: joserfc, given a single key, ignores the token's ``kid`` and the key's ``alg``. The common
 token (RSA-OAEP-256, A256GCM, a header of ``alg``, ``enc`` and ``kid``) is decrypted with
 ``cryptography``'s primitives as joserfc decrypts it (``_short_path``); anything else, and every
 refusal, is joserfc's.
 
-    >>> keys = ServerKeys.from_seed(7)  # doctest: +SKIP
+    >>> keys = SimKeys.from_seed(7)  # doctest: +SKIP
     >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP
     b'{"nonce": ...}'
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
-import warnings
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -35,6 +33,7 @@ from joserfc.jwk import ECKey, RSAKey
 from joserfc.util import urlsafe_b64decode as _strict_b64decode
 
 from kit import register
+from kit._jose import b64decode, signing_registry
 from kit.sim.keycache import load_private, seeded_rsa_pem
 
 _KEYS = register.value("A04")
@@ -100,14 +99,6 @@ class DeviceKeyError(Exception):
     """A device JWK set that is not exactly one public EC P-256 key."""
 
 
-def _b64decode(segment: str) -> bytes:
-    return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
-
-
-def b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 def _seeded_ec(seed: int, purpose: str) -> ECKey:
     digest = hashlib.sha256(f"kit-sim:{seed}:{purpose}".encode()).digest()
     scalar = int.from_bytes(digest, "big") % (_P256_ORDER - 1) + 1
@@ -137,9 +128,10 @@ def _secret_rsa(secret: bytes) -> RSAKey:
 
 
 @dataclass(frozen=True)
-class ServerKeys:
-    """The server's encryption keys (published in init data) and webhook signing key;
-    ``seeded``: derived from a seed (anyone knowing it can derive them), else from a secret."""
+class SimKeys:
+    """The simulator's own key pairs: its encryption keys (their public halves published in
+    init data, which a client reads as :class:`kit.crypto.ServerKeys`) and its webhook signing
+    key; ``seeded``: derived from a seed (anyone knowing it can derive them), else from a secret."""
 
     rsa: RSAKey
     ec: ECKey
@@ -147,7 +139,7 @@ class ServerKeys:
     seeded: bool = True
 
     @classmethod
-    def from_seed(cls, seed: int) -> ServerKeys:
+    def from_seed(cls, seed: int) -> SimKeys:
         return cls(
             rsa=_seeded_rsa(seed),
             ec=_seeded_ec(seed, "enc"),
@@ -155,7 +147,7 @@ class ServerKeys:
         )
 
     @classmethod
-    def from_secret(cls, secret: bytes) -> ServerKeys:
+    def from_secret(cls, secret: bytes) -> SimKeys:
         """Keys derived from a server's secret (32 random bytes, ``kit.sim.atrest``)."""
         return cls(
             rsa=_secret_rsa(secret),
@@ -165,7 +157,7 @@ class ServerKeys:
         )
 
     def __repr__(self) -> str:  # keys never appear in a repr
-        return f"ServerKeys(kids={[self.rsa_kid, self.ec_kid, self.signing_kid]})"
+        return f"SimKeys(kids={[self.rsa_kid, self.ec_kid, self.signing_kid]})"
 
     @cached_property
     def _rsa_private(self) -> RSAPrivateKey:
@@ -237,7 +229,7 @@ class ServerKeys:
         if len(parts) != 5:
             raise CryptoError("not a compact JWE")
         try:
-            header = json.loads(_b64decode(parts[0]))
+            header = json.loads(b64decode(parts[0]))
         except (ValueError, UnicodeDecodeError) as exc:
             raise CryptoError("unreadable protected header") from exc
         if not isinstance(header, dict):
@@ -266,11 +258,8 @@ class ServerKeys:
     def sign_detached(self, payload: bytes, *, iat: int, event_id: str, algorithm: str = SIGNING_ALG) -> str:
         """An RFC 7515 Appendix F detached JWS (``header..signature``) over ``payload``."""
         key, kid = self.signer(algorithm)
-        if algorithm == "EdDSA":  # a dialect's choice, kept though RFC 9864 names Ed25519 instead
-            warnings.filterwarnings("ignore", "EdDSA is deprecated", module="joserfc")
         protected = {"alg": algorithm, "kid": kid, "iat": iat, "svc_event_id": event_id}
-        registry = jws.JWSRegistry(algorithms=[algorithm], strict_check_header=False)
-        compact = jws.serialize_compact(protected, payload, key, registry=registry)
+        compact = jws.serialize_compact(protected, payload, key, registry=signing_registry(algorithm))
         header, _, signature = compact.split(".")
         return f"{header}..{signature}"
 

@@ -214,12 +214,12 @@ class CryptoWorkers:
 def serve(stdin: BinaryIO, stdout: BinaryIO, seed: int | None = None, *, secret: bool = False) -> None:
     """The worker's loop: a frame in, a frame out, until the parent closes the pipe. With
     ``secret``, the first frame is the keys' secret, and every token is decrypted with its keys."""
-    from kit.sim.crypto import ServerKeys
+    from kit.sim.crypto import SimKeys
     from kit.sim.state import keys_for, keys_of_secret
 
     read = getattr(stdin, "read1", stdin.read)  # what is there (one system call), not a fixed size
     buffer = b""
-    fixed: ServerKeys | None = None  # the secret's keys, whatever a frame's seed
+    fixed: SimKeys | None = None  # the secret's keys, whatever a frame's seed
     if seed is not None:
         keys_for(seed)  # derive the keys now, not on the first session
     while True:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kit._lazy import resolved_from
 from kit.sim.atrest import Sealer
 from kit.sim.clock import Clock
-from kit.sim.crypto import DeviceId, ECKey, ServerKeys
+from kit.sim.crypto import DeviceId, ECKey, SimKeys
 from kit.sim.ids import Ids
 from kit.sim.journal import Journal, tracked, tracked_dict
 from kit.sim.stores import Bounds, DeliveryLog, Store, by_key, everyone
@@ -133,20 +133,20 @@ class Durable(Protocol):
 
 
 @lru_cache(maxsize=8)
-def keys_for(seed: int) -> ServerKeys:
+def keys_for(seed: int) -> SimKeys:
     """Server keys derived from the seed (cached: RSA generation takes a fifth of a second).
 
     The last few seeds only: a shared server reset to seed after seed (and its crypto
     workers, which derive the keys of each token's seed) must not keep every seed's keys.
     """
-    return ServerKeys.from_seed(seed)
+    return SimKeys.from_seed(seed)
 
 
 @lru_cache(maxsize=4)
-def keys_of_secret(secret: bytes) -> ServerKeys:
+def keys_of_secret(secret: bytes) -> SimKeys:
     """Server keys derived from a server's secret (``Settings.secret_keys``), kept in this
     process only (never in the key cache): a reset or a restore keeps them."""
-    return ServerKeys.from_secret(secret)
+    return SimKeys.from_secret(secret)
 
 
 #: The stores a partner can still see through the API: never bounded.

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from kit import _env as env
-from kit.sim.crypto import ServerKeys
+from kit.sim.crypto import SimKeys
 from tests.support.launcher import Served, serve_process
 
 pytestmark = pytest.mark.slow
@@ -140,7 +140,7 @@ def _delivery(path: Path) -> Path:
             "data": {"card_id": "card_light_1", "status": "closed"},
         }
     )
-    signature = ServerKeys.from_seed(SEED).sign_detached(
+    signature = SimKeys.from_seed(SEED).sign_detached(
         body.encode(), iat=int(time.time()), event_id=event_id
     )
     path.write_text(json.dumps({"body": body, "headers": {"svc-webhook-signature": signature}}))
@@ -180,7 +180,7 @@ def test_the_client_alone_connects_and_verifies_webhooks(
     assert "POST /sessions 201" in seen["history"] and "GET /webhooks/jwks 200" in seen["history"]
     assert seen["drift"] == 0
     # A delivery signed the simulator's way verifies against the published keys; a changed body does not.
-    assert seen["event"] == ["evt_light_install_1", "card.closed", ServerKeys.from_seed(SEED).signing_kid]
+    assert seen["event"] == ["evt_light_install_1", "card.closed", SimKeys.from_seed(SEED).signing_kid]
     assert seen["tampered"] == "rejected"
     # Nothing of the other parts is installed.
     installed = set(seen["installed"])

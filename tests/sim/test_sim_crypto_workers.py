@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.crypto import CryptoError, SimKeys
 from kit.sim.cryptoworker import CryptoWorkers, WorkerUnavailable
 from kit.sim.state import keys_for
 from tests.sim.helpers import (
@@ -35,10 +35,10 @@ def _sim(server: Any) -> Any:
 def _no_decrypt_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """From now on, a JWE decrypted in this process (an embedded simulator's loop) is refused."""
 
-    def refuse(self: ServerKeys, token: object) -> bytes:
+    def refuse(self: SimKeys, token: object) -> bytes:
         raise CryptoError("decrypted in the test process")
 
-    monkeypatch.setattr(ServerKeys, "decrypt", refuse)
+    monkeypatch.setattr(SimKeys, "decrypt", refuse)
 
 
 def _token(seed: int, plaintext: dict[str, Any]) -> str:

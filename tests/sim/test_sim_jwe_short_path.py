@@ -2,7 +2,7 @@
 joserfc's, token by token.
 
 The short path decrypts the common token with ``cryptography``'s primitives and hands anything
-else to joserfc; so for every token below, valid, tampered or oddly built, ``ServerKeys.decrypt``
+else to joserfc; so for every token below, valid, tampered or oddly built, ``SimKeys.decrypt``
 must give joserfc's plaintext, or refuse where joserfc refuses.
 """
 
@@ -19,7 +19,7 @@ from joserfc import jwe
 from joserfc.jwk import RSAKey
 
 from kit.sim import crypto
-from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.crypto import CryptoError, SimKeys
 from kit.sim.state import keys_for
 
 _REGISTRY = jwe.JWERegistry(algorithms=["RSA-OAEP-256", "A256GCM"])
@@ -29,20 +29,20 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def _keys() -> ServerKeys:
+def _keys() -> SimKeys:
     return keys_for(7)
 
 
-def _public(keys: ServerKeys) -> RSAKey:
+def _public(keys: SimKeys) -> RSAKey:
     return RSAKey.import_key(keys.rsa.as_dict(private=False))
 
 
-def _token(keys: ServerKeys, plaintext: bytes = b'{"nonce":"n"}', **extra: Any) -> str:
+def _token(keys: SimKeys, plaintext: bytes = b'{"nonce":"n"}', **extra: Any) -> str:
     header = {"alg": "RSA-OAEP-256", "enc": "A256GCM", "kid": keys.rsa_kid, **extra}
     return jwe.encrypt_compact(header, plaintext, _public(keys), registry=_REGISTRY)
 
 
-def _built(keys: ServerKeys, *, cek_bytes: int = 32, iv_bytes: int = 12) -> str:
+def _built(keys: SimKeys, *, cek_bytes: int = 32, iv_bytes: int = 12) -> str:
     """A JWE put together by hand: a CEK and IV of any size, for what joserfc would not make."""
     header = {"alg": "RSA-OAEP-256", "enc": "A256GCM", "kid": keys.rsa_kid}
     protected = _b64(json.dumps(header).encode())
@@ -66,21 +66,21 @@ def _with(token: str, segment: int, value: str) -> str:
     return ".".join(parts)
 
 
-def _joserfc_verdict(keys: ServerKeys, token: str) -> bytes | None:
+def _joserfc_verdict(keys: SimKeys, token: str) -> bytes | None:
     try:
         return jwe.decrypt_compact(token, keys.rsa, registry=_REGISTRY).plaintext or b""
     except Exception:
         return None
 
 
-def _ours(keys: ServerKeys, token: str) -> bytes | None:
+def _ours(keys: SimKeys, token: str) -> bytes | None:
     try:
         return keys.decrypt(token)
     except CryptoError:
         return None
 
 
-def _cases(keys: ServerKeys) -> dict[str, str]:
+def _cases(keys: SimKeys) -> dict[str, str]:
     good = _token(keys)
     return {
         "valid": good,

@@ -11,7 +11,7 @@ import pytest
 from joserfc.jwk import RSAKey
 
 from kit.sim import keycache
-from kit.sim.crypto import ServerKeys
+from kit.sim.crypto import SimKeys
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +72,8 @@ def test_the_key_read_back_is_the_key_openssl_checks(
 
 def test_seed_7_publishes_the_same_key_ids_as_before() -> None:
     """The kids every stored notebook output shows (generation unchanged, the cache or not)."""
-    assert repr(ServerKeys.from_seed(7)) == (
-        "ServerKeys(kids=['enc-rsa-cKWDQf_ADqkiXIfK', 'enc-ec-vUfYs4RUkx0bpY00', 'sig-ec-0ngQfjSTDqAzz00i'])"
+    assert repr(SimKeys.from_seed(7)) == (
+        "SimKeys(kids=['enc-rsa-cKWDQf_ADqkiXIfK', 'enc-ec-vUfYs4RUkx0bpY00', 'sig-ec-0ngQfjSTDqAzz00i'])"
     )
 
 

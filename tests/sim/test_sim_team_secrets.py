@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from kit._env import SIM_PARTNERS
 from kit.cli import main as kit_main
 from kit.sim import Settings
-from kit.sim.crypto import CryptoError, ServerKeys
+from kit.sim.crypto import CryptoError, SimKeys
 from kit.sim.cryptoworker import CryptoWorkers
 from kit.sim.keycache import CACHE_VARIABLE
 from kit.sim.server import start_embedded
@@ -297,10 +297,10 @@ def test_crypto_workers_decrypt_with_the_keys_of_the_secret_they_were_given(
     to_secret = encrypt_for_server({"jwks": keys_of_secret(secret).encryption_jwks()}, {"nonce": "n-1"})
     to_seed = encrypt_for_server({"jwks": keys_for(7).encryption_jwks()}, {"nonce": "n-2"})
 
-    def refuse(self: ServerKeys, token: object) -> bytes:  # decrypted below: by a worker
+    def refuse(self: SimKeys, token: object) -> bytes:  # decrypted below: by a worker
         raise CryptoError("decrypted in the test process")
 
-    monkeypatch.setattr(ServerKeys, "decrypt", refuse)
+    monkeypatch.setattr(SimKeys, "decrypt", refuse)
 
     async def scenario() -> list[Any]:
         workers = CryptoWorkers(1, seed=7, secret=secret)

@@ -1,0 +1,46 @@
+"""JOSE glue the client and the simulator share: base64url segments, and the registry of one
+JWS signature algorithm (joserfc's).
+
+A server's dialect may choose ``EdDSA`` for webhook signatures (A24), an algorithm RFC 9864
+deprecates in favour of ``Ed25519``; joserfc warns each time it signs or verifies with it. The
+choice is made knowingly, so a registry :func:`signing_registry` builds carries EdDSA without
+that warning: the registry's own table, never a warnings filter (which would be the whole
+process's, silencing the warning for code outside the kit too).
+
+Example::
+
+    >>> b64decode("eyJhbGciOiJFUzI1NiJ9")
+    b'{"alg":"ES256"}'
+    >>> signing_registry("ES256").allowed
+    ['ES256']
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+
+from joserfc.jws import JWSRegistry
+
+__all__ = ["b64decode", "signing_registry"]
+
+
+def b64decode(segment: str) -> bytes:
+    """A base64url segment of a compact serialization, its padding restored.
+
+    Raises:
+        ValueError: not base64url (:class:`binascii.Error`).
+    """
+    return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+
+
+def signing_registry(algorithm: str) -> JWSRegistry:
+    """A registry allowing only ``algorithm`` (header parameters beyond the registered ones
+    allowed: a webhook signature carries the kit's ``iat`` and ``svc_event_id``); ``EdDSA``
+    without joserfc's deprecation warning (see the module docstring)."""
+    registry = JWSRegistry(algorithms=[algorithm], strict_check_header=False)
+    if algorithm == "EdDSA" and algorithm in registry.algorithms:
+        quiet = copy.copy(registry.algorithms[algorithm])
+        quiet.security_warning = None
+        registry.algorithms = {**registry.algorithms, algorithm: quiet}  # this registry's only
+    return registry
