@@ -1,10 +1,12 @@
-"""TLS contexts of the kit's ``httpx`` clients (:mod:`kit._http`), and mutual TLS.
+"""Mutual TLS of the kit's ``httpx`` clients: the files (:class:`TlsFiles`) and what a TLS
+failure means.
 
 Building a context loads a CA bundle: the transport, the requestor's side clients and
-``kit.simulate``'s many clients all take theirs from here, built once per what they hold
-(benchmarks/bench.py FIXES: "one shared TLS context"). Without :class:`TlsFiles` that is httpx's
-default context, one per process; with them (a sandbox that requires a client certificate, or
-trusts a private CA), one context per set of files, built again when a file changes.
+``kit.simulate``'s many clients all take theirs through :func:`kit._http.tls_context_for`
+(re-exported here), built once per what they hold (benchmarks/bench.py FIXES: "one shared TLS
+context"). Without :class:`TlsFiles` that is httpx's default context, one per process; with
+them (a sandbox that requires a client certificate, or trusts a private CA), one context per
+set of files, built again when a file changes.
 
 :class:`TlsFiles` holds paths only: the kit never reads a key itself, it hands the paths to
 :meth:`ssl.SSLContext.load_cert_chain`, and a key's passphrase stays :class:`~kit.Sensitive`.
@@ -25,11 +27,11 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from kit import _env as env
+from kit._http import shared_ssl_context, tls_context_for
 from kit._sensitive import Sensitive
 from kit.errors import ConfigError, TransportError
 
@@ -178,40 +180,6 @@ def _chain_refused(exc: ssl.SSLError, cert: str, key: str | None, phrase: bool) 
 
 def _reason(exc: BaseException) -> str:
     return str(getattr(exc, "reason", None) or type(exc).__name__)
-
-
-@functools.cache
-def shared_ssl_context() -> ssl.SSLContext:
-    """The TLS context every kit ``httpx.Client`` without :class:`TlsFiles` in this process
-    shares (httpx's default one).
-
-    Building one loads the CA bundle, and ``kit.simulate`` builds a client per customer. An
-    ``SSLContext`` is safe to share between clients and threads.
-    """
-    return httpx.create_ssl_context()
-
-
-@functools.cache
-def _no_trust_context() -> ssl.SSLContext:
-    """The TLS context of a client whose base URL is plain ``http://`` (the embedded simulator,
-    ``kit serve`` on loopback): such a client never does TLS, so it need not load the CA bundle
-    (benchmarks/bench.py FIXES: "trusts nothing"). The context trusts no CA and still checks
-    certificates and host names, so an ``https`` request sent through it would fail verification,
-    never succeed unverified."""
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def tls_context_for(base_url: str | None, files: TlsFiles | None = None) -> ssl.SSLContext:
-    """The TLS context of a client of ``base_url``: one that trusts nothing for plain ``http``,
-    else the one of ``files``, else the shared one with the CA bundle. ``base_url`` None: a
-    client whose requests name their full URL, which may be ``https``.
-
-    Raises:
-        ConfigError: ``files`` cannot be used (:meth:`TlsFiles.context`).
-    """
-    if base_url is not None and urlsplit(base_url).scheme.lower() == "http":
-        return _no_trust_context()
-    return files.context() if files is not None else shared_ssl_context()
 
 
 def explain_failure(exc: BaseException, url: httpx.URL | str, files: TlsFiles | None) -> str:

@@ -32,6 +32,7 @@ BASE = {
     "kit._pii",
     "kit._tomltext",
     "kit._jose",
+    "kit._http",
 }
 ENTRY = {
     "kit.cli",

@@ -159,3 +159,39 @@ def test_the_simulators_keys_and_the_clients_server_keys_are_two_names() -> None
 
     assert "ServerKeys" not in vars(kit.sim.crypto) and "SimKeys" in vars(kit.sim.crypto)
     assert "ServerKeys" in kit.crypto.__all__
+
+
+# --- one client factory ---------------------------------------------------------------------
+
+
+def test_every_http_client_is_built_by_kit_http() -> None:
+    """``kit/_http.py`` builds every ``httpx.Client`` and ``httpx.AsyncClient`` of the kit (the
+    client's, the regression checks', ``kit proxy``'s and the simulator's deliveries), so
+    ``transport=`` and the TLS settings reach them all."""
+    built = [
+        f"{where}:{node.lineno}"
+        for where, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and ast.unparse(node.func) in ("httpx.Client", "httpx.AsyncClient")
+        and where != "kit/_http.py"
+    ]
+    assert built == []
+    imported = [
+        where
+        for where, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "httpx"
+        and {a.name for a in node.names} & {"Client", "AsyncClient"}
+    ]
+    assert imported == []
+
+
+def test_the_simulators_deliveries_leave_the_environment_alone() -> None:
+    from kit._http import async_http_client, shared_ssl_context
+
+    client = async_http_client(timeout=5.0, trust_env=False)
+    assert client.trust_env is False and client.follow_redirects is False
+    assert async_http_client().trust_env is True
+    assert shared_ssl_context() is shared_ssl_context()

@@ -25,6 +25,7 @@ import httpx
 
 from kit import register
 from kit._dialect import DEFAULT, Dialect
+from kit._http import async_http_client
 from kit.sim import versions
 from kit.sim.clock import format_time
 from kit.sim.guard import webhook_target_refusal
@@ -201,7 +202,7 @@ class DeliveryEngine:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             # No redirects followed (A25); no proxies from the environment.
-            self._client = httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False, trust_env=False)
+            self._client = async_http_client(timeout=TIMEOUT_S, trust_env=False)
         return self._client
 
     async def settle(self) -> None:
