@@ -47,6 +47,7 @@ from kit import _env as env
 from kit import _files as files
 from kit import register
 from kit._sensitive import Sensitive, reveal
+from kit._tomltext import value as toml_value
 from kit.errors import FixturesError
 from kit.models import Persona
 
@@ -303,11 +304,6 @@ def required(environ: Mapping[str, str] | None = None) -> Fixtures:
     return found
 
 
-def _toml_string(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
 def render(personas: Sequence[Mapping[str, Any]], *, header: str = "") -> str:
     """A fixtures file's text: ``personas`` are mappings of :data:`PERSONA_FIELDS` (plain or
     Sensitive values) and ``kyc`` (question id or text → answer).
@@ -333,10 +329,10 @@ def render(personas: Sequence[Mapping[str, Any]], *, header: str = "") -> str:
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
     for persona in personas:
         lines += ["", "[[persona]]"] if lines else ["[[persona]]"]
-        lines += [f"{name} = {_toml_string(str(reveal(persona[name])))}" for name in PERSONA_FIELDS]
+        lines += [f"{name} = {toml_value(str(reveal(persona[name])))}" for name in PERSONA_FIELDS]
         lines += ["", "[persona.kyc]"]
-        lines += [
-            f"{_toml_string(k)} = {_toml_string(str(reveal(v)))}" for k, v in reveal(persona["kyc"]).items()
+        lines += [  # a question's key quoted, whatever it holds
+            f"{toml_value(str(k))} = {toml_value(str(reveal(v)))}" for k, v in reveal(persona["kyc"]).items()
         ]
     return "\n".join(lines) + "\n"
 

@@ -1,5 +1,8 @@
-"""TOML text of overlay values, for the files the kit writes (``kit choices template``,
-``kit regress --write-choices``): strings, numbers, booleans, lists and inline tables.
+"""TOML text of values, for the files the kit writes (``kit choices template``, ``kit choices
+infer``, ``kit regress --write-choices``, a sandbox fixtures file): strings, numbers, booleans,
+lists and inline tables. Each of those files carries comments for its reader, which a TOML
+writer of data (``tomli-w``) does not write, so they are written line by line, every key and
+value through here: the one escaper.
 
     >>> value({"session_token": "token", "x": [1, True]}), key("account-not-found"), key("a b")
     ('{ session_token = "token", x = [1, true] }', 'account-not-found', '"a b"')
@@ -18,8 +21,8 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def key(name: str) -> str:
-    """``name`` as a TOML key: bare when it may be, else quoted."""
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+    """``name`` as a TOML key: bare when it may be, else quoted (as :func:`value` quotes)."""
+    return name if _BARE_KEY.fullmatch(name) else value(name)
 
 
 def value(item: Any) -> str:
@@ -32,8 +35,8 @@ def value(item: Any) -> str:
         return "true" if item else "false"
     if isinstance(item, int | float):
         return repr(item)
-    if isinstance(item, str):
-        return json.dumps(item, ensure_ascii=False)
+    if isinstance(item, str):  # JSON's escapes are TOML's, but for DEL, which TOML escapes too
+        return json.dumps(item, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(item, list | tuple):
         return "[" + ", ".join(value(v) for v in item) + "]"
     if isinstance(item, Mapping):

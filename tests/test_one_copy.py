@@ -195,3 +195,20 @@ def test_the_simulators_deliveries_leave_the_environment_alone() -> None:
     assert client.trust_env is False and client.follow_redirects is False
     assert async_http_client().trust_env is True
     assert shared_ssl_context() is shared_ssl_context()
+
+
+# --- TOML writing ---------------------------------------------------------------------------
+
+
+def test_toml_text_is_escaped_in_one_place() -> None:
+    """The files the kit writes as TOML carry comments, so they are written line by line; their
+    keys and values all through ``kit._tomltext``."""
+    defined = _definitions()
+    assert defined["_toml_string"] == 0
+    importing = sorted(
+        where
+        for where, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "kit._tomltext"
+    )
+    assert "kit/_fixtures.py" in importing

@@ -150,3 +150,23 @@ def test_the_written_answers_are_the_simulators_own() -> None:
 
             done = onboard(api, who.pii, answers=answers, promote_to_person=False)
             assert (done.status, compared) == ("established", [who.persona_id])
+
+
+
+@pytest.mark.parametrize("odd", ["line one\nline two", 'say "x" \\ y', "tab\there", "del\x7fete", "café"])
+def test_a_rendered_file_reads_back_whatever_its_values_hold(odd: str) -> None:
+    """Every key and value goes through the one TOML escaper (``kit._tomltext``): a newline or
+    a control character in a value still writes TOML that reads back as written."""
+    import tomllib
+
+    persona = {
+        "persona_id": "p-1",
+        "first_name": odd,
+        "last_name": "Exampleton",
+        "date_of_birth": "1961-07-09",
+        "national_id": "987-65-4321",
+        "kyc": {f"In which MONTH? {odd}": odd, "birth_year": "1961"},
+    }
+    (back,) = tomllib.loads(fixtures.render([persona], header="written by a test"))["persona"]
+    assert back["first_name"] == odd
+    assert back["kyc"] == {f"In which MONTH? {odd}": odd, "birth_year": "1961"}
