@@ -212,3 +212,32 @@ def test_toml_text_is_escaped_in_one_place() -> None:
         if isinstance(node, ast.ImportFrom) and node.module == "kit._tomltext"
     )
     assert "kit/_fixtures.py" in importing
+
+
+# --- the simulator's JSON codec -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["kit/sim/dialect.py", "kit/sim/delivery.py", "kit/sim/asgi.py"])
+def test_the_wire_json_of_the_simulator_is_read_and_written_by_asgi(module: str) -> None:
+    """``kit.sim.asgi``'s codec reads every JSON body of the wire and writes every answer; the
+    dialect's translation and the webhook deliveries go through it too."""
+    tree = ast.parse((KIT.parent / module).read_text(encoding="utf-8"))
+    own = [
+        f"{module}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and ast.unparse(node.func) in ("json.loads", "json.dumps", "json.load", "json.dump")
+    ]
+    assert own == []
+
+
+def test_the_codec_writes_a_delivery_as_before() -> None:
+    import json
+
+    from kit.sim.asgi import decode_json, encode_json
+
+    event = {"id": "evt_1", "data": {"name": "José", "amount": 1.5, "nan": float("nan")}}
+    assert encode_json(event, ascii_only=True) == json.dumps(event, separators=(",", ":")).encode()
+    assert encode_json(event) == json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    body = b'{"a": NaN, "b": "\\u00e9"}'
+    assert repr(decode_json(body, constants=True)) == repr(json.loads(body))

@@ -2,8 +2,10 @@
 that step past Starlette's general classes.
 
 :func:`decode_json` is where every JSON request body (and every decrypted payload) is read,
-:func:`encode_json` where every JSON answer and every problem body is written, so that a
-transform of the member names can be applied in one place.
+:func:`encode_json` where every JSON answer, every problem body and every webhook delivery's
+body is written (a dialect's translation, ``kit.sim.dialect``, and ``kit.sim.delivery`` read
+and write through them too), so that a transform of the member names can be applied in one
+place.
 
 Where the simulator reads or writes headers without Starlette's ``Headers`` and
 ``MutableHeaders`` it is because a paired ``make bench`` run showed it worth at least 2 % of a
@@ -30,6 +32,8 @@ _STRICT = json.JSONDecoder(parse_constant=_reject_constant)
 _LENIENT = json.JSONDecoder()
 #: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, one encoder for every answer.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+#: ``json.dumps(value, separators=(",", ":"))``: a webhook delivery's body, ASCII only.
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def decode_json(text: str | bytes, *, constants: bool = False) -> Any:
@@ -40,9 +44,10 @@ def decode_json(text: str | bytes, *, constants: bool = False) -> Any:
     return (_LENIENT if constants else _STRICT).decode(text)
 
 
-def encode_json(value: Any) -> bytes:
-    """The wire encoding of every JSON answer and problem: compact, UTF-8."""
-    return _ENCODER.encode(value).encode()
+def encode_json(value: Any, *, ascii_only: bool = False) -> bytes:
+    """The wire encoding of every JSON answer and problem: compact, UTF-8; ``ascii_only``: any
+    other character escaped (``\\u00e9``), as a webhook delivery's body is written."""
+    return (_ASCII_ENCODER if ascii_only else _ENCODER).encode(value).encode()
 
 
 def first(scope: Mapping[str, Any], name: bytes) -> str | None:

@@ -17,7 +17,6 @@ read of its body), not each read: a target dripping its answer byte by byte cann
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from kit import register
 from kit._dialect import DEFAULT, Dialect
 from kit._http import async_http_client
 from kit.sim import versions
+from kit.sim.asgi import decode_json, encode_json
 from kit.sim.clock import format_time
 from kit.sim.guard import webhook_target_refusal
 from kit.sim.settings import Settings
@@ -92,7 +92,7 @@ class DeliveryEngine:
                 continue
             body = bodies.get(sub.api_version)
             if body is None:
-                body = bodies[sub.api_version] = json.dumps(
+                body = bodies[sub.api_version] = encode_json(
                     self.dialect.to_wire(
                         {
                             "id": event_id,
@@ -102,8 +102,8 @@ class DeliveryEngine:
                             "data": versions.event_data(event_type, data, sub.api_version),
                         }
                     ),
-                    separators=(",", ":"),
-                ).encode()
+                    ascii_only=True,
+                )
             delivery = Delivery(
                 delivery_id=f"{event_id}:{sub.subscription_id}",
                 event_id=event_id,
@@ -180,7 +180,7 @@ class DeliveryEngine:
         """The API version ``delivery`` is of: its body's ``api_version`` (A27), which its
         subscription was pinned to (read from the body: the subscription may be gone)."""
         try:
-            event = self.dialect.from_wire(json.loads(delivery.body))
+            event = self.dialect.from_wire(decode_json(delivery.body, constants=True))
         except ValueError:
             return None
         version = event.get("api_version") if isinstance(event, dict) else None

@@ -28,7 +28,6 @@ personality's path (A67, ``Personality.paths()``), and nowhere else. The control
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,6 +38,7 @@ from starlette.types import Message, Scope
 
 from kit import register
 from kit._dialect import Dialect
+from kit.sim.asgi import decode_json, encode_json
 
 __all__ = ["Spoken", "speaking"]
 
@@ -100,7 +100,7 @@ class Spoken:
 
     def _body_in(self, body: bytes) -> bytes:
         try:
-            return _dump(self.dialect.body_from_wire(json.loads(body)))
+            return encode_json(self.dialect.body_from_wire(decode_json(body, constants=True)))
         except (ValueError, RecursionError):
             return body  # the app answers malformed-json (or its schema's problem) itself
 
@@ -195,10 +195,10 @@ class Spoken:
 
     def _body_out(self, body: bytes, document: bool) -> bytes:
         try:
-            data = json.loads(body)
+            data = decode_json(body, constants=True)
         except ValueError:
             return body
-        return _dump(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
+        return encode_json(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
 
     def unexpected(self, handler: Handler) -> Handler:
         """``handler`` (the 500 layer's, outside this one) answering in the dialect's spelling."""
@@ -218,6 +218,3 @@ class Spoken:
 def _sized(headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes, bytes]]:
     return [(k, str(len(body)).encode() if k.lower() == b"content-length" else v) for k, v in headers]
 
-
-def _dump(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
