@@ -33,6 +33,7 @@ BASE = {
     "kit._tomltext",
     "kit._jose",
     "kit._http",
+    "kit._plural",
 }
 ENTRY = {
     "kit.cli",

@@ -241,3 +241,41 @@ def test_the_codec_writes_a_delivery_as_before() -> None:
     assert encode_json(event) == json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
     body = b'{"a": NaN, "b": "\\u00e9"}'
     assert repr(decode_json(body, constants=True)) == repr(json.loads(body))
+
+
+# --- pluralising ----------------------------------------------------------------------------
+
+
+def _pluralises(node: ast.AST) -> bool:
+    """``'s' * (n != 1)``, ``'s' if … else ''``, ``one + 's'``, ``'y' if n == 1 else 'ies'`` and
+    ``"line" if n == 1 else "lines"``: a noun's ending chosen by hand."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Add):
+        return any(isinstance(side, ast.Constant) and side.value == "s" for side in (node.left, node.right))
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare):
+        ends = [b.value for b in (node.body, node.orelse) if isinstance(b, ast.Constant)]
+        counts_one = any(isinstance(c, ast.Constant) and c.value == 1 for c in node.test.comparators)
+        strings = [e for e in ends if isinstance(e, str)]
+        return counts_one and len(strings) == 2 and (
+            {"s", ""} == set(strings) or {"y", "ies"} == set(strings) or strings[1] == strings[0] + "s"
+        )
+    return False
+
+
+def test_a_noun_is_pluralised_by_one_helper() -> None:
+    by_hand = [
+        f"{where}:{node.lineno}"
+        for where, tree in _modules()
+        if where != "kit/_plural.py"
+        for node in ast.walk(tree)
+        if _pluralises(node)
+    ]
+    assert by_hand == []
+
+
+def test_the_helper_says_what_the_messages_said() -> None:
+    from kit._plural import counted, plural
+
+    assert [counted(n, "check") for n in (0, 1, 2)] == ["0 checks", "1 check", "2 checks"]
+    assert counted(1, "register entry", "register entries") == "1 register entry"
+    assert counted(3, "register entry", "register entries") == "3 register entries"
+    assert plural(2, "in a header", "in headers") == "in headers"

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kit import errors, register
+from kit._plural import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,7 +159,7 @@ def error_families() -> ErrorFamilies:
     partner = [name for name in order if name not in SIMULATOR_ONLY]
     frame = pd.DataFrame(index=pd.Index(partner, name="family"))
     frame["status"] = [_statuses(table[table["family"] == name]) for name in partner]
-    frame["codes"] = [_count(int((table["family"] == name).sum())) for name in partner]
+    frame["codes"] = [counted(int((table["family"] == name).sum()), "code") for name in partner]
     frame["what a back end does"] = [WHAT_TO_DO.get(name, "") for name in partner]
     codes = FamilyCodes({name: tuple(sorted(table.loc[table["family"] == name, "code"])) for name in partner})
     return ErrorFamilies(frame, tuple(name for name in order if name in SIMULATOR_ONLY), codes)
@@ -167,7 +168,3 @@ def error_families() -> ErrorFamilies:
 def _statuses(rows: pd.DataFrame) -> str:
     shown = "/".join(str(int(s)) for s in sorted(set(rows["status"].dropna()))) or "-"
     return f"{shown} ({RFC_6749})" if rows["rfc"].all() else shown
-
-
-def _count(n: int) -> str:
-    return f"{n} code" if n == 1 else f"{n} codes"

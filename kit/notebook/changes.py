@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kit import register
+from kit import _plural, register
 from kit.notebook.companion import COMPANION
 from kit.notebook.outcome import MARKS, CheckOutcome
 
@@ -63,7 +63,7 @@ class ChangeRow:
         """How many checks, and how many of each outcome when they differ: ``2 checks: 1 passed,
         1 skipped``."""
         counts = Counter(o.outcome for o in self.checks)
-        total = f"{len(self.checks)} check{'s' if len(self.checks) != 1 else ''}"
+        total = _plural.counted(len(self.checks), "check")
         if len(counts) < 2:
             return total
         return total + ": " + ", ".join(f"{counts[kind]} {kind}" for kind in MARKS if counts[kind])

@@ -28,6 +28,8 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any
 
+from kit._plural import counted
+
 __all__ = ["Mismatch", "Tally", "describe", "expect", "expect_in", "expect_true", "id_format", "tally"]
 
 _SHOWN_CHARS = 80
@@ -106,11 +108,11 @@ def describe(value: Any) -> str:
     if isinstance(value, float):
         return "a number"
     if isinstance(value, str):
-        return f"a string of {len(value)} character{'s' * (len(value) != 1)}"
+        return f"a string of {counted(len(value), 'character')}"
     if isinstance(value, list | tuple | set | frozenset):
-        return f"a {type(value).__name__} of {len(value)} item{'s' * (len(value) != 1)}"
+        return f"a {type(value).__name__} of {counted(len(value), 'item')}"
     if isinstance(value, dict):
-        return f"a mapping of {len(value)} key{'s' * (len(value) != 1)}"
+        return f"a mapping of {counted(len(value), 'key')}"
     return f"a {type(value).__name__}"
 
 

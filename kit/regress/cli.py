@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterator
 
 from kit import _env as env
+from kit import _plural
 from kit._extras import require
 from kit.errors import MissingExtra
 from kit.regress import conformance, history
@@ -328,8 +329,9 @@ def _run_command(args: argparse.Namespace) -> int:
     entries = sorted({d[0] for _, d in report.differences})
     if entries:
         verdict = "failing the run (--strict-choices)" if report.strict_choices else "reported"
+        differing = _plural.counted(len(entries), "register entry", "register entries")
         print(
-            f"kit regress: differs from {len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
+            f"kit regress: differs from {differing} "
             f"({', '.join(entries)}), {verdict}: see summary.md",
             file=sys.stderr,
         )
@@ -365,7 +367,7 @@ def _write_choices(report: RegressReport, path: str, notebooks: str, expected: s
     profile = str(report.parameters.get("profile", "sim"))
     entries = conformance.write_choices(table, path, source=f"profile {profile}", expected=expected)
     named = f" ({', '.join(entries)})" if entries else ""
-    noun = "entry" if len(entries) == 1 else "entries"
+    noun = _plural.plural(len(entries), "entry", "entries")
     print(f"kit regress: wrote {len(entries)} differing {noun}{named} to {path}")
 
 

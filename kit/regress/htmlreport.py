@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from kit import _plural
 from kit.regress import history, reports
 from kit.regress.junit import clean
 from kit.regress.model import CheckResult, NotebookResult
@@ -163,7 +164,7 @@ def _facts(results: Sequence[NotebookResult], data: Mapping[str, Any]) -> list[s
         ("Parameters", ", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"),
         (
             "Settings",
-            f"{jobs} job{'s' * (jobs != 1)}, cell time-out {settings.get('cell_timeout', 0):g} s, "
+            f"{_plural.counted(jobs, 'job')}, cell time-out {settings.get('cell_timeout', 0):g} s, "
             f"reruns {settings.get('reruns', 0)}",
         ),
         ("Versions", f"kit {data.get('kit_version', '?')}, API {data.get('api_version', '?')}"),
@@ -218,7 +219,7 @@ def _attempts(r: NotebookResult, i: int) -> list[str]:
 def _details(i: int, r: NotebookResult, out: Path) -> list[str]:
     """One notebook's ``<details>``: open when it did not pass."""
     opened = "" if r.status == "passed" else ' open=""'
-    checks = f"{len(r.checks)} check{'s' * (len(r.checks) != 1)}, {reports.check_counts(r).failed} failed"
+    checks = f"{_plural.counted(len(r.checks), 'check')}, {reports.check_counts(r).failed} failed"
     wire = _link(r.output.with_suffix(".har"), out)
     lines = [
         f'<details id="nb-{i}" class="notebook"{opened}>',

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kit import _files as files
 from kit import register
+from kit._plural import counted
 from kit.regress.attribution import Difference
 
 __all__ = ["breakdown", "first_line", "report_markdown", "write_report"]
@@ -33,10 +34,6 @@ def first_line(everything: Sequence[Difference]) -> str:
     )
 
 
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else many or one + 's'}"
-
-
 def breakdown(everything: Sequence[Difference]) -> str:
     """What the differences of the first line are, by kind, and how many of their lines name a
     register entry, with how many entries between them (the first line lists those).
@@ -49,17 +46,17 @@ def breakdown(everything: Sequence[Difference]) -> str:
     kinds = Counter(d.kind for d in everything)
     detail = [
         f"{kinds['code']} in status or code" if kinds["code"] else "",
-        _count(kinds["header"], "in a header", "in headers") if kinds["header"] else "",
-        _count(kinds["field"], "in a body field", "in body fields") if kinds["field"] else "",
+        counted(kinds["header"], "in a header", "in headers") if kinds["header"] else "",
+        counted(kinds["field"], "in a body field", "in body fields") if kinds["field"] else "",
     ]
     answers = kinds["code"] + kinds["header"] + kinds["field"]
     parts = [
-        f"{_count(answers, 'answer')} to the same call that differ ({', '.join(filter(None, detail))})"
+        f"{counted(answers, 'answer')} to the same call that differ ({', '.join(filter(None, detail))})"
         if answers else "",
-        f"{_count(kinds['calls'], 'call count')} (a call made under one version only)"
+        f"{counted(kinds['calls'], 'call count')} (a call made under one version only)"
         if kinds["calls"] else "",
-        _count(kinds["event type"], "webhook event type") if kinds["event type"] else "",
-        f"{_count(kinds['notebook'], 'notebook')} without a wire" if kinds["notebook"] else "",
+        counted(kinds["event type"], "webhook event type") if kinds["event type"] else "",
+        f"{counted(kinds['notebook'], 'notebook')} without a wire" if kinds["notebook"] else "",
     ]
     parts = [p for p in parts if p]
     if not parts:
@@ -70,7 +67,7 @@ def breakdown(everything: Sequence[Difference]) -> str:
     verb = "names" if len(chosen) == 1 else "name"
     named = (
         f"{len(chosen)} of these {len(everything)} lines {verb} a register entry in brackets, "
-        f"{_count(len(entries), 'entry', 'entries')} between them"
+        f"{counted(len(entries), 'entry', 'entries')} between them"
         if chosen else "None of these lines names a register entry"
     )
     return f"By kind: {listed}. {named}."

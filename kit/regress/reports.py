@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kit import _plural
 from kit.regress.model import NotebookResult
 
 __all__ = [
@@ -76,7 +77,7 @@ def summary(
     lines = [
         f"# kit regress: {title}",
         "",
-        f"Parameters: {shown} · cell time-out {cell_timeout:g} s · {jobs} job{'s' * (jobs > 1)} · "
+        f"Parameters: {shown} · cell time-out {cell_timeout:g} s · {_plural.counted(jobs, 'job')} · "
         f"executed notebooks in `{out_dir}` (cells counted from 1 in the executed notebook)",
         *since,
         "",
@@ -105,14 +106,14 @@ def headline(results: Sequence[NotebookResult]) -> str:
         Nothing.
     """
     failed, total = sum(not r.ok for r in results), len(results)
-    noun = "notebook" if total == 1 else "notebooks"
+    noun = _plural.plural(total, "notebook")
     title = f"{failed} of {total} {noun} failed" if failed else f"{total} {noun}, all passed"
     drift = sum(len(r.seed_drift) for r in results)
     if drift:
         title += f" — contract drift: {drift}"
     differ = sorted({d[0] for r in results for d in r.differences})
     if differ:
-        title += f" — {len(differ)} register entr{'y' if len(differ) == 1 else 'ies'} differ"
+        title += f" — {_plural.counted(len(differ), 'register entry', 'register entries')} differ"
     flaky = sum(r.status == "flaky" for r in results)
     if flaky:
         title += f" — {flaky} flaky"
@@ -210,7 +211,7 @@ def differences_section(results: Sequence[NotebookResult]) -> list[str]:
         "",
         "## Differences from the simulator's choices",
         "",
-        f"{len(entries)} register entr{'y' if len(entries) == 1 else 'ies'} "
+        f"{_plural.counted(len(entries), 'register entry', 'register entries')} "
         f"({', '.join(entries)}) differ on this server, {sum(counted.values())} time(s): the simulator "
         'chose otherwise where the spec says "not shown" (`data/assumptions.toml`). Not a failure '
         "unless `--strict-choices`.",

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import _files as files
+from kit import _plural
 from kit._drift import Drift
 from kit.notebook import CHECK_MIME_TYPE, DRIFT_MIME_TYPE
 from kit.notebook.observe import Observation
@@ -158,8 +159,8 @@ def _notes(nb: Mapping[str, Any], stderr: Sequence[str], secrets: Sequence[str])
     """The kernel's stderr and the cells that wrote to stderr."""
     notes: list[str] = []
     if stderr:
-        lines = "line" if len(stderr) == 1 else "lines"
-        notes.append(f"the kernel wrote {len(stderr)} {lines} to stderr, first: {_short(stderr[0], secrets)}")
+        lines = _plural.counted(len(stderr), "line")
+        notes.append(f"the kernel wrote {lines} to stderr, first: {_short(stderr[0], secrets)}")
     for i, cell in enumerate(nb.get("cells", []), start=1):
         if any(o.get("name") == "stderr" for o in cell.get("outputs", [])):
             notes.append(f"cell {i} wrote to stderr (nbval compares it: a warning breaks validation)")
@@ -186,7 +187,7 @@ def _verdict(
         status = "leaked"
         kinds = sorted({f.kind for f in findings})
         cell = findings[0].location.removeprefix(str(output) + ": ").split(",")[0]
-        error = f"leak: {', '.join(kinds)} ({len(findings)} finding{'s' * (len(findings) > 1)})"
+        error = f"leak: {', '.join(kinds)} ({_plural.counted(len(findings), 'finding')})"
     else:
         status = "passed"
     if findings and status == "failed":
