@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import base64
 import copy
+from typing import TYPE_CHECKING
 
-from joserfc.jws import JWSRegistry
+if TYPE_CHECKING:
+    from joserfc.jws import JWSRegistry
 
 __all__ = ["b64decode", "signing_registry"]
 
@@ -38,6 +40,8 @@ def signing_registry(algorithm: str) -> JWSRegistry:
     """A registry allowing only ``algorithm`` (header parameters beyond the registered ones
     allowed: a webhook signature carries the kit's ``iat`` and ``svc_event_id``); ``EdDSA``
     without joserfc's deprecation warning (see the module docstring)."""
+    from joserfc.jws import JWSRegistry  # here: b64decode's users (kit choices infer) need none
+
     registry = JWSRegistry(algorithms=[algorithm], strict_check_header=False)
     if algorithm == "EdDSA" and algorithm in registry.algorithms:
         quiet = copy.copy(registry.algorithms[algorithm])

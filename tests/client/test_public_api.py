@@ -143,7 +143,8 @@ def test_only_the_seam_imports_kit_sim_and_only_lazily() -> None:
 
 
 def test_only_crypto_imports_joserfc() -> None:
-    assert _users("joserfc") == {"crypto.py"}
+    """And the JOSE glue it shares with the simulator (``kit._jose``, base room)."""
+    assert _users("joserfc") == {"crypto.py", "_jose.py"}
 
 
 def test_no_client_module_imports_authlib() -> None:
