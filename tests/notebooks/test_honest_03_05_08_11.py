@@ -72,10 +72,12 @@ def test_08_explains_the_receivers_table_before_it_is_shown() -> None:
     before = "\n".join(_source(c) for c in cells[:first] if c["cell_type"] == "markdown")
     for column in ("verified", "duplicate", "error", "kid", "resource_id"):
         assert f"`{column}`" in before, column
-    # the three logs, told apart where the second of them is first used
+    # each log named before its first use; the three told apart where the third is first used
     wire = 'api.wire(kind="delivery")'
     second = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and wire in _source(c))
-    told = "\n".join(_source(c) for c in cells[first:second] if c["cell_type"] == "markdown")
+    assert wire in "\n".join(_source(c) for c in cells[first:second] if c["cell_type"] == "markdown")
+    third = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and "api.sim.deliveries()" in _source(c))
+    told = "\n".join(_source(c) for c in cells[second:third] if c["cell_type"] == "markdown")
     assert all(f"| `{log}` |" in told for log in ("api.webhooks.events", wire, "api.sim.deliveries()"))
 
 
