@@ -76,9 +76,10 @@ def test_08_explains_the_receivers_table_before_it_is_shown() -> None:
     wire = 'api.wire(kind="delivery")'
     second = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and wire in _source(c))
     assert wire in "\n".join(_source(c) for c in cells[first:second] if c["cell_type"] == "markdown")
-    third = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and "api.sim.deliveries()" in _source(c))
+    sim = "api.sim.deliveries()"
+    third = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and sim in _source(c))
     told = "\n".join(_source(c) for c in cells[second:third] if c["cell_type"] == "markdown")
-    assert all(f"| `{log}` |" in told for log in ("api.webhooks.events", wire, "api.sim.deliveries()"))
+    assert all(f"| `{log}` |" in told for log in ("api.webhooks.events", wire, sim))
 
 
 def test_08_the_subscription_check_says_current_events() -> None:
