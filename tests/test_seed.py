@@ -249,7 +249,9 @@ def marked_quotes(markdown: str) -> list[tuple[str, list[str]]]:
         if block:
             mark = _MARK.match(block[-1])
             if mark:
-                words = " ".join(re.sub(r"^\s*>\s?", "", b) for b in block[:-1]).strip()
+                # a numbered item's number is the list's markup: the item is a fragment of its own
+                lines = (re.sub(r"^\s*>\s?", "", b) for b in block[:-1])
+                words = " ".join(re.sub(r"^\d+\. ", "… ", line) for line in lines).strip()
                 ids = _LINKED.sub(r"\1", mark.group(1))
                 found.append((words, [i.strip() for i in ids.split(",")]))
         block = []

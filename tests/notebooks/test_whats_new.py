@@ -112,7 +112,8 @@ def test_10_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
     first_code = next(n for n, c in enumerate(cells) if c["cell_type"] == "code")
     opening = "\n".join(_source(c) for c in cells[:first_code] if c["cell_type"] == "markdown")
     for n in range(1, 10):
-        assert f"> … {register.statement(f'change.{n}')['text']}" in opening, n
+        # numbered as the spec's list
+        assert f"> {n}. {register.statement(f'change.{n}')['text']}" in opening, n
         assert f"[change.{n}](../docs/contract.md#change.{n})" in opening, n
     shown = json.dumps([c.get("outputs", []) for c in cells])
     assert "before 1.2.0 (the spec)" not in shown, "the records' table is the contract's, not 10's opening"
