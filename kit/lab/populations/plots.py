@@ -155,6 +155,7 @@ def funnel_figure(funnels: Mapping[str, pd.DataFrame]) -> Plot:
             ax.set_yticks([i + (n - 1) * height / 2 for i in range(len(stages))], labels=stages)
     ax.invert_yaxis()
     ax.set_xlim(0, 130)  # room for the bar labels and the legend
+    ax.set_xticks(range(0, 101, 25))  # shares stop at 100 %: no tick in the labels' room
     ax.set_xlabel("% of customers who started (bar labels: customers)")
     ax.set_title("Funnel")
     if n > 1:

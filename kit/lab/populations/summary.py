@@ -51,14 +51,19 @@ def _dashed(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def _three(value: float) -> str:
+    """Floats (shares, conversions, milliseconds) with three decimals, the same in every run."""
+    return f"{value:.3f}"
+
+
 def _text(frame: pd.DataFrame) -> str:
-    return _dashed(frame).to_string(index=False) if len(frame) else "(none)"
+    return _dashed(frame).to_string(index=False, float_format=_three) if len(frame) else "(none)"
 
 
 def _html(frame: pd.DataFrame, empty: str) -> str:
     if not len(frame):
         return f"<p><i>{html.escape(empty)}</i></p>"
-    return str(_dashed(frame).to_html(index=False, border=0))
+    return str(_dashed(frame).to_html(index=False, border=0, float_format=_three))
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
