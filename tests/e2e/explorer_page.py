@@ -41,7 +41,7 @@ JOURNEY: tuple[Step, ...] = (
     Step("Promote → account", "Account", r"^✔ Session promoted to account \(acc_\w+\)"),
     Step("Onboard persona", "Account", r"^✔ Person per_\w+ from persona-\d+ .*answered: established"),
     Step("Promote → person", "Person", r"^✔ Session promoted to person \(per_\w+\)"),
-    Step("Create card", "Person", r"^✔ Card card_\w+ temporary active"),
+    Step("Create card", "Person", r"^✔ Card card_\w+ created: type temporary, status active"),
     Step("Close card", "Person", r"^✔ Card card_\w+ closed, reason stolen; card\.closed webhook received",
          picks={"reason": "stolen"}),
     Step("Close card", "Person", r"^✖ CardAlreadyClosed \(409 card-already-closed\)"),

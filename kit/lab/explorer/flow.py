@@ -154,7 +154,7 @@ class Flow:
             lines.append(f"person: {ctx.person_id} (KYC {ctx.kyc_status})")
         if ctx.card is not None:
             reason = f", reason {ctx.card.close_reason}" if ctx.card.close_reason else ""
-            lines.append(f"card: {ctx.card.card_id} {ctx.card.type} {ctx.card.status}{reason}")
+            lines.append(f"card: {ctx.card.card_id}, type {ctx.card.type}, status {ctx.card.status}{reason}")
         if ctx.other_person_id:
             lines.append(f"other customer: {ctx.other_person_id}")
         if ctx.last_transfer:
@@ -218,7 +218,8 @@ class Flow:
         account_id = self._need(self.ctx.account_id, "create an account")
         card = self.api.cards.create(account_id, type=card_type)
         self.ctx.card = card
-        return f"Card {card.card_id} {card.type} {card.status}, expires on {card.expires_on}"
+        made = f"type {card.type}, status {card.status}, expires on {card.expires_on}"
+        return f"Card {card.card_id} created: {made}"
 
     def close_card(self, reason: str) -> str:
         """Close the card; wait (bounded) for its ``card.closed`` webhook when the receiver runs."""

@@ -88,7 +88,7 @@ def test_card_close_with_a_reason_and_the_webhook(make_client: Callable[..., kit
     message = ex.click("close_card")
     assert message == f"Card {card_id} closed, reason stolen; card.closed webhook received"
     assert ex.api.cards.get(card_id).close_reason == "stolen"
-    assert f"card: {card_id} virtual closed, reason stolen" in ex.context_view.value
+    assert f"card: {card_id}, type virtual, status closed, reason stolen" in ex.context_view.value
     assert "close_card" not in ex.next_steps()
     assert f"/cards/{card_id}/close" in ex.history_view.value
     assert "card.closed" in ex.webhooks_view.value and card_id in ex.webhooks_view.value
