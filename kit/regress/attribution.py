@@ -39,6 +39,9 @@ class Difference:
     #: version), or None where the spec's words give it; likewise for the version after.
     before_by: str | None = None
     after_by: str | None = None
+    #: A call count of the harness's own calls, not the code's: the harness's step that made
+    #: them ("harness: the client's token"), shown after the line; "" for the code's.
+    made_by: str = ""
 
     @property
     def chosen(self) -> bool:
@@ -56,7 +59,9 @@ class Difference:
         names = [v.split("-")[0] for v in versions]  # 1.2.0-20221215 → 1.2.0
         by = [f"{v}: {e}" for v, e in zip(names, (self.before_by, self.after_by), strict=True) if e]
         owner = "unexplained" if self.change is None else f"change {self.change}"
-        return f"{owner}: {self.where}: {what} {before} → {after}" + (f" [{'; '.join(by)}]" if by else "")
+        made = f" ({self.made_by})" if self.made_by else ""
+        given = f" [{'; '.join(by)}]" if by else ""
+        return f"{owner}: {self.where}: {what} {before} → {after}{made}{given}"
 
 
 class KitNames:

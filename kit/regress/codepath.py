@@ -47,6 +47,7 @@ __all__ = [
     "Walks",
     "code_steps",
     "differences",
+    "report",
     "side_by_side",
     "step_label",
     "walk",
@@ -275,6 +276,17 @@ def differences(wires: Mapping[str, Mapping[str, Any]]) -> list[migration.Differ
     found = migration.compare(before, after)
     relied.note((e for d in found for e in (d.before_by, d.after_by) if e), relied.CHECKS)
     return found
+
+
+def report(wires: Mapping[str, Mapping[str, Any]], *, cite: str | None = None) -> str:
+    """The migration report of two walks as Markdown: ``kit regress --versions``' ``migration.md``
+    without its preamble (:func:`kit.regress.migration.report_markdown`; ``cite``: each change
+    quoted from the spec, its statement linked there), the entries it names counted as
+    :func:`differences` counts them. Fewer than two walks: one sentence saying what was walked."""
+    if len(wires) != 2:
+        return f"Nothing to compare: only {', '.join(wires) or 'no version'} was walked.\n"
+    found = differences(wires)
+    return migration.report_markdown(list(wires), {"": found}, preamble=False, cite=cite)
 
 
 def _answer(call: Mapping[str, Any] | None, other: Mapping[str, Any] | None = None) -> str:

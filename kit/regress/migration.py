@@ -84,6 +84,9 @@ IGNORED_HEADERS = frozenset(
         "www-authenticate",
     }
 )
+#: How a step of the harness around the code is named (``harness: the client's token``): its
+#: calls are counted apart from the code's.
+HARNESS = "harness:"
 #: Headers whose value is compared too (the rest only by presence).
 VALUED_HEADERS = frozenset({"deprecation", "link", "svc-p2p-role"})
 
@@ -243,17 +246,17 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
     """Every difference from the wire ``before`` (the older version's) to ``after``, its calls
     paired by :func:`pair_calls`."""
     found: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
-    made = [Counter((c["method"], c["path"]) for c in wire["calls"]) for wire in (before, after)]
+    made = [Counter((_made_by(c), c["method"], c["path"]) for c in wire["calls"]) for wire in (before, after)]
     counted = set()
     for (_step, method, path, _n), a, b in pair_calls(before["calls"], after["calls"]):
         where = f"{method} {path}"
         if a is None or b is None:
-            counts = made[0][method, path], made[1][method, path]
-            if (method, path) not in counted:  # one line per (method, path) whose count differs
-                counted.add((method, path))
-                call = a or b
-                assert call is not None
-                found.append(("calls", where, str(counts[0]), str(counts[1]), call))
+            call = a or b
+            assert call is not None
+            key = (_made_by(call), method, path)  # the harness's calls counted apart from the code's
+            if key not in counted:  # one line per (who, method, path) whose count differs
+                counted.add(key)
+                found.append(("calls", where, str(made[0][key]), str(made[1][key]), call))
             continue
         if (a["status"], a["code"]) != (b["status"], b["code"]):
             found.append(
@@ -299,8 +302,16 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
     for kind, where, x, y, call in found:
         change = attribute(kind, where, call)
         given = basis(change, kind, where, x, y, status=call.get("status"))
-        diffs.append(Difference(kind, where, x, y, change, *given))
+        by = _made_by(call) if kind == "calls" else ""
+        diffs.append(Difference(kind, where, x, y, change, *given, made_by=by))
     return diffs
+
+
+def _made_by(call: Mapping[str, Any]) -> str:
+    """The harness's step that made ``call`` (a step named ``harness: …``), ``""`` for the code's
+    own or where the recorder was told no step."""
+    step = str(call.get("step", ""))
+    return step if step.startswith(HARNESS) else ""
 
 
 def wire_of(executed: str | Path) -> dict[str, Any] | None:

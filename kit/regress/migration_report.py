@@ -35,13 +35,12 @@ def first_line(everything: Sequence[Difference]) -> str:
 
 
 def breakdown(everything: Sequence[Difference]) -> str:
-    """What the differences of the first line are, by kind, and how many of their lines name a
-    register entry, with how many entries between them (the first line lists those).
+    """What the differences of the first line are, by kind (the first line says how many of
+    them name a register entry, and which).
 
         >>> one = Difference("calls", "POST /x", "2", "1", 2, "A27")
-        >>> print(breakdown([one]))  # doctest: +NORMALIZE_WHITESPACE
-        By kind: 1 call count (a call made under one version only). 1 of these 1 lines names a
-        register entry in brackets, 1 entry between them.
+        >>> print(breakdown([one]))
+        By kind: 1 call count (a call made under one version only).
     """
     kinds = Counter(d.kind for d in everything)
     detail = [
@@ -62,15 +61,7 @@ def breakdown(everything: Sequence[Difference]) -> str:
     if not parts:
         return "No difference."
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-    chosen = [d for d in everything if d.chosen]
-    entries = {e for d in chosen for e in (d.before_by, d.after_by) if e}
-    verb = "names" if len(chosen) == 1 else "name"
-    named = (
-        f"{len(chosen)} of these {len(everything)} lines {verb} a register entry in brackets, "
-        f"{counted(len(entries), 'entry', 'entries')} between them"
-        if chosen else "None of these lines names a register entry"
-    )
-    return f"By kind: {listed}. {named}."
+    return f"By kind: {listed}."
 
 
 def _markdown(line: str) -> str:

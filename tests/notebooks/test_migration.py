@@ -93,8 +93,8 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     assert by_kind == migration.breakdown(diffs) == (
         "By kind: 7 answers to the same call that differ (5 in status or code, 1 in a header, "
         "1 in a body field), 2 call counts (a call made under one version only) and 3 webhook "
-        "event types. 6 of these 12 lines name a register entry in brackets, 8 entries between them."
-    ), "the second line adds up to the first: 7 + 2 + 3 = 12, and 8 entries are the first line's"
+        "event types."
+    ), "the second line adds up to the first: 7 + 2 + 3 = 12 (the first names the entries, once)"
     short = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
     preamble = text.split("\n\n")[2]  # how to read it: a page showing it says so itself
     assert short.startswith(f"{first}\n\n{by_kind}\n\n### Change 1: ") and preamble not in short

@@ -151,6 +151,30 @@ def test_the_rows_say_which_step_made_each_call() -> None:
     ]
 
 
+def test_the_harness_calls_are_counted_apart_and_marked_in_the_report() -> None:
+    """The client's own token request is the harness's, not the partner's code: its count is
+    not added to the code's ``api.legacy_token()`` at the same path, and its report line names
+    the harness's step, so that a partner does not read it as a call of their code."""
+    old = [
+        _call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
+        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
+    ]
+    new = [
+        _call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
+        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
+    ]
+    wires = {"1.1.0": {"calls": old}, "1.2.0-20221215": {"calls": new}}
+    found = codepath.differences(wires)
+    assert [(d.where, d.before, d.after, d.made_by) for d in found] == [
+        ("POST /oauth/accesstoken", "0", "1", codepath.CLIENT_TOKEN),
+        (TOKEN, "1", "0", codepath.CLIENT_TOKEN),
+    ]
+    text = codepath.report(wires)
+    assert f"- change 1: POST /oauth/accesstoken: calls 0 → 1 ({codepath.CLIENT_TOKEN})\n" in text
+    assert f"- change 1: {TOKEN}: calls 1 → 0 ({codepath.CLIENT_TOKEN})\n" in text
+    assert codepath.report({"1.2.0-20221215": {"calls": new}}).startswith("Nothing to compare: only 1.2.0")
+
+
 def test_calls_are_compared_with_the_call_made_at_the_same_step() -> None:
     """Paired by count, 1.2.0's one call would face 1.1.0's first (made elsewhere) and read as
     an answer that changed; paired by step, only the count differs."""
