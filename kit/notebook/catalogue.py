@@ -12,7 +12,8 @@ simulator chose for its codes (``RFC 6749`` beside the token endpoints' errors, 
 are that RFC's), how many codes it holds and what a back end does (:data:`WHAT_TO_DO`). Its
 :attr:`ErrorFamilies.codes` lists the codes of each family. The classes only the simulator's
 own guards raise (its control plane, the ``Host`` and ``Origin`` it answers) are kept apart in
-:attr:`ErrorFamilies.simulator_only`: a partner's server never sends them.
+:attr:`ErrorFamilies.simulator_only`, and a fault its control plane injected is no family's
+code (:data:`SIMULATOR_ONLY_CODES`): a partner's server never sends them.
 
 Example::
 
@@ -36,7 +37,15 @@ from kit._plural import counted
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIMULATOR_ONLY", "WHAT_TO_DO", "ErrorFamilies", "FamilyCodes", "error_families", "family"]
+__all__ = [
+    "SIMULATOR_ONLY",
+    "SIMULATOR_ONLY_CODES",
+    "WHAT_TO_DO",
+    "ErrorFamilies",
+    "FamilyCodes",
+    "error_families",
+    "family",
+]
 
 #: Family → what a partner back end does with it, in words a reader needs no other page for.
 WHAT_TO_DO = {
@@ -67,6 +76,9 @@ WHAT_TO_DO = {
 #: Families only the simulator's own guards raise (its control plane, the ``Host`` and ``Origin``
 #: it answers): never a partner's server.
 SIMULATOR_ONLY = ("InvalidControlToken", "SnapshotInvalid", "HostNotAllowed", "OriginNotAllowed")
+#: Codes of a partner's family that only the simulator sends: a fault its control plane injected
+#: (A45). Left out of the families' codes, as the simulator-only families are.
+SIMULATOR_ONLY_CODES = ("injected-fault",)
 #: Beside the statuses of the token endpoints' errors: the RFC's, not a choice of the register.
 RFC_6749 = "RFC 6749"
 
@@ -153,6 +165,7 @@ def error_families() -> ErrorFamilies:
         {"family": family(cls).__name__, "code": code, "status": chose.get(code),
          "rfc": issubclass(cls, errors.OAuthError)}  # an RFC 6749 error value, not a problem code
         for code, cls in errors.by_code.items()
+        if code not in SIMULATOR_ONLY_CODES
     ]
     table = pd.DataFrame(rows)
     order = [name for name in _order() if name in set(table["family"])]

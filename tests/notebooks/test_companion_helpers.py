@@ -14,7 +14,7 @@ import kit._wire
 from kit import errors
 from kit._wire_view import TEXT_LIMIT, WireView
 from kit.notebook import error_families, local_app
-from kit.notebook.catalogue import SIMULATOR_ONLY, WHAT_TO_DO, family
+from kit.notebook.catalogue import SIMULATOR_ONLY, SIMULATOR_ONLY_CODES, WHAT_TO_DO, family
 
 
 def test_every_family_has_what_a_back_end_does_and_simulator_only_ones_stand_apart() -> None:
@@ -63,6 +63,7 @@ def test_each_family_counts_and_lists_its_codes_and_the_statuses_chosen_for_them
     assert list(listed) == list(families.frame.index)
     every = [code for codes in listed.values() for code in codes]
     others = {code for code, cls in errors.by_code.items() if family(cls).__name__ in SIMULATOR_ONLY}
+    others |= set(SIMULATOR_ONLY_CODES)
     assert sorted(every) == sorted(set(errors.by_code) - others), "each code once, in its family"
     for name, codes in listed.items():
         assert all(family(errors.by_code[code]).__name__ == name for code in codes), name
@@ -73,6 +74,16 @@ def test_each_family_counts_and_lists_its_codes_and_the_statuses_chosen_for_them
     text = repr(families.codes)
     assert len(text) <= 2000 and text.splitlines()[0].startswith("OAuthError: invalid_client, ")
     assert "<td style='text-align:left'>card-already-closed, " in families.codes._repr_html_()
+
+
+def test_a_fault_only_the_simulator_injects_is_no_code_of_a_partners_family() -> None:
+    """503 injected-fault is a ServiceUnavailable the kit raises, but only the simulator's control
+    plane sends it: the families a partner's server may send do not list it."""
+    families = error_families()
+    assert errors.by_code["injected-fault"] is errors.InjectedFault
+    assert families.codes.by_family["ServiceUnavailable"] == ("server-busy", "service-unavailable")
+    assert families.frame.loc["ServiceUnavailable", "codes"] == "2 codes"
+    assert "injected-fault" not in families._repr_html_()
 
 
 def test_the_table_in_jupyter_lists_each_familys_codes_where_the_text_counts_them() -> None:
