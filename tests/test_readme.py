@@ -159,10 +159,18 @@ def test_every_relative_link_of_the_readme_reaches_a_file() -> None:
     assert not broken, broken
 
 
-def test_the_sandbox_guide_starts_with_the_dialect_file_from_the_template(tmp_path: Path) -> None:
+def test_the_sandbox_guide_goes_in_the_order_a_newcomer_needs() -> None:
+    """Credentials, then personas, then a first run (which says to run once without a dialect
+    file), then the dialect file, then the conformance report: from nothing to a nightly run."""
+    headings = re.findall(r"^## (.+)$", _text(ROOT / "docs" / "sandbox.md"), re.MULTILINE)
+    order = ["Credentials", "Test personas", "Your first run", "Write your dialect file", "What your sandbox chose"]
+    found = [next(i for i, h in enumerate(headings) if h.startswith(step)) for step in order]
+    assert found == sorted(found) and found[0] == 0, headings
+
+
+def test_the_sandbox_guide_writes_the_dialect_file_from_the_template(tmp_path: Path) -> None:
     text = _text(ROOT / "docs" / "sandbox.md")
-    first = text.split("\n## ", 2)[1]
-    assert first.startswith("Write your dialect file")
+    first = next(s for s in text.split("\n## ")[1:] if s.startswith("Write your dialect file"))
     assert "kit choices template > my-sandbox.toml" in first and "kit choices check my-sandbox.toml" in first
     # the starting point the guide shows is a file kit choices check accepts, as printed
     choices = [sys.executable, "-m", "kit", "choices"]
