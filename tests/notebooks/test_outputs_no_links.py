@@ -1,6 +1,6 @@
 """What the kit writes into a folder someone else can write in: never through a link left there,
-a new file of mode 0600 whatever the umask (``kit._files``, docs/regress.md "The files it
-writes")."""
+a new file of mode 0600 whatever the umask (``kit._files``, docs/internals.md "The files
+`kit regress` writes")."""
 
 from __future__ import annotations
 
