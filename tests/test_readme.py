@@ -163,7 +163,13 @@ def test_the_sandbox_guide_goes_in_the_order_a_newcomer_needs() -> None:
     """Credentials, then personas, then a first run (which says to run once without a dialect
     file), then the dialect file, then the conformance report: from nothing to a nightly run."""
     headings = re.findall(r"^## (.+)$", _text(ROOT / "docs" / "sandbox.md"), re.MULTILINE)
-    order = ["Credentials", "Test personas", "Your first run", "Write your dialect file", "What your sandbox chose"]
+    order = [
+        "Credentials",
+        "Test personas",
+        "Your first run",
+        "Write your dialect file",
+        "What your sandbox chose",
+    ]
     found = [next(i for i, h in enumerate(headings) if h.startswith(step)) for step in order]
     assert found == sorted(found) and found[0] == 0, headings
 
