@@ -80,6 +80,15 @@ e2e: install $(E2E_STAMP)
 	bash tests/e2e/setup.sh
 	KIT_E2E=1 $(PY) -m pytest -q tests/notebooks/test_mermaid.py tests/e2e
 
+# The screenshots a notebook shows (11_explorer's widget mid-journey and at its end), taken by the
+# browser suite in JupyterLab and kept in notebooks/images/: run after the widget's look changes
+SCREENSHOTS := 11_explorer-mid-journey.png 11_explorer-journey-end.png
+.PHONY: screenshots
+screenshots: install $(E2E_STAMP)
+	bash tests/e2e/setup.sh
+	KIT_E2E=1 $(PY) -m pytest -q tests/e2e/test_lab_notebooks.py -k explorer
+	cp $(addprefix out/e2e/,$(SCREENSHOTS)) notebooks/images/
+
 serve: install
 	$(PY) -m kit serve
 

@@ -6,7 +6,8 @@ with their stored outputs) and ``data/seed.txt`` as a plain file. The CLI refere
 ``cli.md``, is generated from the ``kit`` command's own parser (:mod:`kit._clihelp`), so it is
 never behind ``kit COMMAND --help``. A notebook's links are written
 for JupyterLab in the repository (``01_partner_token.ipynb``, ``../docs/contract.md#a15``,
-``../data/seed.txt``); on its rendered page they are rewritten to the site's addresses.
+``../data/seed.txt``, a stored screenshot ``images/11_explorer-….png``); on its rendered page
+they are rewritten to the site's addresses.
 A notebook's cells tagged ``checks`` (its regression checks, after the story:
 ``kit/notebook/tags.py``) render folded, each in a ``<details>`` the reader may open.
 """
@@ -24,9 +25,11 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Files of the repository outside docs/ that the site carries, as ``(folder, pattern)``.
-CARRIED = (("notebooks", "[0-9][0-9]_*.ipynb"), ("data", "seed.txt"))
+CARRIED = (("notebooks", "[0-9][0-9]_*.ipynb"), ("notebooks/images", "*.png"), ("data", "seed.txt"))
 
 _HREF = re.compile(r'href="([^"#]*)(#[^"]*)?"')
+#: An image a notebook shows (its stored screenshots, ``notebooks/images/``).
+_SRC = re.compile(r'<img([^>]*?) src="(images/[^"]*)"')
 #: An inline code span holding ``<!`` (a regular expression's look-behind in the contract): MkDocs
 #: scans a page's raw HTML before Markdown does, and Python's HTML parser fails on ``<![``.
 _DECLARATION_IN_CODE = re.compile(r"(`+)([^`\n]*<![^`\n]*)\1")
@@ -107,6 +110,8 @@ def site_href(href: str, fragment: str = "") -> str:
     '../../contract/#a15'
     >>> site_href("../data/seed.txt")
     '../../data/seed.txt'
+    >>> site_href("images/11_explorer-mid-journey.png")
+    '../images/11_explorer-mid-journey.png'
     >>> site_href("https://www.rfc-editor.org/rfc/rfc9457")
     'https://www.rfc-editor.org/rfc/rfc9457'
     """
@@ -117,7 +122,7 @@ def site_href(href: str, fragment: str = "") -> str:
     if href.startswith("../docs/") and href.endswith(".md"):
         page = href[len("../docs/") : -len(".md")]
         return f"../../{'' if page == 'index' else page + '/'}{fragment}"
-    if href.startswith("../data/"):
+    if href.startswith(("../data/", "images/")):
         return "../" + href + fragment
     return href + fragment
 
@@ -129,4 +134,5 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     if not page.file.src_uri.startswith("notebooks/"):
         return html
+    html = _SRC.sub(lambda m: f'<img{m.group(1)} src="{site_href(m.group(2))}"', html)
     return fold_checks(_HREF.sub(lambda m: f'href="{site_href(m.group(1), m.group(2) or "")}"', html))

@@ -23,6 +23,8 @@ from kit.regress.model import RegressError
 __all__ = ["DEFAULT_PATTERN", "copy", "discover", "packaged"]
 
 DEFAULT_PATTERN = "[0-9][0-9]_*.ipynb"
+#: The folder beside the notebooks that holds the screenshots they show (``make screenshots``).
+IMAGES = "images"
 _GLOB_CHARS = "*?["
 
 
@@ -95,9 +97,9 @@ def packaged() -> Path:
 
 def copy(destination: str | os.PathLike[str]) -> list[Path]:
     """Editable copies of the kit's notebooks (the template too) in ``destination`` (created
-    when missing); the files written, sorted. Nothing is replaced, and nothing is written
-    through a link found there, even one to nowhere (each copy is a new file, mode 0600:
-    :mod:`kit._files`).
+    when missing), with the screenshots they show (``images/``); the files written, sorted.
+    Nothing is replaced, and nothing is written through a link found there, even one to
+    nowhere (each copy is a new file, mode 0600: :mod:`kit._files`).
 
     Example::
 
@@ -109,12 +111,15 @@ def copy(destination: str | os.PathLike[str]) -> list[Path]:
             named), or the folder cannot be written.
     """
     source, target = packaged(), Path(destination)
-    names = sorted(p.name for p in source.glob("*.ipynb") if not p.name.startswith("."))
+    shown = [*source.glob("*.ipynb"), *source.glob(f"{IMAGES}/*.png")]  # the screenshots they show
+    names = sorted(p.relative_to(source).as_posix() for p in shown if not p.name.startswith("."))
     there = [name for name in names if os.path.lexists(target / name)]
     if there:
         raise RegressError(f"{str(target)!r} already holds {', '.join(there)}: nothing copied")
     try:
         target.mkdir(parents=True, exist_ok=True)
+        if any(name.startswith(f"{IMAGES}/") for name in names):
+            (target / IMAGES).mkdir(exist_ok=True)
         return [files.write(target / name, (source / name).read_bytes(), replace=False) for name in names]
     except FileExistsError as exc:  # made between the look and the copy
         taken = Path(str(exc.filename)).name

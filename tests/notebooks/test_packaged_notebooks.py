@@ -51,7 +51,7 @@ def test_kit_notebooks_copy_makes_editable_copies_and_replaces_nothing(tmp_path:
     code, out, err = _kit("notebooks", "copy", str(tmp_path / "mine"))
     assert code == 0, err
     shipped = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
-    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == shipped
+    assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == shipped
     assert "_template.ipynb" in shipped and f"kit regress --notebooks {tmp_path / 'mine'}" in out
     (tmp_path / "mine" / "00_quickstart.ipynb").write_text("{}", encoding="utf-8")  # an edit
     code, _, err = _kit("notebooks", "copy", str(tmp_path / "mine"))
