@@ -124,7 +124,10 @@ class Webhooks(Resource):
         once per :data:`~kit.webhooks.KEY_REFRESH_INTERVAL_S`), the signature as the client's
         configuration describes it (its dialect file, ``PARTNER_API_CHOICES``: header, algorithm,
         skew) and the signing time judged against :meth:`clock`. ``seen``: the replay store, as
-        :func:`kit.webhooks.verify`, which this calls.
+        :func:`kit.webhooks.verify`, which this calls: the event id is added as this returns,
+        before the caller processes the event (if processing fails, discard the id, so that the
+        service's retry is processed; answer a :class:`~kit.errors.DuplicateDelivery` with a 2xx,
+        since the service retries anything else).
 
         Example::
 

@@ -12,7 +12,7 @@ Example::
     ...     api.webhooks.subscribe(running.url, ["card.closed"])
     ...     api.cards.close(card_id, reason="lost")            # the service delivers card.closed
     ...     running.wait()                                     # your app answered it: 204
-    ...     replayed = running.send_again()                    # the same delivery again: 409
+    ...     replayed = running.send_again()                    # the same again: 200, not processed twice
 """
 
 from __future__ import annotations

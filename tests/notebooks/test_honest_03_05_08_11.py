@@ -72,14 +72,57 @@ def test_08_explains_the_receivers_table_before_it_is_shown() -> None:
     before = "\n".join(_source(c) for c in cells[:first] if c["cell_type"] == "markdown")
     for column in ("verified", "duplicate", "error", "kid", "resource_id"):
         assert f"`{column}`" in before, column
-    # each log named before its first use; the three told apart where the third is first used
+    # each log named before its first use; the sender's log is 09's to tell, and says so
     wire = 'api.wire(kind="delivery")'
     second = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and wire in _source(c))
     assert wire in "\n".join(_source(c) for c in cells[first:second] if c["cell_type"] == "markdown")
     sim = "api.sim.deliveries()"
     third = min(n for n, c in enumerate(cells) if c["cell_type"] == "code" and sim in _source(c))
     told = "\n".join(_source(c) for c in cells[second:third] if c["cell_type"] == "markdown")
-    assert all(f"| `{log}` |" in told for log in ("api.webhooks.events", wire, sim))
+    assert sim in told and "(09_webhook_deliveries.ipynb)" in told
+
+
+def test_08_your_app_acknowledges_a_duplicate_and_processes_it_once() -> None:
+    """The service retries any answer but a 2xx until it gives up (A25): the receiver to copy
+    answers a delivery seen before with a 2xx, without processing it again, and a forgery 400;
+    an event it fails to hand over is forgotten, so that the retry is processed."""
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    import kit
+    from kit import errors
+
+    def verify(body: bytes, headers: Any, *, seen: set[str]) -> Any:
+        if body == b"forged":
+            raise errors.SignatureInvalid("does not verify")
+        if body.decode() in seen:
+            raise errors.DuplicateDelivery("seen before")
+        seen.add(body.decode())
+        return SimpleNamespace(id=body.decode())
+
+    class DownOnce(list[Any]):
+        down = True
+
+        def append(self, item: Any) -> None:
+            if self.down:
+                self.down = False
+                raise OSError("the queue is down")
+            super().append(item)
+
+    [recipe] = [c for c in _cells(N08) if c["cell_type"] == "code" and "def webhook_app" in _source(c)]
+    scope: dict[str, Any] = {"kit": kit}
+    exec(_source(recipe), scope)  # the notebook's own recipe, as a partner copies it
+    api = SimpleNamespace(webhooks=SimpleNamespace(verify=verify))
+    queue: list[Any] = []
+    client = TestClient(scope["webhook_app"](api, queue))
+    answers = [client.post("/webhooks", content=body).status_code for body in (b"evt_1", b"evt_1", b"forged")]
+    assert answers[0] == 204 and 200 <= answers[1] < 300 and answers[2] == 400, answers
+    assert [event.id for event in queue] == ["evt_1"]
+    flaky = DownOnce()
+    client = TestClient(scope["webhook_app"](api, flaky), raise_server_exceptions=False)
+    answers = [client.post("/webhooks", content=b"evt_2").status_code for _ in range(2)]
+    assert answers[0] >= 500 and answers[1] == 204 and [event.id for event in flaky] == ["evt_2"], answers
 
 
 def test_08_the_subscription_check_says_current_events() -> None:
