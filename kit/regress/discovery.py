@@ -113,13 +113,16 @@ def copy(destination: str | os.PathLike[str]) -> list[Path]:
     source, target = packaged(), Path(destination)
     shown = [*source.glob("*.ipynb"), *source.glob(f"{IMAGES}/*.png")]  # the screenshots they show
     names = sorted(p.relative_to(source).as_posix() for p in shown if not p.name.startswith("."))
+    images = any(name.startswith(f"{IMAGES}/") for name in names)
     there = [name for name in names if os.path.lexists(target / name)]
+    if images and (target / IMAGES).is_symlink():  # its files would be written where it points
+        there.insert(0, IMAGES)
     if there:
         raise RegressError(f"{str(target)!r} already holds {', '.join(there)}: nothing copied")
     try:
         target.mkdir(parents=True, exist_ok=True)
-        if any(name.startswith(f"{IMAGES}/") for name in names):
-            (target / IMAGES).mkdir(exist_ok=True)
+        if images:
+            (target / IMAGES).mkdir(mode=0o700, exist_ok=True)
         return [files.write(target / name, (source / name).read_bytes(), replace=False) for name in names]
     except FileExistsError as exc:  # made between the look and the copy
         taken = Path(str(exc.filename)).name

@@ -77,8 +77,20 @@ def test_kit_notebooks_copy_refuses_a_name_taken_by_a_link_to_nowhere(tmp_path: 
 def test_kit_notebooks_copy_makes_files_of_its_user_alone(tmp_path: Path, open_umask: None) -> None:
     code, err = _kit("notebooks", "copy", str(tmp_path / "mine"))
     assert code == 0, err
-    copies = list((tmp_path / "mine").iterdir())
+    copies = [p for p in (tmp_path / "mine").rglob("*") if not p.is_dir()]
     assert copies and all(_written(p) for p in copies)
+    folders = [p for p in (tmp_path / "mine").rglob("*") if p.is_dir()]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in folders), folders
+
+
+def test_kit_notebooks_copy_refuses_an_images_folder_that_is_a_link(tmp_path: Path) -> None:
+    mine, elsewhere = tmp_path / "mine", tmp_path / "elsewhere"
+    mine.mkdir()
+    elsewhere.mkdir()
+    (mine / "images").symlink_to(elsewhere, target_is_directory=True)
+    code, err = _kit("notebooks", "copy", str(mine))
+    assert code == 2 and "already holds images" in err
+    assert list(elsewhere.iterdir()) == [] and [p.name for p in mine.iterdir()] == ["images"]
 
 
 def test_a_new_file_refuses_a_name_taken_by_a_link_to_nowhere(tmp_path: Path) -> None:
