@@ -107,14 +107,16 @@ def test_a_pipe_in_a_name_does_not_break_the_table() -> None:
 # --- the notebook ---------------------------------------------------------------------------------
 
 
-def test_10_opens_with_the_specs_change_list_quoted_before_any_call() -> None:
+def test_10_opens_with_the_nine_changes_and_each_section_quotes_its_own() -> None:
     cells = _cells()
     first_code = next(n for n, c in enumerate(cells) if c["cell_type"] == "code")
     opening = "\n".join(_source(c) for c in cells[:first_code] if c["cell_type"] == "markdown")
+    markdown = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
     for n in range(1, 10):
-        # numbered as the spec's list
-        assert f"> {n}. {register.statement(f'change.{n}')['text']}" in opening, n
-        assert f"[change.{n}](../docs/contract.md#change.{n})" in opening, n
+        # the opening lists the nine, numbered as the spec's list, each linked to its words
+        assert f"\n{n}. " in opening and f"[change.{n}](../docs/contract.md#change.{n})" in opening, n
+        # each section quotes the spec's words of its change
+        assert f"## {n}. " in markdown and f"> {register.statement(f'change.{n}')['text']}" in markdown, n
     shown = json.dumps([c.get("outputs", []) for c in cells])
     assert "before 1.2.0 (the spec)" not in shown, "the records' table is the contract's, not 10's opening"
 
