@@ -39,8 +39,8 @@ class Difference:
     #: version), or None where the spec's words give it; likewise for the version after.
     before_by: str | None = None
     after_by: str | None = None
-    #: A call count of the harness's own calls, not the code's: the harness's step that made
-    #: them ("harness: the client's token"), shown after the line; "" for the code's.
+    #: A call count of the harness's own calls, or a webhook one of them caused, not the code's:
+    #: the harness's step ("harness: the client's token"), shown after the line; "" for the code's.
     made_by: str = ""
 
     @property

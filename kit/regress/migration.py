@@ -284,10 +284,12 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
                     {**a, "field": name},
                 )
             )
-    hooks_a = {(h["type"], h.get("deprecation")) for h in before.get("webhooks", [])}
-    hooks_b = {(h["type"], h.get("deprecation")) for h in after.get("webhooks", [])}
-    for event, deprecation in sorted(hooks_a ^ hooks_b, key=str):
+    # each event type with the step that made the server send it (the harness's, or the code's)
+    hooks_a = {(h["type"], h.get("deprecation")): h.get("step", "") for h in before.get("webhooks", [])}
+    hooks_b = {(h["type"], h.get("deprecation")): h.get("step", "") for h in after.get("webhooks", [])}
+    for event, deprecation in sorted(hooks_a.keys() ^ hooks_b.keys(), key=str):
         side = "before" if (event, deprecation) in hooks_a else "after"
+        step = (hooks_a if side == "before" else hooks_b)[event, deprecation]
         shown = f"{event}{' (Deprecation)' if deprecation else ''}"
         found.append(
             (
@@ -295,14 +297,14 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Differe
                 "webhook",
                 shown if side == "before" else "absent",
                 shown if side == "after" else "absent",
-                {"event": event},
+                {"event": event, "step": step},
             )
         )
     diffs = []
     for kind, where, x, y, call in found:
         change = attribute(kind, where, call)
         given = basis(change, kind, where, x, y, status=call.get("status"))
-        by = _made_by(call) if kind == "calls" else ""
+        by = _made_by(call) if kind in ("calls", "event type") else ""
         diffs.append(Difference(kind, where, x, y, change, *given, made_by=by))
     return diffs
 

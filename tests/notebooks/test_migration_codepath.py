@@ -175,6 +175,20 @@ def test_the_harness_calls_are_counted_apart_and_marked_in_the_report() -> None:
     assert codepath.report({"1.2.0-20221215": {"calls": new}}).startswith("Nothing to compare: only 1.2.0")
 
 
+def test_a_webhook_the_harness_caused_is_marked_as_its_calls_are() -> None:
+    """The document request's webhooks come from the harness (it opens the request through the
+    control plane), not from the partner's code: their report lines name the harness's step, as
+    its token request's do; the card's webhook, which the code's close caused, is not marked."""
+    close, opened = 'api.cards.close(…, reason="lost")', codepath.DOCUMENT_REQUEST
+    old = {"calls": [], "webhooks": [{"type": "person.document_request.created", "step": opened}]}
+    new = {"calls": [], "webhooks": [{"type": "document_request.created", "step": opened},
+                                     {"type": "card.closed", "step": close}]}
+    text = codepath.report({"1.1.0": old, "1.2.0-20221215": new})
+    assert f"- change 6: webhook: event absent → document_request.created ({opened})\n" in text
+    assert f"event person.document_request.created → absent ({opened})\n" in text
+    assert "- change 6: webhook: event absent → card.closed\n" in text
+
+
 def test_calls_are_compared_with_the_call_made_at_the_same_step() -> None:
     """Paired by count, 1.2.0's one call would face 1.1.0's first (made elsewhere) and read as
     an answer that changed; paired by step, only the count differs."""
