@@ -21,6 +21,20 @@ def _modules() -> Iterator[tuple[str, ast.Module]]:
         yield str(path.relative_to(KIT.parent)), ast.parse(path.read_text(encoding="utf-8"))
 
 
+def _nodes() -> Iterator[tuple[str, ast.AST]]:
+    """Every node of every module of ``kit``, with its module's path."""
+    for where, tree in _modules():
+        for node in ast.walk(tree):
+            yield where, node
+
+
+def _method_calls(method: str) -> Iterator[tuple[str, ast.Call]]:
+    """Every call of a method named ``method`` (``x.method(…)``) in ``kit``, with its module."""
+    for where, node in _nodes():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method:
+            yield where, node
+
+
 def _definitions() -> Counter[str]:
     """How many times each function or class name is defined at any depth in kit/."""
     found: Counter[str] = Counter()
@@ -66,12 +80,8 @@ def test_the_word_splitter_of_names_is_written_once() -> None:
 def test_a_salted_sha256_is_computed_in_one_place() -> None:
     salted = [
         where
-        for where, tree in _modules()
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "sha256"
-        and any(isinstance(a, ast.BinOp) and "salt" in ast.unparse(a) for a in node.args)
+        for where, node in _method_calls("sha256")
+        if any(isinstance(a, ast.BinOp) and "salt" in ast.unparse(a) for a in node.args)
     ]
     assert salted == ["kit/_redaction.py"]
 
@@ -104,15 +114,7 @@ def test_the_recorder_and_the_leak_scan_share_one_vocabulary() -> None:
 def test_a_base64url_segment_is_decoded_in_one_place() -> None:
     defined = _definitions()
     assert defined["b64decode"] + defined["_b64decode"] == 1
-    padded = [
-        where
-        for where, tree in _modules()
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "urlsafe_b64decode"
-        and "'=' *" in ast.unparse(node)
-    ]
+    padded = [where for where, node in _method_calls("urlsafe_b64decode") if "'=' *" in ast.unparse(node)]
     assert padded == ["kit/_jose.py"]
 
 
@@ -121,12 +123,8 @@ def test_no_module_filters_a_warning_of_another_library() -> None:
     its own registries instead (``kit._jose.signing_registry``)."""
     filtering = [
         where
-        for where, tree in _modules()
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "filterwarnings"
-        and any(isinstance(a, ast.Constant) and "EdDSA" in str(a.value) for a in node.args)
+        for where, node in _method_calls("filterwarnings")
+        if any(isinstance(a, ast.Constant) and "EdDSA" in str(a.value) for a in node.args)
     ]
     assert filtering == []
 
@@ -170,8 +168,7 @@ def test_every_http_client_is_built_by_kit_http() -> None:
     ``transport=`` and the TLS settings reach them all."""
     built = [
         f"{where}:{node.lineno}"
-        for where, tree in _modules()
-        for node in ast.walk(tree)
+        for where, node in _nodes()
         if isinstance(node, ast.Call)
         and ast.unparse(node.func) in ("httpx.Client", "httpx.AsyncClient")
         and where != "kit/_http.py"
@@ -179,8 +176,7 @@ def test_every_http_client_is_built_by_kit_http() -> None:
     assert built == []
     imported = [
         where
-        for where, tree in _modules()
-        for node in ast.walk(tree)
+        for where, node in _nodes()
         if isinstance(node, ast.ImportFrom)
         and node.module == "httpx"
         and {a.name for a in node.names} & {"Client", "AsyncClient"}
@@ -207,8 +203,7 @@ def test_toml_text_is_escaped_in_one_place() -> None:
     assert defined["_toml_string"] == 0
     importing = sorted(
         where
-        for where, tree in _modules()
-        for node in ast.walk(tree)
+        for where, node in _nodes()
         if isinstance(node, ast.ImportFrom) and node.module == "kit._tomltext"
     )
     assert "kit/_fixtures.py" in importing
@@ -262,13 +257,8 @@ def _pluralises(node: ast.AST) -> bool:
 
 
 def test_a_noun_is_pluralised_by_one_helper() -> None:
-    by_hand = [
-        f"{where}:{node.lineno}"
-        for where, tree in _modules()
-        if where != "kit/_plural.py"
-        for node in ast.walk(tree)
-        if _pluralises(node)
-    ]
+    by_hand = [f"{where}:{node.lineno}" for where, node in _nodes() if where != "kit/_plural.py"
+               and _pluralises(node)]
     assert by_hand == []
 
 
