@@ -177,6 +177,9 @@ def lab_server(base: Path, notebooks: list[Path] = NOTEBOOKS) -> Iterator[Lab]:
     root_dir.mkdir(parents=True, exist_ok=True)
     for path in notebooks:
         shutil.copy2(path, root_dir / path.name)
+    images = ROOT / "notebooks" / "images"  # the screenshots a notebook shows
+    if images.is_dir():
+        shutil.copytree(images, root_dir / "images", dirs_exist_ok=True)
     token = secrets.token_hex(24)
     env = _environment(base, token)
     _write_settings(Path(env["JUPYTERLAB_SETTINGS_DIR"]))
