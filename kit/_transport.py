@@ -212,13 +212,16 @@ class Transport:
                 content=response.content,
             )
 
-    def _build(self, outgoing: Outgoing, path: str) -> tuple[httpx.Request, str | None]:
-        """The request of ``outgoing`` and the idempotency key it carries."""
+    def _build(
+        self, outgoing: Outgoing, path: str, *, keyed: bool = True
+    ) -> tuple[httpx.Request, str | None]:
+        """The request of ``outgoing`` and the idempotency key it carries (none when not
+        ``keyed``: a request built to be sent by hand, :meth:`unsent`)."""
         headers: dict[str, str] = dict(outgoing.headers)
         if outgoing.session_token is not None:
             headers[self.names.session_id] = outgoing.session_token
-        key = outgoing.idempotency_key
-        if outgoing.method == "POST" and outgoing.partner and key is None:
+        key = outgoing.idempotency_key if keyed else None
+        if keyed and outgoing.method == "POST" and outgoing.partner and key is None:
             key = str(uuid.uuid4())
         if key is not None:
             headers[self.names.idempotency_key] = key
@@ -242,14 +245,7 @@ class Transport:
         Raises:
             ApiError: fetching the partner token was refused.
         """
-        request = self._client.build_request(
-            outgoing.method,
-            self.spelling.path(outgoing),
-            json=self.spelling.body_out(outgoing.json),
-            headers=dict(outgoing.headers),
-        )
-        if outgoing.session_token is not None:
-            request.headers[self.names.session_id] = outgoing.session_token
+        request, _ = self._build(outgoing, self.spelling.path(outgoing), keyed=False)
         if outgoing.partner and self.auth is not None:
             header, scheme = bearer(self.config.dialect)
             request.headers[header] = f"{scheme} {self.auth.current().reveal()}"

@@ -8,8 +8,8 @@ choice check's basis (``choice="A15"``, a refusal's code), every value a check r
 what was only met in the answers: the ``svc-assumptions`` header of each answer the companion
 saw (or :func:`note` was given, for a plain httpx client's calls), which Jupyter shows folded
 into one line of ids. On a server that sends no ``svc-assumptions`` the first group alone is
-shown. Its title counts what was used, never the
-register's size, so an entry added to the register changes no stored output.
+shown. Its title counts what was used, never the register's size, so an entry added to the
+register changes no stored output.
 
 :func:`calls` is a client's call history as a notebook shows it: the partner API's calls, the
 simulator's ``/_sim`` control calls left out (``api.history`` still holds every call).
@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kit import register
 from kit._history import CONTROL_PREFIX, partner_calls
+from kit._plural import counted
 from kit.notebook.companion import COMPANION
 from kit.notebook.register_view import RegisterTable
 
@@ -108,8 +109,7 @@ class UsedTable(RegisterTable):
     topic_width: ClassVar[int] = 48
 
     def _title(self) -> str:
-        count = len(self.entries)
-        return f"{count} register {'entry' if count == 1 else 'entries'} this notebook relied on"
+        return f"{counted(len(self.entries), 'register entry', 'register entries')} this notebook relied on"
 
     def _body_lines(self) -> list[str]:
         lines = []
