@@ -160,6 +160,17 @@ class Dialect:
         """The simulator's header name (lower case) → this dialect's, for every header in :data:`HEADERS`."""
         return {register.value(e)[k].lower(): self.values[e][k] for e, k in HEADERS}
 
+    @cached_property
+    def headers_from_wire(self) -> dict[str, str]:
+        """This dialect's header name (lower case) → the simulator's (lower case): the inverse
+        of :attr:`headers`, for every header in :data:`HEADERS`."""
+        return {theirs.lower(): ours for ours, theirs in self.headers.items()}
+
+    def header_from_wire(self, name: str) -> str:
+        """The kit's name (lower case) of the header this dialect calls ``name`` (lower case);
+        a header no entry names, as it came."""
+        return self.headers_from_wire.get(name, name)
+
     def document(self, doc: dict[str, Any]) -> dict[str, Any]:
         """An OpenAPI document of the simulator's spelling, spelled this dialect's way: member
         names (A68), header names and the session values (A05, A06). Its paths are the ones the
@@ -174,6 +185,22 @@ class Dialect:
             if self.methods[op] == method.upper() and _shape(path) == shape:
                 return op
         return None
+
+    def path_to_kit(self, method: str, template: str) -> str:
+        """A path template this dialect serves, as the kit spells it: an A67 operation's at the
+        register's path, each parameter as ``template`` writes it (``{id}`` stays ``{id}``);
+        any other path as it came.
+
+        >>> from kit import _choices
+        >>> moved = Dialect.of(_choices.parse({"A67": {"paths": {"get_card": "/v2/cards/{card_id}"}}}))
+        >>> moved.path_to_kit("GET", "/v2/cards/{id}"), moved.path_to_kit("GET", "/cards/{id}/x")
+        ('/cards/{id}', '/cards/{id}/x')
+        """
+        op = self.operation(method, template)
+        if op is None:
+            return template
+        given = dict(zip(_PARAM.findall(self.paths[op]), _PARAM.findall(template), strict=True))
+        return fill(register.value("A67")["paths"][op], {n: "{" + v + "}" for n, v in given.items()})
 
     # ---- field names (A68)
     @cached_property
@@ -246,6 +273,37 @@ class Dialect:
         the code itself when A64 does not name it)."""
         found = tuple(sorted(k for k, v in self.values["A64"]["codes"].items() if v == code))
         return found or (code,)
+
+    def code_from_wire(self, code: str) -> str:
+        """The kit's code for the wire's ``code`` (A64): the code itself when it is one of those
+        it stands for, else the first of them."""
+        ours = self.codes_from_wire(code)
+        return code if code in ours else ours[0]
+
+    def only_code_from_wire(self, code: str) -> str:
+        """The kit's code for the wire's ``code`` when it stands for that one alone (A64); a
+        generic code, standing for several, as it came."""
+        ours = self.codes_from_wire(code)
+        return ours[0] if len(ours) == 1 else code
+
+    @cached_property
+    def renamed_codes(self) -> Mapping[str, str]:
+        """The kit's problem code → the wire's, for the codes this dialect renames (A64; empty
+        when it renames none)."""
+        return {ours: theirs for ours, theirs in self.values["A64"]["codes"].items() if ours != theirs}
+
+    def problem_to_wire(self, problem: Any) -> Any:
+        """A problem+json body with its code spelled the wire's way (A64): its ``code`` and the
+        end of its ``type``. ``problem`` itself when its code is not one this dialect renames."""
+        code = problem.get("code") if isinstance(problem, dict) else None
+        theirs = self.renamed_codes.get(code) if isinstance(code, str) else None
+        if theirs is None:
+            return problem
+        spelled = {**problem, "code": theirs}
+        kind = problem.get("type")
+        if isinstance(kind, str) and kind.endswith(code):
+            spelled["type"] = kind[: -len(code)] + theirs
+        return spelled
 
     def value_to_wire(self, entry: str, value: str) -> str:
         """A session type (A05) or expiration strategy (A06) as the wire spells it."""

@@ -1,0 +1,61 @@
+"""A dialect's tables are held once, by the ``Dialect`` object, and read both ways through it:
+A64's problem codes, the reverse header map, an A67 path back to the kit's (issue 60, items 1-2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit import _choices
+from kit._dialect import DEFAULT, Dialect
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def camel() -> Dialect:
+    """The second dialect (data/choices/camel.toml): other paths, headers and generic codes."""
+    return Dialect.of(_choices.load(ROOT / "data" / "choices" / "camel.toml"))
+
+
+def test_the_reverse_header_map_is_the_dialects(camel: Dialect) -> None:
+    assert camel.header_from_wire("x-transfer-role") == "svc-p2p-role"
+    assert camel.header_from_wire("x-request-id") == "svc-request-id"
+    assert camel.header_from_wire("deprecation") == "deprecation"  # no entry names it: as it came
+    assert camel.headers_from_wire == {w.lower(): k for k, w in camel.headers.items()}
+    assert DEFAULT.header_from_wire("svc-p2p-role") == "svc-p2p-role"
+
+
+def test_a_moved_path_reads_back_as_the_kits(camel: Dialect) -> None:
+    assert camel.path_to_kit("POST", "/v2/transfers") == "/p2p/transfers"
+    assert camel.path_to_kit("GET", "/v2/payment-cards/{id}") == "/cards/{id}"
+    assert camel.path_to_kit("GET", "/v2/people/{a}/document-requests") == "/persons/{a}/document_requests"
+    assert camel.path_to_kit("POST", "/cards/{id}/close") == "/cards/{id}/close"  # the spec's own path
+    assert camel.path_to_kit("DELETE", "/v2/transfers") == "/v2/transfers"  # no operation takes DELETE
+    assert DEFAULT.path_to_kit("GET", "/cards/{id}") == "/cards/{id}"
+
+
+def test_codes_read_back_both_ways(camel: Dialect) -> None:
+    generic = camel.codes_from_wire("not-found")
+    assert len(generic) > 1 and "card-not-found" in generic
+    assert camel.code_from_wire("not-found") == "not-found"  # one of the codes it stands for
+    assert camel.code_from_wire("unauthorized") == "invalid-partner-token"  # else the first of them
+    assert camel.only_code_from_wire("not-found") == "not-found"  # generic: as it came
+    renamed = Dialect.of(_choices.parse({"A64": {"codes": {"card-already-closed": "card-closed"}}}))
+    assert renamed.only_code_from_wire("card-closed") == "card-already-closed"
+    assert renamed.code_from_wire("card-closed") == "card-already-closed"
+    assert renamed.renamed_codes == {"card-already-closed": "card-closed"}
+    assert DEFAULT.renamed_codes == {} and DEFAULT.only_code_from_wire("card-not-found") == "card-not-found"
+
+
+def test_a_problem_is_spelled_the_wires_way_by_the_dialect(camel: Dialect) -> None:
+    problem = {"type": "https://kit.example/problems/card-not-found", "code": "card-not-found", "status": 404}
+    assert camel.problem_to_wire(problem) == {
+        "type": "https://kit.example/problems/not-found",
+        "code": "not-found",
+        "status": 404,
+    }
+    assert list(camel.problem_to_wire(problem)) == ["type", "code", "status"]  # members in order
+    kept = {"code": "card-already-closed", "status": 409}
+    assert camel.problem_to_wire(kept) is kept and DEFAULT.problem_to_wire(problem) is problem
