@@ -1,13 +1,13 @@
 """What a call is before it is on the wire: its operation, its path template and parameters, its
-JSON body before encoding, and the names of the headers the kit reads and writes.
+JSON body before encoding.
 
 The requestor builds one :class:`Outgoing` per call; the transport turns it into a request in one
 place (:meth:`Outgoing.path` builds the path; :class:`~kit._transport.Transport` adds the
 headers). Each partner operation has a key (:data:`OPERATIONS`): the spec shows the paths of a
 few of them; the others are the simulator's choices.
 
-Header names come from the register (:data:`HEADERS`), never from a literal beside the code that
-uses them.
+Header names come from their one home, :mod:`kit._headers` (:data:`HEADERS`, re-exported here),
+never from a literal beside the code that uses them.
 
     >>> out = Outgoing(OPERATIONS["get_card"], params={"card_id": "card 1/2"})
     >>> out.path, out.method
@@ -21,7 +21,8 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from kit._dialect import DEFAULT, Dialect, fill
+from kit._dialect import DEFAULT, fill
+from kit._headers import HEADERS, HeaderNames
 
 __all__ = ["HEADERS", "NONE", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
 
@@ -29,49 +30,6 @@ __all__ = ["HEADERS", "NONE", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Op
 RETRY_STATUSES = frozenset({429, 503})
 #: No path parameters, no extra headers.
 NONE: Mapping[str, str] = MappingProxyType({})
-
-
-class HeaderNames(NamedTuple):
-    """The names of the headers the client writes and reads, each from its register entry."""
-
-    #: The partner token (A02's header).
-    authorization: str
-    #: The session presented (A28 ``session_id``; the spec's ``svc-session-id``).
-    session_id: str
-    #: The key that makes a POST safe to send again (A20).
-    idempotency_key: str
-    #: An answer replayed for an idempotency key (A20 ``replayed_header``).
-    replayed: str
-    #: The request's id, quoted in errors (A28 ``request_id``).
-    request_id: str
-    #: The register entries an answer says it applied (A28 ``assumptions``).
-    assumptions: str
-    #: A sliding session's new expiry (A28 ``session_expires_at``).
-    session_expires_at: str
-    #: The API version pinned and served (A27).
-    api_version: str
-    #: Whether a person sees a transfer as its sender or receiver (A18).
-    p2p_role: str
-
-    @classmethod
-    def of(cls, dialect: Dialect = DEFAULT) -> "HeaderNames":
-        """The names ``dialect`` gives (the register's own by default)."""
-        answers = dialect.values["A28"]
-        return cls(
-            authorization=str(dialect.chosen("A02", "header")),
-            session_id=str(answers["session_id"]),
-            idempotency_key=str(dialect.chosen("A20", "header")),
-            replayed=str(dialect.chosen("A20", "replayed_header")),
-            request_id=str(answers["request_id"]),
-            assumptions=str(answers["assumptions"]),
-            session_expires_at=str(answers["session_expires_at"]),
-            api_version=str(dialect.chosen("A27", "header")),
-            p2p_role=str(dialect.chosen("A18", "role_header")),
-        )
-
-
-#: The register's own names (a client speaking a dialect has its own: ``Transport.names``).
-HEADERS = HeaderNames.of()
 
 
 def seg(value: str) -> str:

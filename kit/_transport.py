@@ -48,9 +48,10 @@ from kit._config import Config
 from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
 from kit._drift import DriftLog
+from kit._headers import HEADERS
 from kit._history import Entry, History
 from kit._http import http_client
-from kit._outgoing import HEADERS, RETRY_STATUSES, Operation, Outgoing
+from kit._outgoing import RETRY_STATUSES, Operation, Outgoing
 from kit._spoken import Spelling
 from kit._tls import transport_error
 from kit._version import __version__

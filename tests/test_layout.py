@@ -27,6 +27,7 @@ BASE = {
     "kit.register",
     "kit._choices",
     "kit._codes",
+    "kit._headers",
     "kit._dialect",
     "kit._dialect_rules",
     "kit._pii",

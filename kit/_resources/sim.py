@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from kit import _env as env
+from kit._headers import STATE_VERSION
 from kit._resources._base import Resource, seg
 from kit._sensitive import MASK, Sensitive
 from kit._transport import Reply
@@ -118,7 +119,7 @@ class SimControl(Resource):
     def snapshot(self) -> Snapshot:
         """The simulator's whole state now (``GET /_sim/snapshot``); :meth:`restore` goes back to it."""
         reply = self._raw("GET", "/_sim/snapshot")
-        return Snapshot(reply.content, reply.headers.get("svc-state-version"))
+        return Snapshot(reply.content, reply.headers.get(STATE_VERSION))
 
     def restore(self, snapshot: Snapshot | bytes | str | os.PathLike[str]) -> None:
         """Replace the simulator's whole state with a snapshot's (``POST /_sim/restore``): a

@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 
 from kit._dialect import Dialect
+from kit._headers import HEADERS
 from kit.regress.attribution import Difference, KitNames, attribute, basis
 from kit.regress.migration_report import breakdown, report_markdown, write_report
 from kit.regress.served import Probe, probe, serves
@@ -68,6 +69,7 @@ __all__ = [
 WIRE_MIME = "application/vnd.kit._wire+json"
 _ID = re.compile(r"\b(?:acc|per|card|ses|p2p|evt|doc|sub|req|raf|tr)_[A-Za-z0-9]+")
 #: Headers that differ on every call or only name the version: never compared (normalised away).
+#: HTTP's own, and the wire's (:mod:`kit._headers`), by the kit's names in lower case.
 IGNORED_HEADERS = frozenset(
     {
         "date",
@@ -76,19 +78,24 @@ IGNORED_HEADERS = frozenset(
         "content-type",
         "cache-control",
         "pragma",
-        "svc-request-id",
-        "svc-api-version",
-        "svc-assumptions",
-        "svc-session-expires-at",
-        "idempotent-replayed",
         "www-authenticate",
+        *(
+            name.lower()
+            for name in (
+                HEADERS.request_id,
+                HEADERS.api_version,
+                HEADERS.assumptions,
+                HEADERS.session_expires_at,
+                HEADERS.replayed,
+            )
+        ),
     }
 )
 #: How a step of the harness around the code is named (``harness: the client's token``): its
 #: calls are counted apart from the code's.
 HARNESS = "harness:"
 #: Headers whose value is compared too (the rest only by presence).
-VALUED_HEADERS = frozenset({"deprecation", "link", "svc-p2p-role"})
+VALUED_HEADERS = frozenset({"deprecation", "link", HEADERS.p2p_role.lower()})
 
 
 def normal_path(path: str) -> str:

@@ -1,8 +1,8 @@
-"""The names of the headers of the wire contract, read from the register: the one place the
-simulator takes them from.
+"""The simulator's names of the wire's headers, and the deprecated endpoints' own headers (A03).
 
-Each is the register's value (A02, A20, A27, A28), so that the register and the wire cannot drift
-apart; routes and middleware import them from here.
+Each name is read from its one home, :mod:`kit._headers` (the register's value: A02, A18, A20,
+A24, A27, A28), so that the client, the simulator and the register cannot drift apart; routes and
+middleware import them from here, as module-level names.
 
     >>> SESSION_ID
     'svc-session-id'
@@ -10,32 +10,32 @@ apart; routes and middleware import them from here.
 
 from __future__ import annotations
 
-from kit import register
+from kit import _headers, register
 
-_PARTNER_TOKEN = register.value("A02")
+_NAMES = _headers.HEADERS
 #: The header that carries the partner token, and its scheme (``Authorization: Bearer …``).
-AUTHORIZATION: str = _PARTNER_TOKEN["header"]
-TOKEN_SCHEME: str = _PARTNER_TOKEN["scheme"]
-
-_SERVICE = register.value("A28")
+AUTHORIZATION: str = _NAMES.authorization
+TOKEN_SCHEME: str = register.value("A02")["scheme"]
 #: The session token of the user/device session a request is made in.
-SESSION_ID: str = _SERVICE["session_id"]
+SESSION_ID: str = _NAMES.session_id
 #: When the session the answer leaves in force expires.
-SESSION_EXPIRES_AT: str = _SERVICE["session_expires_at"]
+SESSION_EXPIRES_AT: str = _NAMES.session_expires_at
 #: The id of the request, on every response.
-REQUEST_ID: str = _SERVICE["request_id"]
+REQUEST_ID: str = _NAMES.request_id
 #: The register entries an answer relied on.
-ASSUMPTIONS: str = _SERVICE["assumptions"]
+ASSUMPTIONS: str = _NAMES.assumptions
 #: The API version served, on every response.
-API_VERSION: str = register.value("A27")["header"]
+API_VERSION: str = _NAMES.api_version
 #: Makes a POST safe to retry.
-IDEMPOTENCY_KEY: str = register.value("A20")["header"]
+IDEMPOTENCY_KEY: str = _NAMES.idempotency_key
 #: Tells the sender from the receiver on a P2P transfer's answers (A18).
-ROLE: str = register.value("A18")["role_header"]
+ROLE: str = _NAMES.p2p_role
 #: Carries a webhook delivery's detached JWS (A24).
-SIGNATURE: str = register.value("A24")["header"]
-#: Marks an answer replayed for a retried ``IDEMPOTENCY_KEY`` (A20's words; no value of its own yet).
-REPLAYED = "Idempotent-Replayed"
+SIGNATURE: str = _NAMES.signature
+#: Marks an answer replayed for a retried ``IDEMPOTENCY_KEY`` (A20).
+REPLAYED: str = _NAMES.replayed
+#: The state format of a control-plane snapshot (the simulator's own header).
+STATE_VERSION: str = _headers.STATE_VERSION
 
 _SPEC = {"deprecated_endpoints": register.fact("deprecated_endpoints")}
 _LEGACY = register.value("A03")

@@ -16,6 +16,7 @@ from kit import _env as env
 from kit import register
 from kit.sim.bodies import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.clock import format_time
+from kit.sim.headers import STATE_VERSION
 from kit.sim.models import money
 from kit.sim.pipeline import read_body, read_json
 from kit.sim.problems import Problem, not_found, validation_problem
@@ -217,7 +218,7 @@ async def snapshot(request: Request) -> Response:
     return Response(
         _sim(request).snapshot(),
         media_type=MEDIA_TYPE,
-        headers={"svc-state-version": str(VERSION), "Cache-Control": "no-store"},
+        headers={STATE_VERSION: str(VERSION), "Cache-Control": "no-store"},
     )
 
 
