@@ -19,7 +19,8 @@ from typing import Any
 
 from kit._dialect import Dialect
 from kit._drift import Drift
-from kit._outgoing import HeaderNames, Outgoing
+from kit._headers import HeaderNames
+from kit._outgoing import Outgoing
 from kit.errors import ApiError
 
 __all__ = ["Spelling"]
@@ -50,7 +51,7 @@ class Spelling:
         self.names = HeaderNames.of(dialect)
         self.plain = dialect.default
         #: the server's header name (lower case) → the kit's, for the headers a dialect renames
-        self._ours = {theirs.lower(): ours for ours, theirs in dialect.headers.items()}
+        self._ours = dialect.headers_from_wire
 
     def path(self, outgoing: Outgoing) -> str:
         """The path on the wire: an A67 operation's at the dialect's path, the others as built."""
@@ -83,8 +84,7 @@ class Spelling:
             return headers, body
         body = self.body_in(body)
         if isinstance(body, Mapping) and isinstance(body.get("code"), str):
-            ours = self.dialect.codes_from_wire(body["code"])
-            body = {**body, "code": body["code"] if body["code"] in ours else ours[0]}
+            body = {**body, "code": self.dialect.code_from_wire(body["code"])}
         return headers, body
 
     def named(self, rows: list[Drift], wire_body: Any) -> list[Drift]:

@@ -1,8 +1,12 @@
 """A dialect's tables are held once, by the ``Dialect`` object, and read both ways through it:
-A64's problem codes, the reverse header map, an A67 path back to the kit's (issue 60, items 1-2)."""
+A64's problem codes, the reverse header map, an A67 path back to the kit's (issue 60, items 1-2).
+
+The modules that apply them (the client's spelling and transport, its auth, the simulator's
+service headers and OpenAPI document) ask the dialect and keep no copy."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -11,12 +15,41 @@ from kit import _choices
 from kit._dialect import DEFAULT, Dialect
 
 ROOT = Path(__file__).resolve().parents[1]
+KIT = ROOT / "kit"
+#: The modules that apply A64's codes or the reverse header map (the issue's list).
+APPLIERS = (
+    "_spoken.py",
+    "_transport.py",
+    "_auth.py",
+    "sim/middleware.py",
+    "sim/openapi.py",
+)
 
 
 @pytest.fixture(scope="module")
 def camel() -> Dialect:
     """The second dialect (data/choices/camel.toml): other paths, headers and generic codes."""
     return Dialect.of(_choices.load(ROOT / "data" / "choices" / "camel.toml"))
+
+
+def _copies(tree: ast.Module) -> list[str]:
+    """Where a module keeps a table of its own: reads a ``codes`` table (A64's, or the
+    personality's copy of it), or inverts a dialect's ``headers``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "codes":
+            found.append(f"line {node.lineno}: .codes")
+        if isinstance(node, ast.DictComp):
+            for generator in node.generators:
+                source = ast.unparse(generator.iter)
+                if source.endswith("dialect.headers.items()"):
+                    found.append(f"line {node.lineno}: {source} inverted")
+    return found
+
+
+@pytest.mark.parametrize("module", APPLIERS)
+def test_a_module_that_applies_the_dialect_keeps_no_copy_of_its_tables(module: str) -> None:
+    assert _copies(ast.parse((KIT / module).read_text(encoding="utf-8"))) == []
 
 
 def test_the_reverse_header_map_is_the_dialects(camel: Dialect) -> None:
@@ -59,3 +92,10 @@ def test_a_problem_is_spelled_the_wires_way_by_the_dialect(camel: Dialect) -> No
     assert list(camel.problem_to_wire(problem)) == ["type", "code", "status"]  # members in order
     kept = {"code": "card-already-closed", "status": 409}
     assert camel.problem_to_wire(kept) is kept and DEFAULT.problem_to_wire(problem) is problem
+
+
+def test_the_personality_and_the_dialect_rename_the_same_codes(camel: Dialect) -> None:
+    from kit.sim.personality import resolve
+
+    overlay = _choices.load(ROOT / "data" / "choices" / "camel.toml")
+    assert dict(resolve(overlay).codes) == camel.renamed_codes

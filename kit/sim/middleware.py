@@ -29,8 +29,8 @@ A durable simulator (``kit serve --state``) writes the request's changes before 
 to leave.
 
 Under a choice overlay (``kit.sim.personality``) it is also where two choices are applied to
-every answer: ``svc-assumptions`` left out (A61), and problem codes renamed (A64: the ``code``
-and the end of the ``type`` of a problem+json body). With the register's own choices neither
+every answer: ``svc-assumptions`` left out (A61), and problem codes renamed (A64, by the
+dialect: :meth:`kit._dialect.Dialect.problem_to_wire`). With the register's own choices neither
 costs anything: the body is not touched.
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
@@ -38,11 +38,10 @@ costs anything: the body is not touched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kit._dialect import DEFAULT, Dialect
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json, first, put
 from kit.sim.guard import Guard
@@ -177,7 +176,7 @@ class ServiceHeaders(Gate):
         documents: frozenset[str] = frozenset(),
         *,
         send_assumptions: bool = True,
-        codes: Mapping[str, str] | None = None,
+        dialect: Dialect = DEFAULT,
         guard: Guard | None = None,
         max_concurrency: int | None = None,
         served: tuple[str, ...] = versions.SUPPORTED,
@@ -190,7 +189,7 @@ class ServiceHeaders(Gate):
         self.version = version
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
         self.send_assumptions = send_assumptions  # A61
-        self.codes = dict(codes or {})  # our problem code -> the code sent (A64); empty: as ours
+        self.dialect = dialect  # its problem codes are the ones sent (A64)
         #: Whether a version deprecates the legacy token endpoints (change 1), asked once.
         self.served = served  # the versions served (A27; one of them under an overlay)
         self._deprecating = {v: versions.legacy_deprecated(v) for v in served}
@@ -228,7 +227,7 @@ class ServiceHeaders(Gate):
             assumptions.add("A03")
 
         # a problem's start, held while its body's code is renamed (A64; only under an overlay)
-        held: list[Message] | None = [] if self.codes else None
+        held: list[Message] | None = [] if self.dialect.renamed_codes else None
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -318,11 +317,5 @@ class ServiceHeaders(Gate):
             problem = decode_json(body, constants=True)
         except ValueError:
             return body
-        code = problem.get("code") if isinstance(problem, dict) else None
-        if not isinstance(code, str) or code not in self.codes:
-            return body
-        problem["code"] = self.codes[code]
-        kind = problem.get("type")
-        if isinstance(kind, str) and kind.endswith(code):
-            problem["type"] = kind[: -len(code)] + self.codes[code]
-        return encode_json(problem)
+        spelled = self.dialect.problem_to_wire(problem)
+        return body if spelled is problem else encode_json(spelled)

@@ -422,8 +422,9 @@ def _follow_wire(schema: dict[str, Any], chosen: Personality) -> None:
                     param["required"] = True
                     param["description"] = "An account or person session: required by this server (A63)"
     components = schema["components"]["schemas"]
-    if chosen.codes:
-        renamed = ", ".join(f"{ours} is sent as {theirs}" for ours, theirs in sorted(chosen.codes.items()))
+    codes = chosen.dialect.renamed_codes
+    if codes:
+        renamed = ", ".join(f"{ours} is sent as {theirs}" for ours, theirs in sorted(codes.items()))
         code = components[_PROBLEM]["properties"]["code"]
         code["description"] = f"This server's problem codes (A64): {renamed}"
     token = components.get("TokenResponse", {}).get("properties", {}).get("expires_in")
