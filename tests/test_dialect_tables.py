@@ -2,7 +2,8 @@
 A64's problem codes, the reverse header map, an A67 path back to the kit's (issue 60, items 1-2).
 
 The modules that apply them (the client's spelling and transport, its auth, the simulator's
-service headers and OpenAPI document) ask the dialect and keep no copy."""
+service headers and OpenAPI document, the migration report) ask the dialect and keep no copy;
+regress has no translator of its own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ APPLIERS = (
     "_auth.py",
     "sim/middleware.py",
     "sim/openapi.py",
+    "regress/attribution.py",
+    "regress/migration.py",
 )
 
 
@@ -50,6 +53,12 @@ def _copies(tree: ast.Module) -> list[str]:
 @pytest.mark.parametrize("module", APPLIERS)
 def test_a_module_that_applies_the_dialect_keeps_no_copy_of_its_tables(module: str) -> None:
     assert _copies(ast.parse((KIT / module).read_text(encoding="utf-8"))) == []
+
+
+def test_regress_has_no_translator_of_its_own() -> None:
+    from kit.regress import attribution, migration
+
+    assert not hasattr(attribution, "KitNames") and not hasattr(migration, "KitNames")
 
 
 def test_the_reverse_header_map_is_the_dialects(camel: Dialect) -> None:

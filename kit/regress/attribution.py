@@ -4,8 +4,9 @@
 operations, fields, card and event types, and the values of the register entries that choose for
 it); :func:`basis` says which register entries give its two sides where the spec's words do
 not (the spec's change list says what changed; it never shows the version before); a
-:class:`Difference` carries both. Both read the kit's spelling: :class:`KitNames` turns a
-dialect's wire into it. Used by :mod:`kit.regress.migration`.
+:class:`Difference` carries both. Both read the kit's spelling, in which
+:mod:`kit.regress.migration` records a dialect's wire through the dialect itself
+(:class:`kit._dialect.Dialect`).
 
     >>> attribute("code", "POST /accounts/{id}/savings/close", {"sent": []})
     5
@@ -21,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit import register
-from kit._dialect import _PARAM, Dialect
 
-__all__ = ["Difference", "KitNames", "attribute", "basis"]
+__all__ = ["Difference", "attribute", "basis"]
 
 
 @dataclass(frozen=True)
@@ -62,37 +62,6 @@ class Difference:
         made = f" ({self.made_by})" if self.made_by else ""
         given = f" [{'; '.join(by)}]" if by else ""
         return f"{owner}: {self.where}: {what} {before} → {after}{made}{given}"
-
-
-class KitNames:
-    """The kit's spelling of a dialect's wire, for a row of the migration: a path the dialect
-    moved (A67) back to the kit's, member names (A68), header names, and a problem code that
-    stands for one of the kit's alone (A64; a generic code standing for several stays as it
-    came). So both versions' rows, and the change records they are attributed to, are in one
-    spelling. ``None`` or the simulator's own dialect: every name as it came."""
-
-    def __init__(self, dialect: Dialect | None = None) -> None:
-        self.dialect = None if dialect is None or dialect.default else dialect
-        self._headers = {w.lower(): k for k, w in self.dialect.headers.items()} if self.dialect else {}
-        self._paths = register.value("A67")["paths"]
-
-    def path(self, method: str, path: str) -> str:
-        """A normalised path (:func:`kit.regress.migration.normal_path`) as the kit spells it."""
-        op = self.dialect.operation(method, path) if self.dialect else None
-        return _PARAM.sub("{id}", self._paths[op]) if op in self._paths else path
-
-    def name(self, name: str) -> str:
-        return self.dialect.name_from_wire(name) if self.dialect else name
-
-    def header(self, name: str) -> str:
-        """A header's name (lower case) as the kit spells it."""
-        return self._headers.get(name, name)
-
-    def code(self, code: Any) -> Any:
-        if self.dialect is None or not isinstance(code, str):
-            return code
-        ours = self.dialect.codes_from_wire(code)
-        return ours[0] if len(ours) == 1 else code
 
 
 def _change_tokens() -> dict[int, set[str]]:

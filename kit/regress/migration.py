@@ -37,16 +37,15 @@ from typing import Any
 
 import httpx
 
-from kit._dialect import Dialect
+from kit._dialect import DEFAULT, Dialect
 from kit._headers import HEADERS
-from kit.regress.attribution import Difference, KitNames, attribute, basis
+from kit.regress.attribution import Difference, attribute, basis
 from kit.regress.migration_report import breakdown, report_markdown, write_report
 from kit.regress.served import Probe, probe, serves
 
 __all__ = [
     "WIRE_MIME",
     "Difference",
-    "KitNames",
     "Probe",
     "attribute",
     "basis",
@@ -112,7 +111,7 @@ def header_value(name: str, value: str) -> str:
     return f"{value} ({datetime.fromtimestamp(int(seconds.group(1)), UTC).date().isoformat()})"
 
 
-def _row(response: httpx.Response, names: KitNames) -> dict[str, Any]:
+def _row(response: httpx.Response, dialect: Dialect) -> dict[str, Any]:
     request = response.request
     response.read()
     try:
@@ -127,25 +126,26 @@ def _row(response: httpx.Response, names: KitNames) -> dict[str, Any]:
             payload = None
         if isinstance(payload, Mapping):
             sent = sorted(
-                {names.name(str(k)) for k in payload}
+                {dialect.name_from_wire(str(k)) for k in payload}
                 | {v for v in payload.values() if isinstance(v, str) and not _ID.search(v) and len(v) < 64}
             )
     headers = {
         name: (value if name in VALUED_HEADERS else "")
-        for name, value in ((names.header(n.lower()), v) for n, v in response.headers.items())
+        for name, value in ((dialect.header_from_wire(n.lower()), v) for n, v in response.headers.items())
         if name not in IGNORED_HEADERS
     }
     code = None
     if response.status_code >= 400 and isinstance(body, Mapping):
-        code = names.code(body.get("code") or body.get("error"))
+        code = body.get("code") or body.get("error")
+        code = dialect.only_code_from_wire(code) if isinstance(code, str) else code
     ok = isinstance(body, Mapping) and response.status_code < 400
     return {
         "method": request.method,
-        "path": names.path(request.method, normal_path(request.url.path)),
+        "path": dialect.path_to_kit(request.method, normal_path(request.url.path)),
         "status": response.status_code,
         "code": code,
         "headers": dict(sorted(headers.items())),
-        "fields": sorted(names.name(str(k)) for k in body) if ok else [],
+        "fields": sorted(dialect.name_from_wire(str(k)) for k in body) if ok else [],
         "sent": sent,
     }
 
@@ -156,13 +156,15 @@ def response_hook(
     """An httpx response hook appending each answer's normalised row to ``rows`` (the control
     plane's ``/_sim`` calls left out): for a plain ``httpx.Client`` beside the kit client.
     ``step``, called on the calling thread as each answer arrives, names the step of the code
-    that made the call (the row's ``step``). ``dialect``: the server's spelling, recorded in the
-    kit's (:class:`KitNames`)."""
-    names = KitNames(dialect)
+    that made the call (the row's ``step``). ``dialect``: the server's spelling (``None``: the
+    register's), recorded in the kit's: a path the dialect moved (A67), member and header names,
+    and a problem code that stands for one of the kit's alone (A64; a generic code standing for
+    several stays as it came)."""
+    spoken = dialect or DEFAULT
 
     def hook(response: httpx.Response) -> None:
         if not response.request.url.path.startswith("/_sim"):
-            row = _row(response, names)
+            row = _row(response, spoken)
             if step is not None:
                 row["step"] = step()
             rows.append(row)
