@@ -295,8 +295,10 @@ class Dialect:
     def problem_to_wire(self, problem: Any) -> Any:
         """A problem+json body with its code spelled the wire's way (A64): its ``code`` and the
         end of its ``type``. ``problem`` itself when its code is not one this dialect renames."""
-        code = problem.get("code") if isinstance(problem, dict) else None
-        theirs = self.renamed_codes.get(code) if isinstance(code, str) else None
+        if not isinstance(problem, dict) or not isinstance(problem.get("code"), str):
+            return problem
+        code: str = problem["code"]
+        theirs = self.renamed_codes.get(code)
         if theirs is None:
             return problem
         spelled = {**problem, "code": theirs}
