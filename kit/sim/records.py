@@ -1,14 +1,14 @@
 """The records a partner keeps seeing through the API: accounts, persons, cards, transfers,
 inbound events, subscriptions and document requests (:class:`~kit.sim.state.State` holds them).
 
-They are ``kit.sim.state``'s classes (their ``__module__``: where they are documented, imported
-and pickled from, so that a state file names them as before); ``kit.sim.state`` resolves their
-names from here on first use (PEP 562). They are defined apart so that ``kit.connect("sim")`` and
-a first session, which create none of them, do not build them.
+``kit.sim.state`` resolves their names from here on first use (PEP 562): they are defined apart
+so that ``kit.connect("sim")`` and a first session, which create none of them, do not build them.
+A state file written before they named this module as their own calls them ``kit.sim.state``'s:
+the state codec reads those names as these classes (:mod:`kit.sim.statecodec`).
 
     >>> from kit.sim.state import Card
     >>> Card.__module__, Card is __import__("kit.sim.records").sim.records.Card
-    ('kit.sim.state', True)
+    ('kit.sim.records', True)
 """
 
 from __future__ import annotations
@@ -164,6 +164,3 @@ class Delivery:
     next_at: datetime | None = None
     in_progress: bool = False
 
-
-for _name in __all__:
-    globals()[_name].__module__ = "kit.sim.state"

@@ -1,9 +1,10 @@
 """The values of a state file: records pickled, read back knowing only the record classes.
 
-A record (``kit.sim.state``'s dataclasses) is pickled as its class and its fields' values, a
-UTC time as its seven numbers and a device key as its public JWK (:data:`_TABLE`); the
-unpickler finds only those classes and functions, so a snapshot from elsewhere cannot run
-code. A key of a home is written as text (:func:`_key_text`, JSON), read back by :func:`_key`.
+A record (a dataclass of ``kit.sim.state`` or ``kit.sim.records``) is pickled as its class and
+its fields' values, a UTC time as its seven numbers and a device key as its public JWK
+(:data:`_TABLE`); the unpickler finds only those classes and functions, so a snapshot from
+elsewhere cannot run code. A key of a home is written as text (:func:`_key_text`, JSON), read
+back by :func:`_key`.
 
     >>> from kit.sim.state import Nonce
     >>> import datetime as dt
@@ -85,7 +86,7 @@ _RECORDS = [
     c
     for m in (state, records)
     for c in vars(m).values()
-    if isinstance(c, type) and c.__module__ == state.__name__
+    if isinstance(c, type) and c.__module__ == m.__name__
 ]
 _TABLE.update(
     (c, _reduce_record(c))
@@ -102,7 +103,7 @@ _ALLOWED = {
     ("builtins", "frozenset"),
     (__name__, "_ec_key"),
     (__name__, "_utc"),
-    *((state.__name__, c.__qualname__) for c in _RECORDS),
+    *((c.__module__, c.__qualname__) for c in _RECORDS),
 }
 
 
@@ -116,8 +117,14 @@ def encode(value: Any) -> bytes:
     return out.getvalue()
 
 
-#: Where versions 1 and 2 of the file named this module's functions.
-_MOVED = {("kit.sim.statefile", "_ec_key"): _ec_key, ("kit.sim.statefile", "_utc"): _utc}
+#: Names an older file gives: this module's functions where versions 1 and 2 named them, and
+#: the kept records under ``kit.sim.state``, which resolves them (files written before they
+#: named :mod:`kit.sim.records` as their module).
+_MOVED: dict[tuple[str, str], Any] = {
+    ("kit.sim.statefile", "_ec_key"): _ec_key,
+    ("kit.sim.statefile", "_utc"): _utc,
+    **{(state.__name__, name): getattr(records, name) for name in records.__all__},
+}
 
 
 class _Unpickler(pickle.Unpickler):

@@ -6,6 +6,7 @@ The crash test (SIGKILL during traffic) is ``test_sim_crash.py`` (slow).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import stat
@@ -22,7 +23,7 @@ import pytest
 
 from kit._env import SIM_PARTNER_CLIENTS
 from kit.cli import main as kit_main
-from kit.sim import Settings
+from kit.sim import Settings, records
 from kit.sim.durable import StateFile
 from kit.sim.server import start_embedded
 from kit.sim.state import IdempotencyRecord, Nonce, State
@@ -332,3 +333,34 @@ def test_kit_state_snapshot_refuses_an_unwritable_target(tmp_path: Path) -> None
     StateFile.open(str(path)).close()
     with pytest.raises(StateFileError, match="cannot write"):
         backup(str(path), str(tmp_path / "no" / "such" / "folder" / "out"))
+
+
+# --- files an earlier kit wrote ---------------------------------------------------------------
+
+#: A snapshot written by the kit at f24a833 (two journeys, a transfer, a card), when the kept
+#: records were pickled as ``kit.sim.state``'s classes; beside it, that server's ledger.
+EARLIER = Path(__file__).parent / "data" / "state_f24a833.kitstate"
+EARLIER_LEDGER = json.loads(EARLIER.with_suffix(".json").read_text(encoding="utf-8"))["ledger"]
+
+
+def test_a_state_file_naming_the_records_as_kit_sim_states_loads_as_their_own_classes(tmp_path: Path) -> None:
+    path = tmp_path / "earlier.kitstate"
+    path.write_bytes(EARLIER.read_bytes())
+    with sqlite3.connect(path) as conn:
+        cards = [value for (value,) in conn.execute("SELECT value FROM records WHERE home = 'cards'")]
+    assert cards and all(b"kit.sim.state" in value and b"kit.sim.records" not in value for value in cards)
+    state = held(path)
+    homes = ("accounts", "persons", "cards", "transfers")
+    kinds = {type(r) for home in homes for r in getattr(state, home).values()}
+    assert kinds == {records.Account, records.Person, records.Card, records.Transfer}
+    assert {kind.__module__ for kind in kinds} == {"kit.sim.records"}  # named as defined, no rewrite
+    with served(path) as http:  # served from it, then written with the records' own names
+        assert http.get("/_sim/ledger").json() == EARLIER_LEDGER
+        journey(http, persona_index=2, until="account")
+    assert len(held(path).accounts) == len(state.accounts) + 1
+
+
+def test_a_snapshot_an_earlier_kit_wrote_is_restored(http: httpx.Client) -> None:
+    restored = http.post("/_sim/restore", content=EARLIER.read_bytes(), headers=SNAPSHOT)
+    assert restored.status_code == 200, restored.text
+    assert http.get("/_sim/ledger").json() == EARLIER_LEDGER
