@@ -2,8 +2,10 @@
 
 uvicorn binds the port itself (``port=0``) and we read it back from the listening socket:
 handing uvicorn a socket we bound ourselves leaves TCP_NODELAY unset and costs ~44 ms per
-request. It serves :func:`~kit.sim.app.create_app`'s app, as ``kit serve`` does. The
-embedded server logs nothing: a stray line on stderr changes a notebook's outputs.
+request. It serves :func:`~kit.sim.app.create_app`'s app, as ``kit serve`` does. The embedded
+server writes no access log and configures no logging: its uvicorn's records go where the
+process's logging sends them (by default nowhere below a warning, and nothing is printed while
+it serves a client: a stray line on stderr would change a notebook's outputs).
 
     >>> server = start_embedded(Settings(seed=7))  # doctest: +SKIP
     >>> server.base_url  # doctest: +SKIP
@@ -17,7 +19,6 @@ import asyncio
 import atexit
 import importlib
 import json
-import logging
 import sys
 import threading
 import types
@@ -115,15 +116,6 @@ class EmbeddedServer:
         return self._thread.is_alive() and not self._server.should_exit
 
 
-def _silence_uvicorn() -> None:
-    # With log_config=None uvicorn configures nothing; without a handler, Python's
-    # last-resort handler would still print warnings to stderr.
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi"):
-        logger = logging.getLogger(name)
-        logger.handlers = [logging.NullHandler()]
-        logger.propagate = False
-
-
 def start_embedded(
     settings: Settings | None = None, *, host: str = "127.0.0.1", loop: str = "asyncio"
 ) -> EmbeddedServer:
@@ -135,13 +127,12 @@ def start_embedded(
     ``"auto"`` (uvloop when installed, as ``kit serve`` uses).
     """
     settings = settings or Settings()
-    _silence_uvicorn()
     app = create_app(settings)
     config = uvicorn.Config(
         app,
         host=host,
         port=0,
-        log_config=None,
+        log_config=None,  # the process's logging as it is: no handler, format or level of uvicorn's
         access_log=False,
         lifespan="on",
         loop=loop,
