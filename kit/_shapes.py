@@ -28,8 +28,6 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from kit._lazy import imported_past
-
 __all__ = [
     "LIMIT",
     "STRUCTURAL",
@@ -300,14 +298,9 @@ class Memo:
         return errors
 
 
-#: jsonschema imports ``rfc3987_syntax`` for its ``iri`` format when it is installed, and that
-#: module builds its Lark grammars as it is imported; the contract has no ``iri`` format.
-_SKIPPED_FORMAT_MODULE = "rfc3987_syntax"
-
-
 @cache
 def import_validators() -> None:
-    """Import openapi-core's validators once, without jsonschema's ``iri`` format checks (other
-    formats are checked as usual; benchmarks/bench.py FIXES: "openapi-core's validators")."""
-    with imported_past(_SKIPPED_FORMAT_MODULE):
-        import openapi_core.validation.schemas  # noqa: F401
+    """Import openapi-core's validators, once: the first body :func:`conforms` cannot settle pays
+    for them (jsonschema's among them, with its ``iri`` checker's Lark grammars when
+    ``rfc3987_syntax`` is installed: about a second of CPU, once per process)."""
+    import openapi_core.validation.schemas  # noqa: F401

@@ -123,3 +123,33 @@ def test_a_result_resolved_on_first_use_pickles_without_a_rewritten_module() -> 
     card = kit.models.Card.from_wire({"card_id": "c1", "status": "active"})
     assert pickle.loads(pickle.dumps(card)) == card
     assert type(card).__module__ == "kit._results"
+
+
+def _stand_in_calls() -> set[tuple[str, str]]:
+    """Each ``imported_past(…)`` call in ``kit/`` as (the module it names, its file)."""
+    calls = set()
+    for path in sorted(KIT.rglob("*.py")):
+        rel = path.relative_to(KIT.parent).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name == "imported_past":
+                first = node.args[0] if node.args else None
+                assert isinstance(first, ast.Constant) and isinstance(first.value, str), (
+                    f"{rel}:{node.lineno}: name the module as a literal"
+                )
+                calls.add((first.value, rel))
+    return calls
+
+
+def _stand_ins_listed() -> set[tuple[str, str]]:
+    """The rows of ARCHITECTURE.md's "Import stand-ins" table as (module, file)."""
+    text = (KIT.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("\n## Import stand-ins\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
+    return {(module.strip().strip("`"), where.strip().strip("`")) for module, where in rows}
+
+
+def test_architecture_lists_each_stand_in_that_stays_and_no_other() -> None:
+    assert _stand_in_calls() == _stand_ins_listed()
