@@ -16,9 +16,10 @@ tests serve alike. A request goes through (:func:`edge`):
 With the register's own dialect there is no translation, and ``ServiceHeaders`` asks the guards
 itself before anything else (one layer less on every request); under a dialect ``Guarded`` asks
 them outside the translation and hands a refusal down for ``ServiceHeaders`` to answer. What the
-table does not take (404/405 problems, the OpenAPI document and its pages, the ``/_sim`` control
-plane) goes to FastAPI's app, built once, under a lock, on the first such request: the first
-token and session of ``kit.connect("sim")`` never import FastAPI.
+table does not take goes to FastAPI's app, built once, under a lock, on the first such request
+(the first token and session of ``kit.connect("sim")`` never import FastAPI). That app holds
+only what is FastAPI's: the OpenAPI document (made from the table's declarations) and its
+pages, and the ``/_sim`` control plane; its router's last resort is the table's 404/405.
 
 >>> app = create_app(Settings(seed=7))  # doctest: +SKIP
 >>> uvicorn.run(app, port=8000)  # doctest: +SKIP
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import State
 from starlette.middleware.errors import ServerErrorMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -47,7 +50,7 @@ from kit.sim.middleware import Guarded, ServiceHeaders
 from kit.sim.problems import HANDLERS, unexpected
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings
-from kit.sim.table import RouteTable, build, serve
+from kit.sim.table import RouteTable, build, endpoints
 from kit.sim.timeflow import follow_wall_clock
 
 if TYPE_CHECKING:
@@ -170,7 +173,7 @@ class SimApp:
         self._lifespan = Router(lifespan=lifespan_of(sim))
         self._lock = threading.Lock()
         self._app: FastAPI | None = None
-        self._inner: ASGIApp | None = None
+        self._endpoints = endpoints(HANDLERS)
         self._stack = edge(self._route, sim)
 
     @property
@@ -179,7 +182,13 @@ class SimApp:
 
     def fastapi(self) -> FastAPI:
         """The simulator's FastAPI app (built on first call), sharing this app's simulator."""
-        return self._built()[0]
+        with self._lock:  # built once, whoever asks first
+            if self._app is None:
+                self._app = fastapi_app(self.sim, None, self.table)
+                # The 500 problem is this app's outermost layer (edge): FastAPI's own 500 layer
+                # hands every exception no other handler takes on to it.
+                self._app.add_exception_handler(Exception, _outermost)
+            return self._app
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document served at ``/openapi.json``."""
@@ -194,36 +203,20 @@ class SimApp:
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A partner operation by the table; anything else by FastAPI's app."""
-        found = self.table.match(scope) if scope["type"] == "http" else None
-        if found is None:
-            await self._delegate(scope, receive, send)
-            return
-        await serve(found[0], found[1], HANDLERS, scope, receive, send)
+        if self.table.enter(scope):
+            await self._endpoints(scope, receive, send)
+        else:
+            await self.fastapi()(scope, receive, send)
 
-    async def _delegate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """FastAPI's app inside its 500 layer (ours is outermost, as it is in its own stack)."""
-        app, inner = self._built()
-        scope["app"] = app
-        await inner(scope, receive, send)
 
-    def _built(self) -> tuple[FastAPI, ASGIApp]:
-        with self._lock:  # built once, whoever asks first
-            if self._app is None or self._inner is None:
-                app = fastapi_app(self.sim, None, self.table)
-                documents = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url}
-                if documents - {None} != DOCUMENTS:
-                    raise RuntimeError(f"FastAPI's documents moved: {sorted(map(str, documents))}")
-                stack: Any = app.build_middleware_stack()
-                if not isinstance(stack, ServerErrorMiddleware):
-                    raise RuntimeError("FastAPI's middleware stack no longer starts with its 500 layer")
-                app.middleware_stack = stack
-                self._app, self._inner = app, stack.app
-            return self._app, self._inner
+async def _outermost(request: Request, exc: Exception) -> Response:
+    raise exc
 
 
 def fastapi_app(sim: Sim, lifespan: Lifespan | None, table: RouteTable) -> FastAPI:
-    """The FastAPI app of ``sim`` (the table's routes, the control plane, problems, OpenAPI)
-    without middleware."""
+    """The FastAPI app of ``sim``: the OpenAPI document of ``table`` and its pages, the control
+    plane, the problem handlers, and ``table``'s 404/405 for what no route of its own takes; no
+    middleware and no partner route (``table`` serves those)."""
     from fastapi import FastAPI
 
     from kit.sim.routes import control
@@ -239,10 +232,13 @@ def fastapi_app(sim: Sim, lifespan: Lifespan | None, table: RouteTable) -> FastA
         redirect_slashes=False,
         openapi_tags=[{"name": "simulator control plane", "description": "Simulator only (/_sim)."}],
     )
+    documents = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url}
+    if documents - {None} != DOCUMENTS:
+        raise RuntimeError(f"FastAPI's documents moved: {sorted(map(str, documents))}")
     app.state.sim = sim
     problems.install(app)
-    app.include_router(table.api_router())
     if sim.settings.control:
         app.include_router(control.router)
-    openapi.install(app, sim.personality, {route.key: route.path for route in table.routes})
+    app.router.default = table.refuse
+    openapi.install(app, sim.personality, table)
     return app

@@ -33,13 +33,13 @@ from kit.sim.headers import (
     TOKEN_PATH,
 )
 from kit.sim.models import OAuthErrorBody, ProblemBody
-from kit.sim.personality import DEFAULT, Personality
+from kit.sim.personality import Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
 
 if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.app), not here
     from fastapi import FastAPI
 
-    from kit.sim.table import Routes
+    from kit.sim.table import Routes, RouteTable
 
 _BODY_MODELS: dict[str, type[BaseModel]] = {}
 _REF = "#/components/schemas/{model}"
@@ -129,11 +129,12 @@ def oauth_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": OAuthErrorBody, "description": _OAUTH_ERRORS[status]} for status in statuses}
 
 
-def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str] | None = None) -> None:
-    """Build the document once, adding the request-body schemas declared with :func:`body`;
-    its chosen parts are ``chosen``'s (a choice overlay's: :func:`follow`); ``paths`` are the
-    operations' paths as the route table serves them ({key: path}; the defaults if None)."""
-    served = {op.key: op.path for op in partner.OPERATIONS} | dict(paths or {})
+def install(app: FastAPI, chosen: Personality, table: RouteTable) -> None:
+    """Build the document once, on first need: the partner operations as ``table`` declares
+    and serves them (its routes are never ``app``'s), then ``app``'s own routes, and the
+    request-body schemas declared with :func:`body`; its chosen parts are ``chosen``'s (a
+    choice overlay's: :func:`follow`)."""
+    served = {route.key: route.path for route in table.routes}
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -144,7 +145,7 @@ def install(app: FastAPI, chosen: Personality = DEFAULT, paths: Mapping[str, str
                 title=app.title,
                 version=app.version,
                 description=app.description,
-                routes=app.routes,
+                routes=[*table.api_router().routes, *app.routes],
                 tags=app.openapi_tags,
             )
             _, defs = models_json_schema(

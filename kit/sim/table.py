@@ -22,11 +22,13 @@ personality gives some of them (``Personality.paths()``), and checks it there, o
   its template that the others do not take (the removed and deprecated paths' own 404/405),
   and it is matched after them.
 
-So the table's order decides nothing but the order of the OpenAPI document. A request the table
-does not match fully (no route, or the path with another method) goes on to FastAPI's app: its
-404/405 problems, the documents and the control plane. An exception from an endpoint is
-answered by the problem handlers (``kit.sim.problems.HANDLERS``); any other goes on to the
-500 layer.
+So the table's order decides nothing but the order of the OpenAPI document. The table is the one
+place a partner operation is registered: the document is made from its declarations
+(:meth:`RouteTable.api_router`, never served), and the 404/405 of a request no route takes is
+its :meth:`RouteTable.refuse` (the last resort of FastAPI's router, which holds only the
+documents and the control plane). An exception from an endpoint is answered by the problem
+handlers (``kit.sim.problems.HANDLERS``) through Starlette's ``ExceptionMiddleware``
+(:func:`endpoints`); any other goes on to the 500 layer.
 """
 
 from __future__ import annotations
@@ -38,20 +40,20 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor
 from starlette.exceptions import HTTPException
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import compile_path, get_route_path
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, ExceptionHandler, Receive, Scope, Send
+from starlette.websockets import WebSocketClose
 
 from kit.sim import routes as operations
 from kit.sim.routes import Operation, partner_module
 
 Endpoint = Callable[..., Awaitable[Response]]
 F = TypeVar("F", bound=Endpoint)
-Handler = Callable[[Request, Exception], Any]
 _PARAMETER = re.compile(r"\{[^}]*\}")
 
 
@@ -210,8 +212,32 @@ class RouteTable:
                 return route, found.groupdict()
         return None
 
+    def enter(self, scope: Scope) -> bool:
+        """Whether a route takes the request; if one does, its endpoint, path parameters and
+        route are set in ``scope`` (as Starlette's router sets them) for :func:`endpoints`."""
+        found = self.match(scope) if scope["type"] == "http" else None
+        if found is None:
+            return False
+        route, path_params = found
+        scope.update(endpoint=route.declared().endpoint, path_params=path_params, route=route)
+        return True
+
+    async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a request no route takes, as a router's last resort (its exception is the
+        app's handlers' to answer): 405 with the methods of the first route on its path, or 404
+        when none has it (step 1 of the order of checks); a websocket is closed."""
+        if scope["type"] != "http":
+            await WebSocketClose()(scope, receive, send)
+            return
+        path = get_route_path(scope)
+        for route in self.routes:
+            if route.path_regex.match(path):
+                raise HTTPException(405, headers={"Allow": ", ".join(route.operation.methods)})
+        raise HTTPException(404)
+
     def api_router(self) -> Any:
-        """An ``APIRouter`` of every route, in the table's order (imports FastAPI and every module)."""
+        """An ``APIRouter`` of every route, in the table's order, for the OpenAPI document: never
+        served (imports FastAPI and every module)."""
         from fastapi import APIRouter
 
         router = APIRouter()
@@ -242,36 +268,13 @@ def build(paths: Mapping[str, str] | None = None) -> RouteTable:
     return RouteTable(routes)
 
 
-def _handler(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
-    """The handler an app's exception middleware would choose (500 and Exception are not its)."""
-    if isinstance(exc, HTTPException) and exc.status_code in handlers and exc.status_code != 500:
-        return handlers[exc.status_code]
-    for cls in type(exc).__mro__:
-        if cls in handlers and cls is not Exception:
-            return handlers[cls]
-    return None
+def endpoints(handlers: Mapping[Any, ExceptionHandler]) -> ASGIApp:
+    """The ASGI app answering a request :meth:`RouteTable.enter` took with its route's endpoint,
+    an exception by its handler in ``handlers`` (Starlette's ``ExceptionMiddleware``); any other
+    exception goes on."""
+    return ExceptionMiddleware(_endpoint, handlers=handlers)
 
 
-async def serve(
-    route: Route,
-    path_params: dict[str, Any],
-    handlers: Mapping[Any, Handler],
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-) -> None:
-    """Answer a request with ``route``'s endpoint; an exception by its handler in ``handlers``."""
-    endpoint = route.declared().endpoint
-    scope.update(endpoint=endpoint, path_params=path_params, route=route)
-    request = Request(scope, receive, send)
-    try:
-        response = await endpoint(request, **path_params)
-    except Exception as exc:
-        handler = _handler(handlers, exc)
-        if handler is None:
-            raise
-        if inspect.iscoroutinefunction(handler):
-            response = await handler(request, exc)
-        else:
-            response = await run_in_threadpool(handler, request, exc)
+async def _endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    response = await scope["endpoint"](Request(scope, receive, send), **scope["path_params"])
     await response(scope, receive, send)

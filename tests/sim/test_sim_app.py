@@ -4,6 +4,7 @@ for byte; the embedded server and ``kit serve`` serving the same app class and r
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -15,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from kit.sim import Settings, create_app
 from kit.sim import app as app_module
@@ -152,6 +155,41 @@ def test_partner_requests_never_build_fastapi_and_the_first_other_one_does() -> 
         client.get("/nowhere", headers=auth)
         assert app.fastapi_built
     assert [s[2] for s in seen] == [200, 200, 404, 404]
+
+
+def test_every_partner_operation_is_registered_once_in_the_route_table() -> None:
+    """FastAPI's app holds the documents and the control plane only: at each partner
+    operation's path, whatever its method, none of its routes matches and its router leaves the
+    request to its last resort (the table's 404/405); the documents have every operation the
+    table declares for them."""
+    app = create_app(_settings())
+    fastapi = app.fastapi()
+    left: list[tuple[str, str]] = []
+
+    async def last_resort(scope: Scope, receive: Receive, send: Send) -> None:
+        left.append((scope["method"], scope["path"]))
+        await Response(status_code=204)(scope, receive, send)
+
+    fastapi.router.default = last_resort
+    asked = [
+        (method, re.sub(r"\{[^}]*\}", "x1", route.path))
+        for route in app.table.routes
+        for method in route.operation.methods
+    ]
+    with httpx.Client(transport=InProcess(fastapi), base_url="http://sim") as client:
+        for method, path in asked:
+            client.request(method, path)
+    assert left == asked
+    app.openapi()
+    documented = {
+        (method, path)
+        for document in fastapi.state.openapi_documents.values()  # one a version served (A27)
+        for path, operations in document["paths"].items()
+        for method in operations
+    }
+    for route in app.table.routes:
+        if route.declared().options.get("include_in_schema", True):
+            assert {(m.lower(), route.path) for m in route.operation.methods} <= documented, route
 
 
 def test_first_requests_racing_the_build_all_get_answers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,9 +24,14 @@ _RANDOM = ("token", "nonce", "encrypted_")
 
 
 def reference_app(settings: Settings) -> Any:
-    """A FastAPI app of ``settings``' simulator serving every route through FastAPI's router."""
+    """A FastAPI app of ``settings``' simulator serving every route through FastAPI's router:
+    the partner routes registered with it (out of the document, which the table's declarations
+    make already), its router's own 404/405 and its own 500 layer, outermost."""
     sim = new_sim(settings)
-    app = fastapi_app(sim, lifespan_of(sim), build(sim.personality.paths()))
+    table = build(sim.personality.paths())
+    app = fastapi_app(sim, lifespan_of(sim), table)
+    app.include_router(table.api_router(), include_in_schema=False)
+    app.router.default = app.router.not_found
     app.add_middleware(service_headers, sim=sim)  # type: ignore[arg-type]  # a factory of the app it wraps
     return app
 
