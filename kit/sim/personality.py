@@ -94,8 +94,6 @@ class Personality:
     uuid_ids: bool
     send_assumptions: bool
     require_session: bool
-    #: Our code → the code sent, only for the codes the overlay renames (empty by default).
-    codes: Mapping[str, str]
     #: ``resource.field`` of A62 not sent.
     omitted: frozenset[str]
     #: How the wire is spelled (A67 paths, A68 names, headers, A01's client authentication,
@@ -105,6 +103,12 @@ class Personality:
     _writers: dict[type[Representation], Callable[[Any], dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    @property
+    def codes(self) -> Mapping[str, str]:
+        """Our code → the code sent, only for the codes the overlay renames (A64; empty by
+        default): the dialect's :attr:`~kit._dialect.Dialect.renamed_codes`."""
+        return self.dialect.renamed_codes
 
     def paths(self) -> dict[str, str]:
         """The paths this simulator serves some partner operations at, {operation key: path}
@@ -227,7 +231,6 @@ def resolve(overlay: Overlay | None = None) -> Personality:
     value = overlay.value
     lifetimes, rate = value("A06"), value("A32")
     omitted = frozenset(register.value("A62")["sent"]) - frozenset(value("A62")["sent"])
-    codes = {ours: theirs for ours, theirs in value("A64")["codes"].items() if ours != theirs}
     return Personality(
         overlay=overlay,
         token_lifetime=int(value("A01")["token_lifetime_seconds"]),
@@ -248,7 +251,6 @@ def resolve(overlay: Overlay | None = None) -> Personality:
         uuid_ids=value("A60")["id_format"] == "uuid",
         send_assumptions=bool(value("A61")["send_assumptions"]),
         require_session=bool(value("A63")["cards_and_events_require_session"]),
-        codes=MappingProxyType(codes),
         omitted=omitted,
         dialect=Dialect.of(overlay) if overlay else DEFAULT_DIALECT,
     )
