@@ -292,6 +292,12 @@ class Dialect:
         when it renames none)."""
         return {ours: theirs for ours, theirs in self.values["A64"]["codes"].items() if ours != theirs}
 
+    @cached_property
+    def wire_codes(self) -> frozenset[str]:
+        """The problem codes this dialect's server sends (A64's values; a generic code, standing
+        for several of the kit's, once)."""
+        return frozenset(self.values["A64"]["codes"].values())
+
     def problem_to_wire(self, problem: Any) -> Any:
         """A problem+json body with its code spelled the wire's way (A64): its ``code`` and the
         end of its ``type``. ``problem`` itself when its code is not one this dialect renames."""

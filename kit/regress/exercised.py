@@ -64,6 +64,7 @@ from typing import Any
 from kit import register
 from kit._auth import TOKEN_PATH
 from kit._dialect import DEFAULT, OPAQUE, STANDARD_NAMES, Dialect
+from kit._headers import HeaderNames
 from kit._wire import Exchange
 from kit.notebook.conformity import Table
 
@@ -268,7 +269,7 @@ def _answer(ev: _Evidence, dialect: Dialect, call: Call, lacking: dict[tuple[str
             ev.confirm(entry, f"{key}: {name} in the answer", call)
         elif (entry, key) in _ALWAYS:
             lacking.setdefault((entry, key), call)
-    relied = call.answered.get(str(dialect.chosen("A28", "assumptions")).lower(), "")
+    relied = call.answered.get(HeaderNames.of(dialect).assumptions.lower(), "")
     for entry in _ENTRY.findall(relied):
         if call.status is not None and call.status < 500:
             ev.confirm(entry, "named in the answer's svc-assumptions", call)
@@ -279,7 +280,7 @@ def _answer(ev: _Evidence, dialect: Dialect, call: Call, lacking: dict[tuple[str
         elif spelled:
             ev.confirm("A68", f"member {name!r} as {dialect.field_case} case spells it", call)
     if call.code is not None and call.problem:
-        if call.code in set(dialect.values["A64"]["codes"].values()):
+        if call.code in dialect.wire_codes:
             ev.confirm("A64", f"codes: a {call.status} problem {call.code!r}", call)
         else:
             ev.contradict("A64", f"codes: {call.code!r} is none of the codes expected", call)
@@ -290,7 +291,8 @@ def judge(found: Sequence[Call], dialect: Dialect = DEFAULT, table: Table | None
     docstring), in the register's order."""
     ev = _Evidence()
     placed = [(k, dialect.methods[k], _pattern(p)) for k, p in dialect.paths.items()]
-    token_header = str(dialect.chosen("A02", "header")).lower()
+    names = HeaderNames.of(dialect)
+    token_header = names.authorization.lower()
     scheme = str(dialect.chosen("A02", "scheme")).lower()
     lacking: dict[tuple[str, str], Call] = {}
     token_refused: list[Call] = []
@@ -300,7 +302,7 @@ def judge(found: Sequence[Call], dialect: Dialect = DEFAULT, table: Table | None
         if call.path.startswith("/_sim") or call.status is None:
             continue
         if call.kind == "delivery":
-            name = str(dialect.chosen("A24", "header")).lower()
+            name = names.signature.lower()
             if name in call.sent:
                 ev.confirm("A24", f"header: {name} on a webhook delivery", call)
             continue
