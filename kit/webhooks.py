@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit._choices import dialect as dialect_of
 from kit._dialect import Dialect
+from kit._headers import HEADERS, HeaderNames
 from kit._receiver_http import IDLE_TIMEOUT_S, MAX_DELIVERY_BYTES, loopback_server
 from kit.crypto import WebhookKeys
 from kit.errors import (
@@ -63,7 +64,6 @@ from kit.errors import (
     WebhookVerificationError,
 )
 from kit.models import WebhookEvent
-from kit.register import value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 #: The header a delivery's signature comes in (A24).
-SIGNATURE_HEADER = str(value("A24")["header"])
+SIGNATURE_HEADER = HEADERS.signature
 #: How often a receiver's server looks whether it was asked to close, which ``close`` waits for
 #: (socketserver's default is 0.5 s; benchmarks/bench.py FIXES: "the webhook receiver's server").
 _POLL_S = 0.02
@@ -162,7 +162,7 @@ def verify(
         SignatureExpired, DuplicateDelivery (all :class:`~kit.errors.WebhookVerificationError`).
     """
     dialect = dialect_of(choices)
-    name = str(dialect.chosen("A24", "header"))
+    name = HeaderNames.of(dialect).signature
     signature = _header(headers, name) or _header(headers, name.lower())
     if not signature:
         raise SignatureMissing(f"no {name} header")

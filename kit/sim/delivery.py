@@ -24,6 +24,7 @@ import httpx
 
 from kit import register
 from kit._dialect import DEFAULT, Dialect
+from kit._headers import HeaderNames
 from kit._http import async_http_client
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json
@@ -131,9 +132,10 @@ class DeliveryEngine:
         generation = self.state.generation
         at = delivery.next_at or self.state.now
         keys = self.state.keys
+        names = HeaderNames.of(self.dialect)
         headers = {
             "content-type": "application/json",
-            self.dialect.chosen("A24", "header"): keys.sign_detached(
+            names.signature: keys.sign_detached(
                 delivery.body,
                 iat=int(at.timestamp()),
                 event_id=delivery.event_id,
@@ -142,7 +144,7 @@ class DeliveryEngine:
         }
         version = self._version_of(delivery)
         if version is not None:  # the version the subscription is pinned to (A27)
-            headers[self.dialect.chosen("A27", "header")] = version
+            headers[names.api_version] = version
         if delivery.deprecated:
             headers["Deprecation"] = DEPRECATION
         status: int | None = None

@@ -38,6 +38,7 @@ from starlette.types import Message, Scope
 
 from kit import register
 from kit._dialect import Dialect
+from kit._headers import HEADERS, HeaderNames
 from kit.sim.asgi import decode_json, encode_json
 
 __all__ = ["Spoken", "speaking"]
@@ -64,15 +65,16 @@ class Spoken:
         self.app = app
         self.dialect = dialect
         ours = Dialect.of(None)
+        our_names, their_names = HEADERS, HeaderNames.of(dialect)
         # the header names the dialect renames: ours (lower case) → theirs (A02, A18, A20, A24, A27, A28)
         renamed = {o: t for o, t in dialect.headers.items() if o != t.lower()}
         self._in = {t.lower().encode(): o.encode() for o, t in renamed.items()}
         self._out = {o.encode(): t.encode() for o, t in renamed.items()}
         # our names of the request headers it renamed (besides the token's): not honoured under it
-        sent = {str(ours.chosen(e, k)).lower() for e, k in (("A20", "header"), ("A27", "header"))}
+        sent = {our_names.idempotency_key.lower(), our_names.api_version.lower()}
         self._unheard = {o.encode() for o in renamed if o in sent}
-        self._auth = ours.chosen("A02", "header").lower().encode()
-        self._token_header = dialect.chosen("A02", "header").lower().encode()
+        self._auth = our_names.authorization.lower().encode()
+        self._token_header = their_names.authorization.lower().encode()
         self._scheme = (ours.chosen("A02", "scheme"), dialect.chosen("A02", "scheme"))
         self._names = not dialect.plain or any(
             dialect.chosen(e, k) != ours.chosen(e, k)
