@@ -2,8 +2,9 @@
 
 The spec shows one header name, ``svc-session-id``; every other is a register entry's choice
 (A02, A18, A20, A24, A27, A28), which a dialect may re-choose: :meth:`HeaderNames.of` gives the
-names a dialect speaks, :data:`HEADERS` the register's own. The control plane's snapshot header
-(:data:`STATE_VERSION`) is the simulator's own, never a dialect's.
+names a dialect speaks, :data:`HEADERS` the register's own. The control plane's headers, its
+token (:data:`CONTROL_TOKEN`) and a snapshot's state format (:data:`STATE_VERSION`), are the
+simulator's own, never a dialect's.
 
 HTTP's own headers (``Authorization`` as RFC 6749's client authentication and RFC 9110 name
 it, ``Content-Type``, ``Accept``, ``Allow``, ``Cache-Control``, ``Deprecation``, ``Link``,
@@ -22,7 +23,7 @@ from typing import NamedTuple
 
 from kit._dialect import DEFAULT, Dialect
 
-__all__ = ["HEADERS", "STATE_VERSION", "HeaderNames"]
+__all__ = ["CONTROL_TOKEN", "HEADERS", "STATE_VERSION", "HeaderNames"]
 
 
 class HeaderNames(NamedTuple):
@@ -70,6 +71,9 @@ class HeaderNames(NamedTuple):
 #: The register's own names (a client speaking a dialect has its own: ``Transport.names``).
 HEADERS = HeaderNames.of()
 
+#: The request header that carries the control token (``KIT_SIM_CONTROL_TOKEN``) to the control
+#: plane (``/_sim``, A45), the simulator's own header.
+CONTROL_TOKEN = "svc-control-token"
 #: The version of the kit's state format a snapshot of the control plane was written in
 #: (``GET /_sim/snapshot``'s answer), the simulator's own header.
 STATE_VERSION = "svc-state-version"

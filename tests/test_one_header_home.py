@@ -21,13 +21,15 @@ KIT = Path(__file__).resolve().parents[1] / "kit"
 HOME = KIT / "_headers.py"
 #: The header names the register chooses that are HTTP's own (see the module docstring).
 HTTP_OWN = frozenset({"authorization"})
-#: The control plane's snapshot header: the simulator's own, not a register entry's.
+#: The control plane's headers, its token's and a snapshot's: the simulator's own, not a
+#: register entry's.
+CONTROL_TOKEN = "svc-control-token"
 STATE_VERSION = "svc-state-version"
 
 
 def _wire_names() -> set[str]:
     """Every header name of the wire (lower case): the register's choices and the spec's
-    ``svc-session-id`` (A28 records it), the snapshot's header; HTTP's own left out."""
+    ``svc-session-id`` (A28 records it), the control plane's headers; HTTP's own left out."""
     answers = register.value("A28")
     names = {
         register.value("A02")["header"],
@@ -37,6 +39,7 @@ def _wire_names() -> set[str]:
         register.value("A24")["header"],
         register.value("A27")["header"],
         *(answers[key] for key in ("request_id", "session_expires_at", "assumptions", "session_id")),
+        CONTROL_TOKEN,
         STATE_VERSION,
     }
     return {str(name).lower() for name in names} - HTTP_OWN
@@ -79,7 +82,7 @@ def test_no_module_spells_a_wire_header_name_outside_its_home() -> None:
 def test_the_home_holds_every_name_of_the_wire() -> None:
     from kit import _headers
 
-    held = {name.lower() for name in _headers.HEADERS} | {_headers.STATE_VERSION}
+    held = {name.lower() for name in _headers.HEADERS} | {_headers.CONTROL_TOKEN, _headers.STATE_VERSION}
     assert held - HTTP_OWN == _wire_names()
 
 
@@ -102,3 +105,10 @@ def test_the_client_and_the_simulator_read_the_same_home() -> None:
         sim.SIGNATURE,
     )
     assert sim.STATE_VERSION == _headers.STATE_VERSION
+
+
+def test_the_control_token_header_is_the_homes() -> None:
+    from kit import _env, _headers
+
+    assert _headers.CONTROL_TOKEN == CONTROL_TOKEN
+    assert _env.SIM_CONTROL_TOKEN_HEADER is _headers.CONTROL_TOKEN  # kept for its importers
