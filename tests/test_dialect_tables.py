@@ -3,17 +3,21 @@ A64's problem codes, the reverse header map, an A67 path back to the kit's (issu
 
 The modules that apply them (the client's spelling and transport, its auth, the simulator's
 service headers and OpenAPI document, the migration report) ask the dialect and keep no copy;
-regress has no translator of its own."""
+regress has no translator of its own. The simulator's personality reads its renamed codes from
+its dialect; no module but the dialect reads a dialect's A64 table; and a header name a dialect
+chooses is read through ``kit._headers.HeaderNames``, not from the register or the dialect's
+entries."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from kit import _choices
-from kit._dialect import DEFAULT, Dialect
+from kit._dialect import DEFAULT, HEADERS, Dialect
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "kit"
@@ -108,3 +112,110 @@ def test_the_personality_and_the_dialect_rename_the_same_codes(camel: Dialect) -
 
     overlay = _choices.load(ROOT / "data" / "choices" / "camel.toml")
     assert dict(resolve(overlay).codes) == camel.renamed_codes
+
+
+def test_the_personality_keeps_no_copy_of_the_renamed_codes() -> None:
+    from kit.sim.personality import Personality, resolve
+
+    assert "codes" not in {f.name for f in dataclasses.fields(Personality)}
+    chosen = resolve(_choices.parse({"A64": {"codes": {"card-already-closed": "card-closed"}}}))
+    assert chosen.codes is chosen.dialect.renamed_codes
+    assert chosen.codes == {"card-already-closed": "card-closed"}
+
+
+def _literal(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _called(node: ast.AST) -> str | None:
+    """The name of the function ``node`` calls (``f`` of ``f(...)`` or ``x.f(...)``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _entry_reads(tree: ast.Module) -> list[tuple[int, str, str | None]]:
+    """Where a module reads a register entry's key by name, as ``(line, entry, key)``: a
+    dialect's ``values["Axx"]["key"]``, ``chosen("Axx", "key")``, or ``value("Axx")["key"]`` (the
+    register's or an overlay's value)."""
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node) == "chosen" and len(node.args) >= 2:
+            entry = _literal(node.args[0])
+            if entry:
+                found.append((node.lineno, entry, _literal(node.args[1])))
+        elif isinstance(node, ast.Subscript):
+            inner = node.value
+            if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Attribute):
+                entry = _literal(inner.slice) if inner.value.attr == "values" else None
+            elif isinstance(inner, ast.Call) and _called(inner) == "value" and inner.args:
+                entry = _literal(inner.args[0])
+            else:
+                entry = None
+            if entry:
+                found.append((node.lineno, entry, _literal(node.slice)))
+    return found
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {
+        path.relative_to(KIT).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(KIT.rglob("*.py"))
+    }
+
+
+def _a64_reads(tree: ast.Module) -> list[int]:
+    """The lines where a module reads a dialect's A64 table: ``values["A64"]`` or
+    ``chosen("A64", …)`` (an overlay's raw ``value("A64")``, which the simulator validates, is
+    not a dialect's)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            entry = _literal(node.slice) if node.value.attr == "values" else None
+        elif isinstance(node, ast.Call) and _called(node) == "chosen" and node.args:
+            entry = _literal(node.args[0])
+        else:
+            continue
+        if entry == "A64":
+            found.append(node.lineno)
+    return found
+
+
+def test_no_module_but_the_dialect_reads_a_dialects_a64_table() -> None:
+    found = {
+        module: lines
+        for module, tree in _modules().items()
+        if module != "_dialect.py" and (lines := _a64_reads(tree))
+    }
+    assert found == {}
+
+
+#: Every header name a dialect chooses, as (entry, key): A28's ``session_id`` is the spec's
+#: ``svc-session-id``, which A28 records.
+_HEADER_KEYS = frozenset(HEADERS) | {("A28", "session_id")}
+#: Where a header name may be read from its entry: its home, the dialect that holds the entries,
+#: and the rules that check a dialect file's own values.
+_READ_AT_HOME = frozenset({"_headers.py", "_dialect.py", "_dialect_rules.py"})
+#: Modules that still read a header name from its entry, to move to ``HeaderNames`` (issue 60);
+#: a module leaves the list once it reads them there, and none joins it.
+_NOT_YET = frozenset(
+    {
+        "_auth.py",
+        "_infer_har.py",
+        "_redaction.py",
+        "regress/codepath.py",
+        "regress/served.py",
+        "sim/openapi.py",
+    }
+)
+
+
+def test_header_names_are_read_through_their_home() -> None:
+    found = {
+        module: [f"line {line}: {entry} {key}" for line, entry, key in reads]
+        for module, tree in _modules().items()
+        if module not in _READ_AT_HOME | _NOT_YET
+        if (reads := [r for r in _entry_reads(tree) if (r[1], r[2]) in _HEADER_KEYS])
+    }
+    assert found == {}
