@@ -22,7 +22,7 @@ from typing import Any
 
 from kit import register
 from kit._dialect import _PARAM, HEADERS, OPERATIONS, STANDARD_NAMES, _shape
-from kit._env import SIM_CONTROL_TOKEN_HEADER
+from kit._headers import CONTROL_TOKEN
 
 __all__ = ["ALGORITHMS", "CLIENT_AUTH", "CONTROL_PREFIX", "DOCUMENTS", "RESERVED_HEADERS", "problems"]
 
@@ -148,7 +148,7 @@ RESERVED_HEADERS: Mapping[str, str] = MappingProxyType(
         "www-authenticate": f"{_CREDENTIALS}: the server's challenge (RFC 9110 §11.6.1)",
         "cookie": _CREDENTIALS,
         "set-cookie": _CREDENTIALS,
-        SIM_CONTROL_TOKEN_HEADER: f"{_CREDENTIALS}: the control plane's token",
+        CONTROL_TOKEN: f"{_CREDENTIALS}: the control plane's token",
         "forwarded": _PROXIES,
         "via": _PROXIES,
     }

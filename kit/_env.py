@@ -3,16 +3,14 @@ built-in partner clients, and which hosts are this machine.
 
 One place for each name, read by the client (``kit._config``), the simulator (``kit.sim``),
 ``kit serve`` and ``kit regress`` alike. The control plane's header is a name of the wire, held
-by :mod:`kit._headers` (:data:`SIM_CONTROL_TOKEN_HEADER` here is that one). This module imports
-only from the base room, so every room may import it.
+by :mod:`kit._headers` (``CONTROL_TOKEN``). This module imports nothing of the kit, so every
+room may import it cheaply.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from urllib.parse import urlsplit
-
-from kit._headers import CONTROL_TOKEN
 
 __all__ = [
     "ACCESS_TOKEN",
@@ -31,7 +29,6 @@ __all__ = [
     "SECRET_VARIABLES",
     "SIM_CHOICES",
     "SIM_CONTROL_TOKEN",
-    "SIM_CONTROL_TOKEN_HEADER",
     "SIM_PARTNERS",
     "SIM_PARTNER_CLIENTS",
     "SNAPSHOT_MEDIA_TYPE",
@@ -71,8 +68,6 @@ SIM_PARTNERS = "KIT_SIM_PARTNERS"
 SIM_CHOICES = "KIT_SIM_CHOICES"
 #: The token the control plane (``/_sim``) requires off loopback.
 SIM_CONTROL_TOKEN = "KIT_SIM_CONTROL_TOKEN"
-#: The request header that carries that token to the control plane (held by :mod:`kit._headers`).
-SIM_CONTROL_TOKEN_HEADER = CONTROL_TOKEN
 #: The media type of a simulator state snapshot (a SQLite database: ``GET /_sim/snapshot``).
 SNAPSHOT_MEDIA_TYPE = "application/vnd.sqlite3"
 

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from kit import _env as env
+from kit._headers import CONTROL_TOKEN
 from kit._http import http_client
 
 __all__ = ["DEFAULT_URL", "HEALTH_PATH", "OPENAPI_PATH", "add_parser", "probe"]
@@ -42,7 +43,7 @@ def probe(url: str, token: str | None, timeout: float = 5.0) -> tuple[bool, str]
     if token and parts.scheme == "http" and not env.is_loopback(parts.hostname):
         return False, f"{env.SIM_CONTROL_TOKEN} would cross the network in clear: use https or loopback"
     base = url.rstrip("/")
-    headers = {env.SIM_CONTROL_TOKEN_HEADER: token} if token else {}
+    headers = {CONTROL_TOKEN: token} if token else {}
     try:
         with http_client(base, timeout=timeout, headers=headers) as http:
             answer = http.get(HEALTH_PATH)

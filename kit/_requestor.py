@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from kit import _env as env
 from kit._auth import PartnerAuth, TokenGrant, bearer, credentials, token_path
 from kit._config import Config
 from kit._drift import DriftLog
+from kit._headers import CONTROL_TOKEN
 from kit._history import History
 from kit._http import http_client
 from kit._outgoing import NONE, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["INIT_DATA_PATH", "CurrentSession", "Requestor", "SessionArg"]
 
 INIT_DATA_PATH = OPERATIONS["init_data"].template
-CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
+CONTROL_TOKEN_HEADER = CONTROL_TOKEN
 
 
 @dataclass(frozen=True)

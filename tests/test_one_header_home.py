@@ -111,4 +111,4 @@ def test_the_control_token_header_is_the_homes() -> None:
     from kit import _env, _headers
 
     assert _headers.CONTROL_TOKEN == CONTROL_TOKEN
-    assert _env.SIM_CONTROL_TOKEN_HEADER is _headers.CONTROL_TOKEN  # kept for its importers
+    assert not hasattr(_env, "SIM_CONTROL_TOKEN_HEADER")  # one home: _env imports no kit module

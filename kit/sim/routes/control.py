@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 
 from kit import _env as env
 from kit import register
+from kit._headers import CONTROL_TOKEN
 from kit.sim.bodies import AdvanceIn, FaultIn, FundIn, ResetIn
 from kit.sim.clock import format_time
 from kit.sim.headers import STATE_VERSION
@@ -28,7 +29,7 @@ from kit.sim.schema import M, parse_model
 from kit.sim.state import Fault
 from kit.sim.timeflow import clock_moved
 
-CONTROL_TOKEN_HEADER = env.SIM_CONTROL_TOKEN_HEADER
+CONTROL_TOKEN_HEADER = CONTROL_TOKEN
 #: The bounds of a state (A71): the clock stops short of this year, a balance of this amount.
 CLOCK_LIMIT_YEAR = int(register.value("A71")["clock_before_year"])
 MAX_BALANCE = Decimal(register.value("A71")["money_limit"])
