@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from kit import _codes, register
 from kit._dialect import OPAQUE, snake
+from kit._headers import HEADERS
 from kit._infer import (
     Inference,
     Op,
@@ -364,7 +365,7 @@ def infer(exchanges: Sequence[Exchange], ref: Mapping[str, Any] | None = None) -
     partner = [
         ex for k, seen in keyed_ex.items() if k not in ("access_token", "legacy_access_token") for ex in seen
     ]
-    session = register.value("A28")["session_id"].lower()
+    session = HEADERS.session_id.lower()
     _auth(inf, partner, keyed_ex.get("access_token", []), session)
     key_of = {i: k for k, seen in keyed_ex.items() for ex in seen for i, e in enumerate(exchanges) if e is ex}
     _codes_seen(inf, exchanges, key_of)

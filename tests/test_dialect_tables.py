@@ -202,11 +202,8 @@ _READ_AT_HOME = frozenset({"_headers.py", "_dialect.py", "_dialect_rules.py"})
 _NOT_YET = frozenset(
     {
         "_auth.py",
-        "_infer_har.py",
         "_redaction.py",
         "regress/codepath.py",
-        "regress/served.py",
-        "sim/openapi.py",
     }
 )
 

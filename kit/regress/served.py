@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from kit._headers import HEADERS
 from kit._http import http_client
 from kit._tls import TlsFiles
 
@@ -84,9 +85,7 @@ def probe(
     ``header`` (the version header in the server's dialect, A27's own by default), and the
     answer read in the same header; sent as a client's calls are (:func:`kit._http.http_client`:
     through ``transport``, else with the TLS files ``tls``)."""
-    from kit import register
-
-    header = header or register.value("A27")["header"]
+    header = header or HEADERS.api_version
     with http_client(base_url, transport=transport, tls=tls) as client:
         resp = client.get("/openapi.json", headers={header: version})
     if _refused(resp, version):

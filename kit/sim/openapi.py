@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from kit import register
 from kit._dialect import Dialect
+from kit._headers import HeaderNames
 from kit.sim import routes as partner
 from kit.sim import versions
 from kit.sim.headers import (
@@ -337,7 +338,7 @@ def authentication(schema: dict[str, Any], dialect: Dialect) -> None:
     (A02: HTTP authentication in ``Authorization``, else an API key in its own header, its
     scheme the pattern of a 401's ``WWW-Authenticate``) and the token request's client
     authentication (A01: HTTP Basic, the form's ``client_id`` and ``client_secret``, or either)."""
-    header, scheme = dialect.chosen("A02", "header"), dialect.chosen("A02", "scheme")
+    header, scheme = HeaderNames.of(dialect).authorization, dialect.chosen("A02", "scheme")
     schemes = schema["components"]["securitySchemes"]
     if header.lower() == "authorization":
         schemes["partnerToken"] = {"type": "http", "scheme": scheme.lower()}
