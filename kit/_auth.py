@@ -60,7 +60,7 @@ __all__ = [
     "token_request",
 ]
 
-TOKEN_PATH = OPERATIONS["token"].template
+TOKEN_PATH = OPERATIONS["access_token"].template
 #: The form of every token request (the deprecated legacy endpoint takes the same).
 CLIENT_CREDENTIALS = {"grant_type": "client_credentials"}
 

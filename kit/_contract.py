@@ -48,6 +48,7 @@ from typing import Any
 
 from kit import register
 from kit._drift import Drift, json_type, schema_rows
+from kit._operations import OPERATIONS as TABLE
 from kit._outgoing import HEADERS as NAMES
 from kit._shapes import Memo, deref, import_validators
 from kit.errors import by_code
@@ -71,27 +72,12 @@ _VERSION_SHAPE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
 #: What each operation of the document rests on: ``(spec statement, register entry)``. The
 #: statement (``""`` where the spec does not name the operation) is what the spec states — that
 #: the endpoint exists; the entry chose the rest — its statuses, fields, types and body shape.
+#: Read from the one table of operations (:mod:`kit._operations`), the removed ones aside.
 OPERATIONS: Mapping[str, tuple[str, str]] = {
-    "POST /oauth/accesstoken": ("endpoint.1", "A01"),
-    "POST /authorization/server_api/access_tokens": ("endpoint.2", "A03"),
-    "DELETE /authorization/server_api/access_tokens": ("endpoint.3", "A03"),
-    "GET /sessions/user_session_initialization_data": ("endpoint.4", "A04"),
-    "POST /sessions": ("endpoint.5", "A05"),
-    "DELETE /sessions": ("", "A34"),
-    "POST /accounts": ("", "A10"),
-    "POST /accounts/{account_id}/persons": ("", "A11"),
-    "GET /persons/{person_id}/kyc/questions": ("", "A12"),
-    "POST /persons/{person_id}/kyc/answers": ("", "A12"),
-    "POST /accounts/{account_id}/cards": ("", "A35"),
-    "GET /cards/{card_id}": ("", "A35"),
-    "POST /cards/{card_id}/close": ("endpoint.6", "A16"),
-    "POST /accounts/{account_id}/events": ("endpoint.7", "A17"),
-    "POST /p2p/transfers": ("", "A36"),
-    "GET /p2p/transfers/{transfer_id}": ("", "A36"),
-    "POST /webhooks/subscriptions": ("", "A23"),
-    "GET /webhooks/jwks": ("", "A24"),
-    "GET /persons/{person_id}/document_requests": ("", "A26"),
-    "POST /document_requests/{document_request_id}/submit": ("", "A26"),
+    f"{method} {op.path}": (op.basis if op.basis.startswith("endpoint.") else "", op.entry)
+    for op in TABLE
+    if not (op.rest or op.removed_in)
+    for method in op.methods
 }
 #: The simulator's control plane (``/_sim/…``): the simulator's own (A45).
 CONTROL_PLANE_ENTRY = "A45"
@@ -101,7 +87,12 @@ ERROR_ENTRY = "A21"
 #: An operation the document does not have, answered anyway.
 UNKNOWN_ENTRY = "A44"
 #: Endpoints the spec says no longer exist: an answer other than 404/405 is drift.
-REMOVED: Mapping[str, str] = {"POST /accounts/{account_id}/savings/close": "endpoint.8"}
+REMOVED: Mapping[str, str] = {
+    f"{method} {op.path}": op.basis
+    for op in TABLE
+    if op.removed_in and not op.rest and op.basis.startswith("endpoint.")
+    for method in op.methods
+}
 _REMOVED_PATTERNS = {
     re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(k.split(" ", 1)[1])) + "$"): (k, v)
     for k, v in REMOVED.items()

@@ -21,7 +21,7 @@ Example::
     '/device/osVersion'
 
 The rules a dialect file must keep are :mod:`kit._dialect_rules`'. This module is in the base
-room: it imports only :mod:`kit.register`.
+room: it imports only :mod:`kit.register` and the table of operations (:mod:`kit._operations`).
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from kit import register
+from kit._operations import CHOSEN
 
 __all__ = ["DEFAULT", "HEADERS", "OPERATIONS", "STANDARD_NAMES", "Dialect", "camel", "fill", "snake"]
 
 #: The operations the spec does not show a path for (A67's keys), in the register's order.
-OPERATIONS: tuple[str, ...] = tuple(register.value("A67")["paths"])
+OPERATIONS: tuple[str, ...] = CHOSEN
 #: The path parameters an operation may keep (a re-chosen path keeps the same ones).
 _PARAM = re.compile(r"\{([a-z_]+)\}")
 

@@ -21,8 +21,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from kit._dialect import DEFAULT, fill
+from kit._dialect import fill
 from kit._headers import HEADERS, HeaderNames
+from kit._operations import OPERATIONS as TABLE
 
 __all__ = ["HEADERS", "NONE", "OPERATIONS", "RETRY_STATUSES", "HeaderNames", "Operation", "Outgoing", "seg"]
 
@@ -50,21 +51,13 @@ class Operation(NamedTuple):
         return cls(key, method, path)
 
 
-def _operations(*rows: tuple[str, str, str]) -> dict[str, Operation]:
-    return {key: Operation(key, method, template) for key, method, template in rows}
-
-
-#: Every partner operation the client calls, by key: the spec shows the paths of the token
-#: endpoint, init data, ``POST /sessions``, the card close and inbound events; the others are
-#: the simulator's choices (A67), which a dialect file may re-choose (:class:`kit._spoken.Spelling`).
-OPERATIONS = _operations(
-    ("token", "POST", "/oauth/accesstoken"),
-    ("init_data", "GET", "/sessions/user_session_initialization_data"),
-    ("create_session", "POST", "/sessions"),
-    ("close_card", "POST", "/cards/{card_id}/close"),
-    ("send_event", "POST", "/accounts/{account_id}/events"),
-    *((key, DEFAULT.methods[key], template) for key, template in DEFAULT.paths.items()),
-)
+#: Every partner operation the client calls, by key (:data:`kit._operations.OPERATIONS`, the
+#: current ones): the spec shows the paths of the token endpoint, init data, ``POST /sessions``,
+#: the card close and inbound events; the others are the simulator's choices (A67), which a
+#: dialect file may re-choose (:class:`kit._spoken.Spelling`).
+OPERATIONS: dict[str, Operation] = {
+    op.key: Operation(op.key, op.methods[0], op.path) for op in TABLE if op.called
+}
 
 
 class Outgoing(NamedTuple):

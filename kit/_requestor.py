@@ -34,6 +34,7 @@ from kit._drift import DriftLog
 from kit._headers import CONTROL_TOKEN
 from kit._history import History
 from kit._http import http_client
+from kit._operations import BY_KEY
 from kit._outgoing import NONE, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
 from kit._sensitive import Sensitive
 from kit._transport import Reply, Transport
@@ -249,7 +250,7 @@ class Requestor:
                 TransportError as for any call.
         """
         headers, form = credentials(self.config.client_id, self.config.client_secret, self.config.dialect)
-        operation = Operation("token", "POST", path)
+        operation = OPERATIONS["access_token"]._replace(template=path)  # 1.1.0's own, or 1.2.0's
         outgoing = Outgoing(operation, data=form, headers=headers, partner=False)
         return self.transport.send(outgoing)
 
@@ -261,7 +262,8 @@ class Requestor:
         """
         header, scheme = bearer(self.config.dialect)
         headers = {header: f"{scheme} {token.reveal()}"}
-        operation = Operation("revoke_token", "DELETE", path)
+        revoke = BY_KEY["legacy_revoke"]
+        operation = Operation(revoke.key, revoke.methods[0], path)
         return self.transport.send(Outgoing(operation, headers=headers, partner=False))
 
     def _fetch_grant(self) -> TokenGrant | None:

@@ -28,6 +28,7 @@ BASE = {
     "kit._choices",
     "kit._codes",
     "kit._headers",
+    "kit._operations",
     "kit._dialect",
     "kit._dialect_rules",
     "kit._pii",

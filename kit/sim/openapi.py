@@ -403,12 +403,13 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
     info["x-choices"] = {entry: overlay.value(entry) for entry in entries}
 
 
-#: The operations A63 makes need a session (``cards_and_events_require_session``).
-SESSION_ROUTES = (
-    ("/accounts/{account_id}/cards", "post"),
-    ("/cards/{card_id}", "get"),
-    ("/cards/{card_id}/close", "post"),
-    ("/accounts/{account_id}/events", "post"),
+#: The operations A63 makes need a session (``cards_and_events_require_session``), as
+#: ``(default path, method)`` of the document.
+SESSION_OPERATIONS = ("create_card", "get_card", "close_card", "send_event")
+SESSION_ROUTES = tuple(
+    (partner.BY_KEY[key].path, method.lower())
+    for key in SESSION_OPERATIONS
+    for method in partner.BY_KEY[key].methods
 )
 _ASSUMPTIONS_SENTENCE = re.compile(r"[;.] every answer names the entries[^.;]*svc-assumptions")
 

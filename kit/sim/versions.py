@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 from starlette.types import Scope
 
 from kit import register
+from kit._operations import BY_KEY
 from kit.sim.asgi import first
 from kit.sim.headers import API_VERSION, ROLE
 from kit.sim.models import Strict
@@ -246,6 +247,8 @@ def refer_a_friend_removed(version: str) -> bool:
 # --- the contract of each version ------------------------------------------------------------------
 
 
+#: The card close, whose summary says what its version takes (change 2).
+_CLOSE = BY_KEY["close_card"]
 #: The operations only 1.1.0 has, left out of 1.2.0's document (changes 5 and 8), and their schemas.
 PREVIOUS_ONLY = (*(e["path"] for e in _SPEC["removed_endpoints"] if e["path"]), *REFER_A_FRIEND_PATHS)
 PREVIOUS_ONLY_SCHEMAS = ("EmptyBody", "SavingsCloseOut", "ReferralCodeOut", "ReferralCreate", "ReferralOut")
@@ -289,7 +292,7 @@ def document(full: dict[str, Any], version: str) -> dict[str, Any]:
             card["properties"].pop(name, None)
             if name in card.get("required", []):
                 card["required"].remove(name)
-        paths["/cards/{card_id}/close"]["post"]["summary"] = close_summary(version)
+        paths[_CLOSE.path][_CLOSE.methods[0].lower()]["summary"] = close_summary(version)
     schemas["CardCreate"]["properties"]["type"]["enum"] = card_types(version)  # change 3
     if inbound_event_types(version) is None:  # change 4
         schemas["EventCreate"]["properties"]["event_type"].pop("enum", None)
