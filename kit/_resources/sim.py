@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kit import _env as env
 from kit._headers import STATE_VERSION
+from kit._outgoing import OPERATIONS, Outgoing
 from kit._resources._base import Resource, seg
 from kit._sensitive import MASK, Sensitive
 from kit._transport import Reply
@@ -191,9 +192,10 @@ class SimControl(Resource):
 
     def add_fault(
         self,
-        method: str,
-        path: str,
+        method: str | None = None,
+        path: str | None = None,
         *,
+        operation: str | None = None,
         status: int | None = 503,
         rate: float = 1.0,
         times: int | None = None,
@@ -201,11 +203,26 @@ class SimControl(Resource):
         retry_after: int | None = None,
         latency_ms: int | None = None,
     ) -> str:
-        """Inject a fault on ``method path`` (a template such as ``/p2p/transfers``).
+        """Inject a fault on ``method path`` (a template such as ``/p2p/transfers``), or on
+        ``operation`` (a key such as ``"create_transfer"``: its method, at the path this client
+        speaks for it, a dialect's if it moved it).
 
         ``when="after_commit"``: the change is made, then the client is told ``status``.
         Returns the fault id.
+
+        Raises:
+            ValueError: neither ``operation`` nor both ``method`` and ``path``, or both; an
+                unknown ``operation``.
         """
+        if operation is not None:
+            if method is not None or path is not None:
+                raise ValueError("add_fault takes an operation or a method and path, not both")
+            if operation not in OPERATIONS:
+                raise ValueError(f"no operation {operation!r}; the operations: {', '.join(OPERATIONS)}")
+            call = Outgoing(OPERATIONS[operation])
+            method, path = call.method, self._requestor.transport.spelling.path(call)
+        elif method is None or path is None:
+            raise ValueError("add_fault takes an operation, or a method and a path")
         spec: dict[str, Any] = {
             "method": method,
             "path": path,

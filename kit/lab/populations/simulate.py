@@ -60,6 +60,7 @@ from typing import Any
 
 import pandas as pd
 
+from kit._operations import BY_KEY as OPERATION_TABLE
 from kit._profiles import Profile
 from kit.lab.display import person_watching
 from kit.lab.populations import planning
@@ -122,27 +123,37 @@ __all__ = [
 #: part of what a seed reproduces. More shards than cores keep every core busy to the end.
 DEFAULT_SHARDS = 4
 
-#: Named fault profiles for ``run(faults=…)``: lists of ``api.sim.add_fault`` arguments.
+#: Named fault profiles for ``run(faults=…)``, each fault by its operation's key
+#: (:mod:`kit._operations`) and ``api.sim.add_fault`` arguments: the shard's client adds it at
+#: the path it speaks for that operation, so a fault follows a dialect's moved path.
 #: ``flaky`` hurts but retries absorb most of it; ``degraded`` is bad enough to lose customers.
-FAULT_PROFILES: dict[str, tuple[dict[str, Any], ...]] = {
+FAULT_OPERATIONS: dict[str, tuple[dict[str, Any], ...]] = {
     "none": (),
     "flaky": (
-        {"method": "POST", "path": "/sessions", "status": 503, "rate": 0.10},
-        {"method": "POST", "path": "/accounts/{account_id}/cards", "status": 503, "rate": 0.10},
-        {"method": "POST", "path": "/p2p/transfers", "status": 503, "rate": 0.20, "when": "after_commit"},
+        {"operation": "create_session", "status": 503, "rate": 0.10},
+        {"operation": "create_card", "status": 503, "rate": 0.10},
+        {"operation": "create_transfer", "status": 503, "rate": 0.20, "when": "after_commit"},
     ),
     "degraded": (
-        {"method": "POST", "path": "/sessions", "status": 503, "rate": 0.45},
-        {
-            "method": "POST",
-            "path": "/persons/{person_id}/kyc/answers",
-            "status": 503,
-            "rate": 0.30,
-            "when": "after_commit",
-        },
-        {"method": "POST", "path": "/accounts/{account_id}/events", "status": 429, "rate": 0.40},
-        {"method": "POST", "path": "/p2p/transfers", "status": 503, "rate": 0.40, "when": "after_commit"},
+        {"operation": "create_session", "status": 503, "rate": 0.45},
+        {"operation": "kyc_answers", "status": 503, "rate": 0.30, "when": "after_commit"},
+        {"operation": "send_event", "status": 429, "rate": 0.40},
+        {"operation": "create_transfer", "status": 503, "rate": 0.40, "when": "after_commit"},
     ),
+}
+
+
+def _at_default_path(fault: Mapping[str, Any]) -> dict[str, Any]:
+    """``fault`` as ``api.sim.add_fault`` arguments at its operation's default method and path."""
+    rest = {name: value for name, value in fault.items() if name != "operation"}
+    operation = OPERATION_TABLE[fault["operation"]]
+    return {"method": operation.methods[0], "path": operation.path, **rest}
+
+
+#: The fault profiles as the register's simulator serves them: each fault's method and default
+#: path (what a person reads; ``run`` adds them by operation, at the client's paths).
+FAULT_PROFILES: dict[str, tuple[dict[str, Any], ...]] = {
+    name: tuple(_at_default_path(fault) for fault in faults) for name, faults in FAULT_OPERATIONS.items()
 }
 
 # Retries against the simulator need not wait: its faults do not depend on time. A backoff of a
@@ -165,9 +176,9 @@ def _fault_specs(faults: str | Iterable[Mapping[str, Any]] | None) -> list[dict[
     if faults is None:
         return []
     if isinstance(faults, str):
-        if faults not in FAULT_PROFILES:
-            raise ValueError(f"unknown fault profile {faults!r}; known: {', '.join(FAULT_PROFILES)}")
-        return [dict(f) for f in FAULT_PROFILES[faults]]
+        if faults not in FAULT_OPERATIONS:
+            raise ValueError(f"unknown fault profile {faults!r}; known: {', '.join(FAULT_OPERATIONS)}")
+        return [dict(f) for f in FAULT_OPERATIONS[faults]]
     return [dict(f) for f in faults]
 
 
@@ -278,7 +289,8 @@ def run(
     - ``p2p_rate``: share of customers who send one P2P transfer (1.00–50.00 USD) to an
       earlier customer of their shard planned to pass KYC (money only moves between customers).
     - ``faults``: a :data:`FAULT_PROFILES` name or a list of ``api.sim.add_fault`` keyword
-      dicts, injected into every shard's simulator and cleared at the end.
+      dicts (an ``operation`` key, or a ``method`` and ``path``), injected into every shard's
+      simulator and cleared at the end.
     - ``shards``: slices of customers, each with its own simulator (default
       :data:`DEFAULT_SHARDS`, at most one per customer). Part of what a seed reproduces.
     - ``workers``: local worker processes (default one per core); ignored with ``cluster``.
