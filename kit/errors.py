@@ -117,6 +117,7 @@ from typing import Any, ClassVar
 
 from kit import _codes
 from kit import _env as env
+from kit._operations import request_line
 
 __all__ = [
     "GENERIC_CODES",
@@ -282,7 +283,7 @@ class ContractDrift(KitError):
 class DeprecatedEndpoint(KitError):
     """The caller asked for a deprecated endpoint without allowing it."""
 
-    hint = "use the successor (POST /oauth/accesstoken), or connect(..., allow_deprecated=True)"
+    hint = f"use the successor ({request_line('access_token')}), or connect(..., allow_deprecated=True)"
 
 
 class ApiVersionMismatch(KitError):
@@ -322,7 +323,7 @@ class WebhookTimeout(KitError, TimeoutError):
 class WebhookVerificationError(KitError):
     """A webhook delivery failed verification: reject it (answer 4xx, do not process)."""
 
-    hint = "reject the delivery; fetch GET /webhooks/jwks again if keys were rotated"
+    hint = f"reject the delivery; fetch {request_line('webhook_keys')} again if keys were rotated"
 
 
 class SignatureMissing(WebhookVerificationError):
@@ -775,7 +776,7 @@ class EndpointRemoved(ApiError):
 
 class EndpointDeprecated(ApiError):
     code = "endpoint-deprecated"
-    hint = "the server refuses deprecated endpoints (strict mode); use POST /oauth/accesstoken"
+    hint = f"the server refuses deprecated endpoints (strict mode); use {request_line('access_token')}"
 
 
 class UnsupportedApiVersion(ApiError):

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from kit import register
 from kit._choices import EMPTY, Overlay
 from kit._drift import Drift
+from kit._operations import OPERATIONS
 from kit.notebook.basis import expectation
 from kit.notebook.companion import COMPANION
 from kit.notebook.observe import Observation
@@ -264,15 +265,7 @@ def _statement_row(sid: str, seen: Sequence[Seen]) -> Row:
 #: The representation an operation answers with: a required field missing from its body is
 #: one of A62's optional fields (``resource.field``) not sent.
 RESOURCES: Mapping[str, str] = {
-    "POST /accounts": "account",
-    "POST /accounts/{account_id}/cards": "card",
-    "GET /cards/{card_id}": "card",
-    "POST /cards/{card_id}/close": "card",
-    "POST /accounts/{account_id}/events": "event",
-    "POST /p2p/transfers": "transfer",
-    "GET /p2p/transfers/{transfer_id}": "transfer",
-    "GET /persons/{person_id}/document_requests": "document_request",
-    "POST /document_requests/{document_request_id}/submit": "document_request",
+    f"{method} {op.path}": op.resource for op in OPERATIONS if op.resource for method in op.methods
 }
 _MISSING = re.compile(r"^(\w+ \S+): body(?:\[\d+\])?\.(\w+): expected present \(required\), got missing")
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from kit import register
+from kit._operations import request_line
 from kit._pii import pii_path
 from kit.sim import versions
 from kit.sim.asgi import decode_json
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 MAX_JWE = int(register.value("A33")["max_jwe_bytes"])
 ENCRYPTED_DATA_DETAIL = (
     "The encrypted data could not be used. Encrypt with a key from "
-    "GET /sessions/user_session_initialization_data: its kid and alg, enc "
+    f"{request_line('init_data')}: its kid and alg, enc "
     f"{CONTENT_ENCRYPTION}, no other header parameters."
 )
 R = TypeVar("R")
@@ -90,7 +91,7 @@ class Call:
                 401,
                 "session-required",
                 f"This endpoint needs a session of type {' or '.join(types)} in the "
-                f"{SESSION_ID} header; create one with POST /sessions.",
+                f"{SESSION_ID} header; create one with {request_line('create_session')}.",
             )
         if self.session.session_type not in types:
             raise Problem(

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from kit import register
 from kit._dialect import Dialect
 from kit._headers import HeaderNames
+from kit._operations import request_line
 from kit.sim import routes as partner
 from kit.sim import versions
 from kit.sim.headers import (
@@ -317,7 +318,8 @@ def _response_headers(path: str, method: str, operation: dict[str, Any], p2p: se
                 True, "A03", "The endpoint is deprecated (endpoint.2, .3)"
             )
             if method == "post":
-                declared["Link"] = response_header(True, "A03", "The successor: POST /oauth/accesstoken")
+                successor = f"The successor: {request_line('access_token')}"
+                declared["Link"] = response_header(True, "A03", successor)
         if path in p2p and status.startswith("2"):
             declared[ROLE] = response_header(
                 True, "A18", "Whether the session's person is the sender or the receiver (p2p.1)"

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
+from kit._operations import request_line
 from kit.sim.asgi import encode_json
 from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time
@@ -40,7 +41,7 @@ _NONCE_EXPIRES_AT = b'","nonce_expires_at":"'
     router,
     "init_data",
     InitData,
-    summary="Key information for the client SDK (call before POST /sessions)",
+    summary=f"Key information for the client SDK (call before {request_line('create_session')})",
 )
 async def init_data(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
@@ -78,7 +79,7 @@ def _not_recognized() -> Problem:
         403,
         "device-not-recognized",
         "This device is not bound to that account or person. Promote a session of this device "
-        "instead (POST /sessions with svc-session-id).",
+        f"instead ({request_line('create_session')} with svc-session-id).",
         assumptions=("A08",),
     )
 
