@@ -250,7 +250,8 @@ class Requestor:
                 TransportError as for any call.
         """
         headers, form = credentials(self.config.client_id, self.config.client_secret, self.config.dialect)
-        operation = OPERATIONS["access_token"]._replace(template=path)  # 1.1.0's own, or 1.2.0's
+        token = OPERATIONS["access_token"]
+        operation = Operation(token.key, token.method, path)  # 1.2.0's path, or 1.1.0's own
         outgoing = Outgoing(operation, data=form, headers=headers, partner=False)
         return self.transport.send(outgoing)
 

@@ -318,7 +318,7 @@ def test_a_resource_sends_one_outgoing_request_with_its_operation_and_parameters
     finally:
         api.close()
     outgoing, token = sent  # the token exchange, made inside the call by the auth flow, is one too
-    assert token.operation.key == "token" and not token.partner
+    assert token.operation.key == "access_token" and not token.partner
     assert (outgoing.operation.key, outgoing.method, outgoing.operation.template) == (
         "get_card",
         "GET",
