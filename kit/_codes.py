@@ -50,6 +50,7 @@ ProblemCode = Literal[
     "method-not-allowed",
     "nonce-invalid",
     "not-found",
+    "operation-not-served",
     "origin-not-allowed",
     "payload-too-large",
     "person-not-found",

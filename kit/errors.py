@@ -87,6 +87,7 @@ class under its base, with the problem code it stands for::
         │   └── SubscriptionNotFound: subscription-not-found
         ├── InvalidControlToken: invalid-control-token
         ├── SnapshotInvalid: snapshot-invalid
+        ├── OperationNotServed: operation-not-served
         ├── HostNotAllowed: host-not-allowed
         ├── OriginNotAllowed: origin-not-allowed
         ├── MethodNotAllowed: method-not-allowed
@@ -168,6 +169,7 @@ __all__ = [
     "NotAvailable",
     "NotFound",
     "OAuthError",
+    "OperationNotServed",
     "OriginNotAllowed",
     "PayloadTooLarge",
     "PersonNotFound",
@@ -745,6 +747,17 @@ class SnapshotInvalid(ApiError):
 
     code = "snapshot-invalid"
     hint = "restore a snapshot taken with api.sim.snapshot() or kit state snapshot, by this kit's version"
+
+
+class OperationNotServed(ApiError):
+    """422 from ``POST /_sim/faults``: no partner operation of this simulator serves the fault's
+    method and path (A45), so it would never fire; nothing is added."""
+
+    code = "operation-not-served"
+    hint = (
+        "name a method and path this simulator serves (a dialect file's path for an operation it "
+        "moves), or api.sim.add_fault(operation=KEY), which looks the path up"
+    )
 
 
 class HostNotAllowed(ApiError):

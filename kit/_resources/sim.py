@@ -205,7 +205,8 @@ class SimControl(Resource):
     ) -> str:
         """Inject a fault on ``method path`` (a template such as ``/p2p/transfers``), or on
         ``operation`` (a key such as ``"create_transfer"``: its method, at the path this client
-        speaks for it, a dialect's if it moved it).
+        speaks for it, a dialect's if it moved it). A method and path the simulator serves no
+        operation at is refused (OperationNotServed).
 
         ``when="after_commit"``: the change is made, then the client is told ``status``.
         Returns the fault id.

@@ -70,12 +70,19 @@ WHAT_TO_DO = {
     "ServerError": "report err.request_id; try later, same Idempotency-Key",
     "InvalidControlToken": "simulator only: its /_sim control plane without its control token",
     "SnapshotInvalid": "simulator only: a state snapshot it cannot restore",
+    "OperationNotServed": "simulator only: a fault on a path none of its operations serves",
     "HostNotAllowed": "simulator only: call kit serve by its own name, or --allowed-host",
     "OriginNotAllowed": "simulator only: its /_sim control plane from a web page",
 }
 #: Families only the simulator's own guards raise (its control plane, the ``Host`` and ``Origin``
 #: it answers): never a partner's server.
-SIMULATOR_ONLY = ("InvalidControlToken", "SnapshotInvalid", "HostNotAllowed", "OriginNotAllowed")
+SIMULATOR_ONLY = (
+    "InvalidControlToken",
+    "SnapshotInvalid",
+    "OperationNotServed",
+    "HostNotAllowed",
+    "OriginNotAllowed",
+)
 #: Codes of a partner's family that only the simulator sends: a fault its control plane injected
 #: (A45). Left out of the families' codes, as the simulator-only families are.
 SIMULATOR_ONLY_CODES = ("injected-fault",)

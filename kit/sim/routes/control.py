@@ -23,6 +23,7 @@ from kit.sim.pipeline import read_body, read_json
 from kit.sim.problems import Problem, not_found, validation_problem
 from kit.sim.records import DocumentRequest
 from kit.sim.representations import DocumentRequestOut, TransferOut
+from kit.sim.routes import served
 from kit.sim.routes.p2p import parse_amount
 from kit.sim.runtime import Sim
 from kit.sim.schema import M, parse_model
@@ -147,11 +148,26 @@ async def fund(request: Request, account_id: str) -> dict[str, Any]:
 
 @router.post("/faults", status_code=201)
 async def add_fault(request: Request) -> dict[str, str]:
-    state = _sim(request).state
+    """A fault on a method and path template a partner operation of this simulator is served at
+    (its personality's paths: a dialect's moved ones); on any other it would never fire, so it
+    is refused (422 ``operation-not-served``) and nothing is added."""
+    sim = _sim(request)
+    state = sim.state
     req = await _body(request, FaultIn)
+    method = req.method.upper()
+    if (method, req.path) not in served(sim.personality.paths()):
+        raise Problem(
+            422,
+            "operation-not-served",
+            "No partner operation of this simulator is served at this method and path, so the "
+            "fault would never fire. Name a path template as this simulator serves it (see "
+            "/openapi.json).",
+            errors=[{"field": "/path", "message": "no operation of this simulator is served here"}],
+            assumptions=("A45",),
+        )
     fault = Fault(
         state.ids.next("flt"),
-        req.method.upper(),
+        method,
         req.path,
         req.status,
         req.rate,
