@@ -1,6 +1,7 @@
-"""ARCHITECTURE.md's recipe for a partner endpoint, followed in a temporary module: an operation
-in the table, its endpoint declared by key on the module's ``Routes`` through ``run``; the app
-serves it at its path, in the order of checks, and the document lists it."""
+"""ARCHITECTURE.md's recipe for a partner endpoint, followed in a temporary module: one row in
+the table of operations (``kit/_operations.py``), one route module declaring its endpoint by key
+on its ``Routes`` through ``run``; the app serves it at its path, in the order of checks, and the
+document lists it."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kit import _operations
+from kit._operations import Operation
 from kit.sim import Settings, create_app
 from kit.sim import routes as operations
-from kit.sim.routes import Operation
 from tests.sim.helpers import partner_token
 from tests.sim.helpers.inprocess import InProcess
 from tests.sim.helpers.wire import IN_PROCESS
 
-RECIPE_MODULE = '''
+RECIPE_MODULE = """
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -39,16 +41,18 @@ async def echo_card(request: Request, card_id: str) -> Response:
         return RouteReply(200, CardOut.wire(card))
 
     return await run(request, handle)
-'''
+"""
 
 
 @pytest.fixture
 def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Step 1: the operation in the table; step 2: its module, declaring it by key."""
-    operation = Operation("echo_card", "recipe", ("GET",), "/recipe/cards/{card_id}")
-    monkeypatch.setattr(operations, "OPERATIONS", (*operations.OPERATIONS, operation))
-    monkeypatch.setattr(operations, "BY_KEY", {**operations.BY_KEY, operation.key: operation})
-    monkeypatch.setattr(operations, "MODULES", (*operations.MODULES, "recipe"))
+    """Step 1: one row in the table; step 2: one route module, declaring it by key."""
+    row = Operation("echo_card", "recipe", ("GET",), "/recipe/cards/{card_id}", entry="A35", resource="card")
+    table = (*_operations.OPERATIONS, row)
+    for names in (_operations, operations):  # the table, and the simulator's names for it
+        monkeypatch.setattr(names, "OPERATIONS", table)
+        monkeypatch.setattr(names, "BY_KEY", {op.key: op for op in table})
+        monkeypatch.setattr(names, "MODULES", tuple(dict.fromkeys(op.module for op in table)))
     source = tmp_path / "recipe.py"
     source.write_text(RECIPE_MODULE)
     spec = importlib.util.spec_from_file_location("kit.sim.routes.recipe", source)
@@ -56,6 +60,11 @@ def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "kit.sim.routes.recipe", module)
     spec.loader.exec_module(module)
+
+
+def test_the_simulator_serves_the_one_table() -> None:
+    assert operations.OPERATIONS is _operations.OPERATIONS
+    assert operations.BY_KEY is _operations.BY_KEY and operations.Operation is Operation
 
 
 @pytest.mark.usefixtures("recipe")
