@@ -212,7 +212,8 @@ def test_a_value_no_server_could_write_is_refused_and_changes_nothing(
     http: httpx.Client, tmp_path: Path, change: Callable[[sqlite3.Connection], None], words: str
 ) -> None:
     a = journey(http, persona_index=0, until="account")
-    assert http.post("/_sim/faults", json={"method": "GET", "path": "/webhooks/jwks", "rate": 0}).status_code == 201
+    parked = {"method": "GET", "path": "/webhooks/jwks", "rate": 0}  # a fault that never fires
+    assert http.post("/_sim/faults", json=parked).status_code == 201
     assert subscription_request(http, a.token, "http://127.0.0.1:9/hook", ["card.closed"]).status_code == 201
     crafted = _rewritten(http.get("/_sim/snapshot").content, tmp_path, change)
     journey(http, persona_index=1, until="account")
