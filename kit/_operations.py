@@ -27,7 +27,7 @@ This module is in the base room: it imports only :mod:`kit.register`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,9 +194,12 @@ def request_line(key: str) -> str:
     return f"{operation.methods[0]} {operation.path}"
 
 
-def served(paths: Mapping[str, str] | None = None) -> frozenset[tuple[str, str]]:
+def served(
+    paths: Mapping[str, str] | None = None, *, without: Collection[str] = ()
+) -> frozenset[tuple[str, str]]:
     """Every ``(METHOD, path template)`` an operation serves, with ``paths`` ({key: path}, a
-    personality's or a dialect's) moving some; the rests left out (they answer only refusals).
+    personality's or a dialect's) moving some; the rests left out (they answer only refusals),
+    and the operations of the route modules named in ``without``.
 
     >>> ("POST", "/v2/cards") in served({"create_card": "/v2/cards"})
     True
@@ -205,5 +208,8 @@ def served(paths: Mapping[str, str] | None = None) -> frozenset[tuple[str, str]]
     """
     moved = dict(paths or {})
     return frozenset(
-        (method, moved.get(op.key, op.path)) for op in OPERATIONS if not op.rest for method in op.methods
+        (method, moved.get(op.key, op.path))
+        for op in OPERATIONS
+        if not op.rest and op.module not in without
+        for method in op.methods
     )

@@ -55,8 +55,11 @@ def _refused(http: httpx.Client, fault: dict[str, Any], *, register_spelling: bo
         {"method": "GET", "path": "/accounts/{account_id}/cards"},  # the path, not with this method
         {"method": "POST", "path": "/accounts/acc_1/cards"},  # a path, not its template
         {"method": "PUT", "path": "/accounts/{account_id}/savings/close"},  # a removed path's rest
+        {"method": "POST", "path": BY_KEY["access_token"].path},  # answered before faults are drawn
+        {"method": "POST", "path": BY_KEY["legacy_access_token"].path},
+        {"method": "POST", "path": BY_KEY["savings_close"].path},  # removed: 404 before the checks
     ],
-    ids=["unknown", "typo", "method", "not-a-template", "rest"],
+    ids=["unknown", "typo", "method", "not-a-template", "rest", "token", "legacy-token", "removed"],
 )
 def test_a_fault_no_operation_is_served_at_is_refused_and_nothing_added(
     http: httpx.Client, fault: dict[str, Any]
