@@ -137,7 +137,6 @@ def service_headers(app: ASGIApp, sim: Sim, *, guarded: bool = False) -> Service
         version=sim.settings.api_version,
         documents=DOCUMENTS,
         send_assumptions=chosen.send_assumptions,
-        dialect=chosen.dialect,
         guard=Guard(sim.settings),
         max_concurrency=sim.settings.max_concurrency,
         served=chosen.versions,

@@ -14,9 +14,11 @@ as it came (``kit.sim.middleware.Guarded``, A70, A72), then this translation, on
   it, what was read and the rest go to the app untranslated, and it refuses them (413) as it
   would without a dialect; nothing more than the limit and one chunk is held here;
 - the answer: header names (A18, A20, A24, A27, A28) and the partner token's scheme in
-  ``WWW-Authenticate`` (A02) to the dialect's, and a JSON body's member names, the JSON Pointers
-  of ``errors[].field`` and session values to the dialect's; the 500 problem's too
-  (:meth:`Spoken.unexpected`, for the layer outside).
+  ``WWW-Authenticate`` (A02) to the dialect's, a problem's code (A64,
+  :meth:`kit._dialect.Dialect.problem_to_wire`; the control plane's problems too), and a JSON
+  body's member names, the JSON Pointers of ``errors[].field`` and session values to the
+  dialect's, all in one pass: a body is held, decoded and encoded at most once; the 500
+  problem's names too (:meth:`Spoken.unexpected`, for the layer outside).
 
 The guards' refusals are answered inside, by ``ServiceHeaders``, so they too come out in the
 dialect's spelling. Paths are not this layer's: the route table serves each operation at its
@@ -76,6 +78,7 @@ class Spoken:
         self._auth = our_names.authorization.lower().encode()
         self._token_header = their_names.authorization.lower().encode()
         self._scheme = (ours.chosen("A02", "scheme"), dialect.chosen("A02", "scheme"))
+        self._codes = bool(dialect.renamed_codes)  # A64: a problem's code renamed
         self._names = not dialect.plain or any(
             dialect.chosen(e, k) != ours.chosen(e, k)
             for e, k in (("A05", "session_types"), ("A06", "strategies"))
@@ -177,8 +180,10 @@ class Spoken:
             if message["type"] == "http.response.start":
                 headers = self._headers_out(list(message.get("headers", [])))
                 kind = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"")
-                if (names or document) and _JSON.match(kind):
-                    held.update(start={**message, "headers": headers}, chunks=[])
+                media = _JSON.match(kind)
+                problem = media is not None and media.group(1) is not None
+                if media and (names or document or (problem and self._codes)):
+                    held.update(start={**message, "headers": headers}, chunks=[], problem=problem)
                     return
                 await send({**message, "headers": headers})
                 return
@@ -188,19 +193,30 @@ class Spoken:
             held["chunks"].append(message.get("body", b""))
             if message.get("more_body", False):
                 return
-            start, body = held["start"], self._body_out(b"".join(held["chunks"]), document)
+            body = self._body_out(b"".join(held["chunks"]), names, document, held["problem"])
+            start = held["start"]
             start["headers"] = _sized(start["headers"], body)
             await send(start)
             await send({"type": "http.response.body", "body": body, "more_body": False})
 
         return answer
 
-    def _body_out(self, body: bytes, document: bool) -> bytes:
+    def _body_out(self, body: bytes, names: bool, document: bool, problem: bool) -> bytes:
+        """An answer's JSON body in the dialect's spelling, decoded and encoded once: a
+        problem's code (A64), then the member names, pointers and session values (or the
+        OpenAPI document's whole spelling); ``body`` itself when nothing in it changes."""
         try:
             data = decode_json(body, constants=True)
         except ValueError:
             return body
-        return encode_json(self.dialect.document(data) if document else self.dialect.body_to_wire(data))
+        spelled = self.dialect.problem_to_wire(data) if problem else data
+        if document:
+            spelled = self.dialect.document(spelled)
+        elif names:
+            spelled = self.dialect.body_to_wire(spelled)
+        elif spelled is data:
+            return body
+        return encode_json(spelled)
 
     def unexpected(self, handler: Handler) -> Handler:
         """``handler`` (the 500 layer's, outside this one) answering in the dialect's spelling."""
@@ -210,7 +226,7 @@ class Spoken:
             response.raw_headers = self._headers_out(response.raw_headers)
             path = request.scope["path"]
             if self._names and not path.startswith("/_sim") and path != "/openapi.json":
-                response.body = self._body_out(bytes(response.body), False)
+                response.body = self._body_out(bytes(response.body), True, False, False)
                 response.raw_headers = _sized(response.raw_headers, response.body)
             return response
 

@@ -28,22 +28,19 @@ named in the answer's ``svc-api-version``. A request that names a version names 
 A durable simulator (``kit serve --state``) writes the request's changes before its answer starts
 to leave.
 
-Under a choice overlay (``kit.sim.personality``) it is also where two choices are applied to
-every answer: ``svc-assumptions`` left out (A61), and problem codes renamed (A64, by the
-dialect: :meth:`kit._dialect.Dialect.problem_to_wire`). With the register's own choices neither
-costs anything: the body is not touched.
+Under a choice overlay (``kit.sim.personality``) it is also where ``svc-assumptions`` is left
+out of every answer (A61). The body is never touched here: a dialect's problem codes (A64) are
+renamed by its translation outside (``kit.sim.dialect.Spoken``), with the rest of its spelling.
 
     >>> app.add_middleware(ServiceHeaders, state=sim.state, version=sim.version)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kit._dialect import DEFAULT, Dialect
 from kit.sim import versions
-from kit.sim.asgi import decode_json, encode_json, first, put
+from kit.sim.asgi import first, put
 from kit.sim.guard import Guard
 from kit.sim.headers import (
     API_VERSION,
@@ -176,7 +173,6 @@ class ServiceHeaders(Gate):
         documents: frozenset[str] = frozenset(),
         *,
         send_assumptions: bool = True,
-        dialect: Dialect = DEFAULT,
         guard: Guard | None = None,
         max_concurrency: int | None = None,
         served: tuple[str, ...] = versions.SUPPORTED,
@@ -189,7 +185,6 @@ class ServiceHeaders(Gate):
         self.version = version
         self.documents = documents  # the OpenAPI document's path and its pages' (A48)
         self.send_assumptions = send_assumptions  # A61
-        self.dialect = dialect  # its problem codes are the ones sent (A64)
         #: Whether a version deprecates the legacy token endpoints (change 1), asked once.
         self.served = served  # the versions served (A27; one of them under an overlay)
         self._deprecating = {v: versions.legacy_deprecated(v) for v in served}
@@ -226,9 +221,6 @@ class ServiceHeaders(Gate):
         if deprecation:
             assumptions.add("A03")
 
-        # a problem's start, held while its body's code is renamed (A64; only under an overlay)
-        held: list[Message] | None = [] if self.dialect.renamed_codes else None
-
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 # What MutableHeaders(scope=message) would do, on the raw list (kit.sim.asgi.put):
@@ -253,16 +245,6 @@ class ServiceHeaders(Gate):
                         raw[:] = [(k, v) for k, v in raw if k != _ASSUMPTIONS]
                 elif assumptions and _ASSUMPTIONS not in names:
                     raw.append((_ASSUMPTIONS, ",".join(sorted(assumptions)).encode("latin-1")))
-                if problem and held is not None:
-                    held.append(message)
-                    return
-            elif held and message["type"] == "http.response.body":
-                if message.get("more_body"):
-                    raise RuntimeError("a problem+json body in parts")  # JSONResponse sends one
-                start, body = held.pop(), self.renamed(message.get("body", b""))
-                MutableHeaders(scope=start)["content-length"] = str(len(body))
-                await send(start)
-                message = {**message, "body": body}
             await send(message)
 
         guarded = self._verdict(scope, path)
@@ -310,12 +292,3 @@ class ServiceHeaders(Gate):
         finally:
             if not written:  # no answer sent (a disconnect, an error): written all the same
                 self.state.commit()
-
-    def renamed(self, body: bytes) -> bytes:
-        """A problem+json body with its code renamed as the overlay says (A64)."""
-        try:
-            problem = decode_json(body, constants=True)
-        except ValueError:
-            return body
-        spelled = self.dialect.problem_to_wire(problem)
-        return body if spelled is problem else encode_json(spelled)
