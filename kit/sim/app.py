@@ -149,7 +149,7 @@ def edge(app: ASGIApp, sim: Sim) -> ASGIApp:
     guards of a shared server on the request as it came, a dialect's translation (only when it
     is not the register's), the service headers (see the module docstring)."""
     dialect = sim.personality.dialect
-    if dialect.default:  # nothing to translate: ServiceHeaders asks the guards itself, first
+    if not Spoken.needed(dialect):  # nothing to translate: ServiceHeaders asks the guards itself, first
         return ServerErrorMiddleware(service_headers(app, sim), handler=unexpected)
     spoken = Spoken(service_headers(app, sim, guarded=True), dialect)
     guarded = Guarded(spoken, Guard(sim.settings), sim.settings.max_concurrency)

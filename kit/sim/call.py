@@ -223,7 +223,7 @@ class Call:
             raise validation_problem(
                 [{"field": pointer([name]), "message": "the decrypted content must be a JSON object"}]
             )
-        return self.sim.personality.dialect.from_wire(data)  # its names are the dialect's (A68)
+        return self.sim.payloads.open(data)  # its names are the dialect's (A68)
 
     # 12. the plaintext's schema
     def parse_plaintext(

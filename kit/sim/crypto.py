@@ -10,6 +10,11 @@ token (RSA-OAEP-256, A256GCM, a header of ``alg``, ``enc`` and ``kid``) is decry
 ``cryptography``'s primitives as joserfc decrypts it (``_short_path``); anything else, and every
 refusal, is joserfc's.
 
+The payloads it seals and opens are spelled as the simulator's dialect spells them, through one
+object (:class:`Payloads`): the member names inside a JWE to a device or a webhook's signed body
+(A68), a partner's decrypted JWE read back in the simulator's names, the webhook signature's
+header and algorithm (A24).
+
     >>> keys = SimKeys.from_seed(7)  # doctest: +SKIP
     >>> keys.decrypt(token)  # a client's JWE to keys.encryption_jwks()  # doctest: +SKIP
     b'{"nonce": ...}'
@@ -33,6 +38,8 @@ from joserfc.jwk import ECKey, RSAKey
 from joserfc.util import urlsafe_b64decode as _strict_b64decode
 
 from kit import register
+from kit._dialect import DEFAULT, Dialect
+from kit._headers import HeaderNames
 from kit._jose import b64decode, signing_registry
 from kit.sim.keycache import load_private, seeded_rsa_pem
 
@@ -323,3 +330,36 @@ def encrypt_to_device(key: ECKey, payload: dict[str, Any]) -> str:
     protected = {"alg": EC_ALG, "enc": CONTENT_ENCRYPTION, "kid": key.thumbprint()}
     registry = jwe.JWERegistry(algorithms=[EC_ALG, CONTENT_ENCRYPTION])
     return jwe.encrypt_compact(protected, json.dumps(payload).encode(), key, registry=registry)
+
+
+class Payloads:
+    """The payloads the simulator seals and opens, spelled as ``dialect`` spells them (the
+    personality's): the one place of its crypto, and of its routes, that reads the dialect.
+
+        >>> Payloads().seal({"session_token": "t"})
+        {'session_token': 't'}
+    """
+
+    def __init__(self, dialect: Dialect = DEFAULT) -> None:
+        self.dialect = dialect
+        #: The wire's header names (A24's signature, A27's version on a delivery).
+        self.headers = HeaderNames.of(dialect)
+        #: The algorithm a webhook delivery is signed with, and its keys published for (A24).
+        self.signing_algorithm: str = dialect.chosen("A24", "algorithm")
+
+    def seal(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """``payload`` (the simulator's member names) as it is sealed: a JWE's content or a
+        webhook's signed body, in the dialect's names (A68)."""
+        sealed: dict[str, Any] = self.dialect.to_wire(payload)
+        return sealed
+
+    def seal_to(self, key: ECKey, payload: dict[str, Any]) -> str:
+        """A JWE of ``payload`` to the device ``key`` (:func:`encrypt_to_device`), its member
+        names the dialect's (A68)."""
+        return encrypt_to_device(key, self.seal(payload))
+
+    def open(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A payload opened (a partner's decrypted JWE, a delivery's body read back) in the
+        simulator's member names (A68)."""
+        opened: dict[str, Any] = self.dialect.from_wire(payload)
+        return opened

@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from kit import register
-from kit._dialect import DEFAULT, Dialect
-from kit._headers import HeaderNames
 from kit._http import async_http_client
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json
 from kit.sim.clock import format_time
+from kit.sim.crypto import Payloads
 from kit.sim.guard import webhook_target_refusal
 from kit.sim.settings import Settings
 from kit.sim.state import State
@@ -60,14 +59,14 @@ class DeliveryEngine:
     """
 
     def __init__(
-        self, state: State, version: str, settings: Settings | None = None, dialect: Dialect = DEFAULT
+        self, state: State, version: str, settings: Settings | None = None, payloads: Payloads | None = None
     ) -> None:
         self.state = state
         self.version = version
         self.settings = settings or Settings()  # whose targets are allowed (A39)
         #: How deliveries are spelled and signed (A24's header and algorithm, A68's names): the
-        #: personality's, resolved once from the settings' choices.
-        self.dialect = dialect
+        #: personality's dialect's, resolved once from the settings' choices.
+        self.payloads = payloads or Payloads()
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._resuming: set[asyncio.Task[None]] = set()  # run_due after a load (it awaits _tasks)
@@ -94,7 +93,7 @@ class DeliveryEngine:
             body = bodies.get(sub.api_version)
             if body is None:
                 body = bodies[sub.api_version] = encode_json(
-                    self.dialect.to_wire(
+                    self.payloads.seal(
                         {
                             "id": event_id,
                             "type": name,
@@ -132,14 +131,14 @@ class DeliveryEngine:
         generation = self.state.generation
         at = delivery.next_at or self.state.now
         keys = self.state.keys
-        names = HeaderNames.of(self.dialect)
+        names = self.payloads.headers
         headers = {
             "content-type": "application/json",
             names.signature: keys.sign_detached(
                 delivery.body,
                 iat=int(at.timestamp()),
                 event_id=delivery.event_id,
-                algorithm=self.dialect.chosen("A24", "algorithm"),
+                algorithm=self.payloads.signing_algorithm,
             ),
         }
         version = self._version_of(delivery)
@@ -182,10 +181,12 @@ class DeliveryEngine:
         """The API version ``delivery`` is of: its body's ``api_version`` (A27), which its
         subscription was pinned to (read from the body: the subscription may be gone)."""
         try:
-            event = self.dialect.from_wire(decode_json(delivery.body, constants=True))
+            event = decode_json(delivery.body, constants=True)
         except ValueError:
             return None
-        version = event.get("api_version") if isinstance(event, dict) else None
+        if not isinstance(event, dict):
+            return None
+        version = self.payloads.open(event).get("api_version")
         return version if isinstance(version, str) else None
 
     async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:

@@ -57,11 +57,16 @@ _TOKEN_PATHS = frozenset(e["path"] for e in register.spec()["endpoint"] if "acce
 
 def speaking(app: ASGI, dialect: Dialect) -> ASGI:
     """``app`` as a server speaking ``dialect`` (``app`` itself for the register's own)."""
-    return app if dialect.default else Spoken(app, dialect)
+    return Spoken(app, dialect) if Spoken.needed(dialect) else app
 
 
 class Spoken:
     """``app`` behind the translation of one dialect (see the module docstring)."""
+
+    @staticmethod
+    def needed(dialect: Dialect) -> bool:
+        """Whether ``dialect`` re-spells the wire (it is not the register's own in every part)."""
+        return not dialect.default
 
     def __init__(self, app: ASGI, dialect: Dialect) -> None:
         self.app = app

@@ -110,6 +110,13 @@ class Personality:
         default): the dialect's :attr:`~kit._dialect.Dialect.renamed_codes`."""
         return self.dialect.renamed_codes
 
+    @property
+    def client_auth(self) -> str:
+        """How the token endpoint takes client credentials (A01: ``either``, ``basic`` or
+        ``post``): the dialect's."""
+        chosen: str = self.dialect.chosen("A01", "client_auth")
+        return chosen
+
     def paths(self) -> dict[str, str]:
         """The paths this simulator serves some partner operations at, {operation key: path}
         (``kit.sim.routes.OPERATIONS``' keys; the others at their default paths): those the

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from kit import register
+from kit.sim.crypto import Payloads
 from kit.sim.cryptoworker import CryptoWorkers
 from kit.sim.delivery import DeliveryEngine
 from kit.sim.guard import StartRefused
@@ -32,6 +33,8 @@ class Sim:
         self.version: str = register.fact("version")
         #: The register's values under the settings' choice overlay, resolved once (ChoicesError).
         self.personality: Personality = resolve(settings.choices)
+        #: The payloads sealed and opened (JWEs, webhook bodies), spelled as its dialect spells them.
+        self.payloads = Payloads(self.personality.dialect)
         refusal = start_outside(settings.seed, self.starting_balance)  # a state it would refuse (A71)
         if refusal is not None:
             raise StartRefused(refusal)
@@ -55,7 +58,7 @@ class Sim:
             if self.state_file is not None:
                 self.state_file.close()
             raise
-        self.delivery = DeliveryEngine(self.state, self.version, settings, self.personality.dialect)
+        self.delivery = DeliveryEngine(self.state, self.version, settings, self.payloads)
         #: Worker processes that decrypt JWEs off the event loop (``kit serve``); None: on it.
         self.crypto = (
             CryptoWorkers(settings.crypto_workers, settings.seed, self._keys_secret())

@@ -101,7 +101,7 @@ async def _issue(request: Request) -> Response:
     in_form = "client_id" in form or "client_secret" in form
     if basic and in_form:
         raise _invalid_request("Send client credentials either by HTTP Basic or in the form, not both.")
-    accepted = sim.personality.dialect.chosen("A01", "client_auth")  # "either" unless re-chosen
+    accepted = sim.personality.client_auth  # "either" unless re-chosen
     if (basic and accepted == "post") or (in_form and accepted == "basic"):
         how = "in the form (client_id, client_secret)" if accepted == "post" else "by HTTP Basic"
         raise OAuthError(

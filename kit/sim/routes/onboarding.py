@@ -24,7 +24,6 @@ from kit.sim.bodies import (
     PiiPlaintext,
 )
 from kit.sim.call import Call, RouteReply
-from kit.sim.crypto import encrypt_to_device
 from kit.sim.ids import Ids
 from kit.sim.openapi import declare
 from kit.sim.pipeline import run
@@ -186,9 +185,9 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
         session, person = _kyc_person(call, person_id)
         if person.status == "locked":
             raise _locked()
-        payload = call.sim.personality.dialect.to_wire({"questions": person.questions})  # A68 inside
         call.uses("A12")
-        return RouteReply(200, {"encrypted_questions": encrypt_to_device(session.device_key, payload)})
+        encrypted = call.sim.payloads.seal_to(session.device_key, {"questions": person.questions})
+        return RouteReply(200, {"encrypted_questions": encrypted})
 
     return await run(request, handle)
 

@@ -14,7 +14,7 @@ from kit._operations import request_line
 from kit.sim.asgi import encode_json
 from kit.sim.call import Call, RouteReply
 from kit.sim.clock import format_time
-from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key, encrypt_to_device
+from kit.sim.crypto import CONTENT_ENCRYPTION, DeviceId, DeviceKeyError, ECKey, device_key
 from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
@@ -268,8 +268,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         "device_id": device[0],
     }
     if owner.direct:
-        sealed = call.sim.personality.dialect.to_wire({"session_token": token})  # A68's names inside too
-        answer["encrypted_session_token"] = encrypt_to_device(key, sealed)
+        answer["encrypted_session_token"] = call.sim.payloads.seal_to(key, {"session_token": token})
     else:
         answer["session_token"] = token
     return RouteReply(201, answer, sealed=not owner.direct)

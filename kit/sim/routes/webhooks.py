@@ -103,8 +103,6 @@ async def _subscribe(call: Call) -> RouteReply:
 async def jwks(request: Request) -> Response:
     def handle(call: Call) -> RouteReply:
         call.uses("A24")
-        return RouteReply(
-            200, call.state.keys.signing_jwks(call.sim.personality.dialect.chosen("A24", "algorithm"))
-        )
+        return RouteReply(200, call.state.keys.signing_jwks(call.sim.payloads.signing_algorithm))
 
     return await run(request, handle)
