@@ -4,10 +4,12 @@
 tests serve alike. A request goes through (:func:`edge`):
 
 1. the 500 problem (outermost; under a dialect, spelled the dialect's way);
-2. the guards of a shared server (``kit.sim.guard``: ``Host``, the control plane's ``Origin``,
-   the concurrency limit), asked of the request as it came off the wire;
+2. the guards of a shared server (``kit.sim.guarded``, asking ``kit.sim.guard``'s rules:
+   ``Host``, the control plane's ``Origin``, the concurrency limit), asked of the request as it
+   came off the wire;
 3. under a dialect that is not the register's, its translation (``kit.sim.dialect``): header
-   names at once, a JSON body only when the app reads it, and never past A22's limit;
+   names at once, a JSON body only when the app reads it, and never past A22's limit; an
+   answer's names, values and problem code (A64) in one pass;
 4. ``ServiceHeaders`` (``kit.sim.middleware``): step 0 (the API version), the service headers
    on the way out, a durable simulator's journal;
 5. the simulator's route table (``kit.sim.table``, built for its personality): a partner
@@ -45,8 +47,9 @@ from kit import register
 from kit.sim import openapi, problems, versions
 from kit.sim.dialect import Spoken
 from kit.sim.guard import Guard, StartRefused, start_refusal
+from kit.sim.guarded import Guarded
 from kit.sim.headers import ASSUMPTIONS
-from kit.sim.middleware import Guarded, ServiceHeaders
+from kit.sim.middleware import ServiceHeaders
 from kit.sim.problems import HANDLERS, unexpected
 from kit.sim.runtime import Sim
 from kit.sim.settings import Settings

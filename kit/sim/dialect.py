@@ -5,7 +5,7 @@ The routes, the order of checks and every test of the simulator speak the regist
 (:data:`kit._dialect.DEFAULT`). When a personality's dialect differs, the app
 (``kit.sim.app.edge``) puts :class:`Spoken` between the guards of a shared server and
 ``ServiceHeaders``: the 500 problem, then the Host, Origin and concurrency checks on the request
-as it came (``kit.sim.middleware.Guarded``, A70, A72), then this translation, once each way:
+as it came (``kit.sim.guarded.Guarded``, A70, A72), then this translation, once each way:
 
 - the request: the dialect's header names (A02, A20, A27) to the simulator's, at once; a JSON
   body's member names (A68) and session values (A05, A06) to the kit's, only when the app reads
