@@ -30,7 +30,7 @@ import httpx
 
 if TYPE_CHECKING:
     from kit._proxylog import Traffic
-    from kit.sim.middleware import Gate
+    from kit.sim.guarded import Gate
 
 __all__ = ["HOP_BY_HOP", "Proxy", "add_parser"]
 
@@ -229,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     from kit._proxylog import Traffic
     from kit._serveopts import run_announced
     from kit.sim.guard import Guard
-    from kit.sim.middleware import Gate
+    from kit.sim.guarded import Gate
     from kit.sim.protocol import with_header_timeout
     from kit.sim.settings import Settings
 

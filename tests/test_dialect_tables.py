@@ -26,7 +26,7 @@ APPLIERS = (
     "_spoken.py",
     "_transport.py",
     "_auth.py",
-    "sim/middleware.py",
+    "sim/dialect.py",
     "sim/openapi.py",
     "regress/attribution.py",
     "regress/migration.py",

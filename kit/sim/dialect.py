@@ -73,13 +73,13 @@ class Spoken:
         self.dialect = dialect
         ours = Dialect.of(None)
         our_names, their_names = HEADERS, HeaderNames.of(dialect)
-        # the header names the dialect renames: ours (lower case) → theirs (A02, A18, A20, A24, A27, A28)
-        renamed = {o: t for o, t in dialect.headers.items() if o != t.lower()}
-        self._in = {t.lower().encode(): o.encode() for o, t in renamed.items()}
-        self._out = {o.encode(): t.encode() for o, t in renamed.items()}
+        # the header names the dialect renames: theirs → ours, lower case (A02, A18, A20, A24, A27, A28)
+        renamed = {t: o for t, o in dialect.headers_from_wire.items() if o != t}
+        self._in = {t.encode(): o.encode() for t, o in renamed.items()}
+        self._out = {o.encode(): dialect.headers[o].encode() for o in renamed.values()}
         # our names of the request headers it renamed (besides the token's): not honoured under it
         sent = {our_names.idempotency_key.lower(), our_names.api_version.lower()}
-        self._unheard = {o.encode() for o in renamed if o in sent}
+        self._unheard = {o.encode() for o in renamed.values() if o in sent}
         self._auth = our_names.authorization.lower().encode()
         self._token_header = their_names.authorization.lower().encode()
         self._scheme = (ours.chosen("A02", "scheme"), dialect.chosen("A02", "scheme"))
