@@ -12,6 +12,10 @@ needed, cached until shortly before it expires, and fetched once more when an an
 token for a whole sandbox run), once, without retries. authlib is not used: its httpx client
 prints deprecation warnings on stderr with httpx 0.28.
 
+What a server's dialect chooses here (the client authentication, A01; the token's header and
+scheme, A02; the codes that refuse a token, A64; the request id's header, A28) is asked of the
+client's adapter, :class:`kit._spoken.Spelling`, never of the dialect itself.
+
 Tokens live in a :class:`~kit.Sensitive`; ``repr`` of these objects masks them.
 
 Example::
@@ -41,6 +45,7 @@ from kit._dialect import DEFAULT, Dialect
 from kit._http import http_client
 from kit._outgoing import OPERATIONS
 from kit._sensitive import Sensitive
+from kit._spoken import PLAIN, Spelling
 from kit._tls import TlsFiles, transport_error
 from kit.errors import OAuthError, error_from_response
 
@@ -152,30 +157,31 @@ def token_headers(client_id: str, client_secret: Sensitive[str]) -> dict[str, st
 
 
 def credentials(
-    client_id: str, client_secret: Sensitive[str], dialect: Dialect = DEFAULT
+    client_id: str, client_secret: Sensitive[str], spelling: Spelling = PLAIN
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The token request's headers and form: HTTP Basic, or ``client_id`` and ``client_secret``
-    in the form (RFC 6749 §2.3.1) when the dialect's A01 ``client_auth`` is ``"post"``."""
-    if dialect.chosen("A01", "client_auth") == "post":
+    in the form (RFC 6749 §2.3.1) when the spelling's A01 ``client_auth`` is ``"post"``."""
+    if spelling.client_auth == "post":
         form = {**CLIENT_CREDENTIALS, "client_id": client_id, "client_secret": client_secret.reveal()}
         return {"Accept": "application/json"}, form
     return token_headers(client_id, client_secret), dict(CLIENT_CREDENTIALS)
 
 
 def bearer(dialect: Dialect = DEFAULT) -> tuple[str, str]:
-    """The partner token's header and scheme on partner calls (A02, or a dialect's)."""
-    return str(dialect.chosen("A02", "header")), str(dialect.chosen("A02", "scheme"))
+    """The partner token's header and scheme on partner calls (A02, or a dialect's), for a
+    caller holding a dialect and no client (a client asks its :attr:`Spelling.bearer`)."""
+    return Spelling.of(dialect).bearer
 
 
 def token_request(
-    url: str, client_id: str, client_secret: Sensitive[str], dialect: Dialect = DEFAULT
+    url: str, client_id: str, client_secret: Sensitive[str], spelling: Spelling = PLAIN
 ) -> httpx.Request:
     """The client-credentials request to ``url`` (the token endpoint's full URL)."""
-    headers, form = credentials(client_id, client_secret, dialect)
+    headers, form = credentials(client_id, client_secret, spelling)
     return httpx.Request("POST", url, data=form, headers=headers)
 
 
-def token_refused(response: httpx.Response, dialect: Dialect = DEFAULT) -> bool:
+def token_refused(response: httpx.Response, spelling: Spelling = PLAIN) -> bool:
     """Whether a 401 says the partner token is no good: RFC 6750's ``error="invalid_token"`` in
     ``WWW-Authenticate``, or a problem code that stands for ``invalid-partner-token`` (A64)."""
     if response.status_code != 401:
@@ -183,7 +189,7 @@ def token_refused(response: httpx.Response, dialect: Dialect = DEFAULT) -> bool:
     if 'error="invalid_token"' in response.headers.get("www-authenticate", ""):
         return True
     code = problem_code(response)
-    return code is not None and "invalid-partner-token" in dialect.codes_from_wire(code)
+    return code is not None and "invalid-partner-token" in spelling.kit_codes(code)
 
 
 def fetch_token(
@@ -202,8 +208,9 @@ def fetch_token(
     ``http``: an ``httpx.Client`` to send it with (otherwise a fresh one, of
     :func:`kit._http.http_client`, sending through ``transport`` when given, else with the TLS
     files ``tls``: a client certificate, a CA bundle; with ``http``, ``tls`` only explains a
-    TLS failure); ``dialect``: how
-    the client authenticates (A01) and which header names the request id (A28).
+    TLS failure); ``dialect``: the server's spelling (a dialect file's, read before any client
+    exists), through its :class:`~kit._spoken.Spelling`: how the client authenticates (A01) and
+    which header names the request id (A28).
 
     Example::
 
@@ -217,7 +224,8 @@ def fetch_token(
         TransportError: the token endpoint could not be reached (a TLS failure explained).
         ConfigError: ``tls`` names a file that cannot be used.
     """
-    request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret, dialect)
+    spelling = Spelling.of(dialect)
+    request = token_request(base_url.rstrip("/") + TOKEN_PATH, client_id, client_secret, spelling)
     request.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
     try:
         if http is None:
@@ -230,7 +238,7 @@ def fetch_token(
         raise transport_error(said, exc, request.url, tls) from exc
     body = _json(response)
     if response.status_code >= 400:
-        request_id = response.headers.get(dialect.chosen("A28", "request_id"))
+        request_id = response.headers.get(spelling.names.request_id)
         raise error_from_response(response.status_code, body, request_id=request_id)
     grant = TokenGrant.from_body(body)
     if grant is None:
@@ -260,10 +268,10 @@ class PartnerAuth(httpx.Auth):
         margin: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         observer: Observer | None = None,
-        dialect: Dialect = DEFAULT,
+        spelling: Spelling = PLAIN,
     ) -> None:
         self.client_id = client_id
-        self._dialect = dialect
+        self._spelling = spelling
         self._fetch_grant = fetch
         self._margin = margin
         self._clock = clock
@@ -339,14 +347,23 @@ class PartnerAuth(httpx.Auth):
 
     # -- the httpx flow -----------------------------------------------------------------------
 
+    def authorize(self, request: httpx.Request, token: Sensitive[str] | None = None) -> None:
+        """Put ``token`` (the :meth:`current` one by default) on ``request`` in the header and
+        scheme the server's spelling gives (A02).
+
+        Raises:
+            ApiError: fetching the token was refused.
+        """
+        header, scheme = self._spelling.bearer
+        request.headers[header] = f"{scheme} {(token if token is not None else self.current()).reveal()}"
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        header, scheme = bearer(self._dialect)
-        request.headers[header] = f"{scheme} {self.current().reveal()}"
+        self.authorize(request)
         started = time.perf_counter()
         response = yield request
-        if token_refused(response, self._dialect):
+        if token_refused(response, self._spelling):
             if self._observer is not None:
                 self._observer(response, (time.perf_counter() - started) * 1000)
             self.invalidate()
-            request.headers[header] = f"{scheme} {self.fetch(again=True).reveal()}"
+            self.authorize(request, self.fetch(again=True))
             yield request

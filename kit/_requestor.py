@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from kit._auth import PartnerAuth, TokenGrant, bearer, credentials, token_path
+from kit._auth import PartnerAuth, TokenGrant, credentials, token_path
 from kit._config import Config
 from kit._drift import DriftLog
 from kit._headers import CONTROL_TOKEN
@@ -37,6 +37,7 @@ from kit._http import http_client
 from kit._operations import BY_KEY
 from kit._outgoing import NONE, OPERATIONS, RETRY_STATUSES, Operation, Outgoing
 from kit._sensitive import Sensitive
+from kit._spoken import Spelling
 from kit._transport import Reply, Transport
 from kit.crypto import Device, ServerKeys
 from kit.errors import KitError
@@ -103,7 +104,7 @@ class Requestor:
             client_id=config.client_id,
             margin=config.token_refresh_margin,
             observer=self.transport.observe_auth,
-            dialect=config.dialect,
+            spelling=self.transport.spelling,
         )
         if config.access_token is not None:
             self.auth.preset(config.access_token)
@@ -119,6 +120,11 @@ class Requestor:
 
     def __repr__(self) -> str:
         return f"<Requestor profile={self.config.profile.name!r} current={self._current!r}>"
+
+    @property
+    def spelling(self) -> Spelling:
+        """How this client spells the wire (:class:`kit._spoken.Spelling`, its transport's)."""
+        return self.transport.spelling
 
     def close(self) -> None:
         """Close this device's connections."""
@@ -249,7 +255,7 @@ class Requestor:
             OAuthError / InvalidClient: the token endpoint refused; another ApiError or
                 TransportError as for any call.
         """
-        headers, form = credentials(self.config.client_id, self.config.client_secret, self.config.dialect)
+        headers, form = credentials(self.config.client_id, self.config.client_secret, self.spelling)
         token = OPERATIONS["access_token"]
         operation = Operation(token.key, token.method, path)  # 1.2.0's path, or 1.1.0's own
         outgoing = Outgoing(operation, data=form, headers=headers, partner=False)
@@ -261,7 +267,7 @@ class Requestor:
         Raises:
             ApiError: the server refused (e.g. EndpointDeprecated in strict mode).
         """
-        header, scheme = bearer(self.config.dialect)
+        header, scheme = self.spelling.bearer
         headers = {header: f"{scheme} {token.reveal()}"}
         revoke = BY_KEY["legacy_revoke"]
         operation = Operation(revoke.key, revoke.methods[0], path)
@@ -292,7 +298,7 @@ class Requestor:
         """
         if not self._server_keys.kids:
             self.fetch_init_data()
-        plaintext = self.config.dialect.to_wire(plaintext)  # its names are the dialect's too (A68)
+        plaintext = self.spelling.seal(plaintext)  # its names are the dialect's too (A68)
         return self._server_keys.encrypt(plaintext, alg=self.config.jwe_alg, kids=kids)
 
     # -- the simulator's reset ----------------------------------------------------------------

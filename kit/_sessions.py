@@ -125,7 +125,7 @@ class Sessions:
         if "encrypted_session_token" in body:
             # A direct session proves possession of the device key (the wire contract).
             secret = device.decrypt(str(body["encrypted_session_token"]), label="session")
-            value = self._requestor.config.dialect.from_wire(secret.reveal())  # A68's names inside too
+            value = self._requestor.spelling.open(secret.reveal())  # A68's names inside too
             if not isinstance(value, dict) or "session_token" not in value:
                 raise CryptoError("the encrypted session token holds no session_token")
             token = Sensitive(str(value["session_token"]), label="session_token")

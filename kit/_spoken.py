@@ -1,9 +1,17 @@
-"""The client's side of a dialect (:mod:`kit._dialect`): how the transport spells each call.
+"""The client's one adapter of a dialect (:mod:`kit._dialect`): how a client spells the wire.
 
 A client speaks the kit's own spelling inside (resources, models, history's columns, the
 contract); :class:`Spelling` turns a call into the server's spelling as it leaves (the path of
 an A67 operation, header names, JSON member names and session values) and an answer back as it
-comes in. With the simulator's own dialect every method is the identity.
+comes in, in one layer of the transport (:meth:`kit._transport.Transport._spelled`). It also
+answers what the rest of the client asks of the dialect: the token request's client
+authentication (A01, :attr:`Spelling.client_auth`), the partner token's header and scheme (A02,
+:attr:`Spelling.bearer`), the kit's codes a wire code stands for (A64, :meth:`Spelling.kit_codes`:
+whether an answer refuses the partner token), the header names (:attr:`Spelling.names`), and
+the names inside an encrypted payload (:meth:`Spelling.seal` before encryption,
+:meth:`Spelling.open` after decryption). With the simulator's own dialect every method is the
+identity. No other module of the client core calls the dialect
+(``tests/test_dialect_adapters_client.py``).
 
 The contract check reads the answer through :meth:`Spelling.contract_view`: the server's header
 names and body back in the kit's spelling, checked against the kit's document — the same check
@@ -14,16 +22,18 @@ spelling is a renaming of the kit's.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection, Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
-from kit._dialect import Dialect
+from kit._dialect import DEFAULT, Dialect
 from kit._drift import Drift
 from kit._headers import HeaderNames
 from kit._outgoing import Outgoing
 from kit.errors import ApiError
 
-__all__ = ["Spelling"]
+__all__ = ["PLAIN", "Spelling"]
 
 
 def _plain(name: str) -> str:
@@ -41,32 +51,82 @@ def _keys(body: Any) -> set[str]:
 
 #: The kit's codes for a route that is not there, or not for this method.
 _ROUTE_CODES = frozenset({"not-found", "method-not-allowed"})
+#: A path template's parameter, escaped (:func:`re.escape` of ``{card_id}``).
+_ESCAPED_PARAM = re.compile(r"\\\{[^/]+?\\\}")
+_PARAM = re.compile(r"\{[^/]+?\}")
 
 
 class Spelling:
     """How one client spells its calls (see the module docstring)."""
 
     def __init__(self, dialect: Dialect) -> None:
-        self.dialect = dialect
+        self._dialect = dialect
+        #: The header names this client writes and reads (the register's, or its dialect's).
         self.names = HeaderNames.of(dialect)
+        #: Whether the dialect is the simulator's own: nothing to translate.
         self.plain = dialect.default
+        #: How the server takes the client's credentials (A01): ``"post"`` asks for them in the form.
+        self.client_auth = str(dialect.chosen("A01", "client_auth"))
+        #: The partner token's header and scheme on partner calls (A02).
+        self.bearer = (self.names.authorization, str(dialect.chosen("A02", "scheme")))
         #: the server's header name (lower case) → the kit's, for the headers a dialect renames
         self._ours = dialect.headers_from_wire
+
+    @classmethod
+    def of(cls, dialect: Dialect) -> Spelling:
+        """The spelling of ``dialect`` (:data:`PLAIN`, made once, for the simulator's own)."""
+        return PLAIN if dialect is DEFAULT else cls(dialect)
+
+    def kit_codes(self, code: str) -> tuple[str, ...]:
+        """The kit's problem codes the wire's ``code`` stands for (A64: several when the
+        dialect sends one code for many; the code itself when it renames none)."""
+        return self._dialect.codes_from_wire(code)
+
+    def seal(self, payload: Any) -> Any:
+        """A payload of the kit's spelling with its member names the wire's (A68), before it is
+        encrypted to the server."""
+        return self._dialect.to_wire(payload)
+
+    def open(self, payload: Any) -> Any:
+        """A payload decrypted from the server with its member names the kit's (A68)."""
+        return self._dialect.from_wire(payload)
 
     def path(self, outgoing: Outgoing) -> str:
         """The path on the wire: an A67 operation's at the dialect's path, the others as built."""
         key = outgoing.operation.key
-        if self.plain or key not in self.dialect.paths:
+        if self.plain or key not in self._dialect.paths:
             return outgoing.path
-        return outgoing.path_at(self.dialect.paths[key])
+        return outgoing.path_at(self._dialect.paths[key])
+
+    @cached_property
+    def _moved(self) -> list[tuple[re.Pattern[str], str, str]]:
+        """``(the wire's path as a pattern, method, the kit's template)`` per moved A67 operation."""
+        dialect, ours = self._dialect, DEFAULT.paths
+        found = []
+        for key, path in dialect.paths.items():
+            if path == ours.get(key):
+                continue
+            pattern = re.compile("^" + _ESCAPED_PARAM.sub("([^/]+)", re.escape(path)) + "$")
+            found.append((pattern, dialect.methods[key], ours[key]))
+        return found
+
+    def kit_path(self, method: str, path: str) -> str:
+        """A path seen on the wire (``/v2/payment-cards/card_1``) at the kit's own path when the
+        dialect moved its operation (A67), its parameters carried in order; else ``path``."""
+        for pattern, verb, template in self._moved:
+            match = pattern.match(path) if verb == method.upper() else None
+            if match is not None:  # a dialect's path keeps the parameters of the kit's
+                given = [*match.groups(), ""]
+                return "".join(a + b for a, b in zip(_PARAM.split(template), given, strict=True))
+        return path
 
     def body_out(self, body: Any) -> Any:
         """A JSON body of the kit's spelling, spelled the server's way."""
-        return self.dialect.body_to_wire(body)
+        return self._dialect.body_to_wire(body)
 
     def body_in(self, body: Any) -> Any:
         """A JSON answer in the kit's spelling."""
-        return self.dialect.body_from_wire(body)
+        return self._dialect.body_from_wire(body)
 
     def contract_view(
         self, raw: Iterable[tuple[bytes, bytes]], body: Any, wanted: Collection[str]
@@ -84,7 +144,7 @@ class Spelling:
             return headers, body
         body = self.body_in(body)
         if isinstance(body, Mapping) and isinstance(body.get("code"), str):
-            body = {**body, "code": self.dialect.code_from_wire(body["code"])}
+            body = {**body, "code": self._dialect.code_from_wire(body["code"])}
         return headers, body
 
     def named(self, rows: list[Drift], wire_body: Any) -> list[Drift]:
@@ -109,9 +169,9 @@ class Spelling:
         answered 404 or 405: the path may be this server's, not the simulator's. On the
         simulator only a route-level answer (``not-found``, ``method-not-allowed``) says so."""
         key = outgoing.operation.key
-        if error.status not in (404, 405) or key not in self.dialect.paths:
+        if error.status not in (404, 405) or key not in self._dialect.paths:
             return error
-        ours = self.dialect.codes_from_wire(error.code)
+        ours = self.kit_codes(error.code)
         if on_sim and not _ROUTE_CODES & set(ours):
             return error
         origin = "the simulator's choice" if self.plain else "this dialect file's"
@@ -121,3 +181,7 @@ class Spelling:
             "then kit.connect(..., choices=FILE))"
         )
         return error
+
+
+#: The simulator's own spelling (:data:`kit._dialect.DEFAULT`): every method the identity.
+PLAIN = Spelling(DEFAULT)

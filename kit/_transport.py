@@ -1,17 +1,25 @@
 """HTTP exchanges in layers, as httpx's ``send → auth → redirects → single request``.
 
 One :class:`Transport` per client sends each :class:`~kit._outgoing.Outgoing` the requestor
-builds:
+builds, ``send → spelled → observed → retries → attempt``:
 
-- :meth:`Transport.send` turns it into one request (the session header; an
-  ``Idempotency-Key`` on every partner ``POST``, generated when not given and kept, with the
-  exact same body bytes, across retries), lets the observers see the outcome and maps an error
-  answer to a :mod:`kit.errors` class;
+- :meth:`Transport.send` is the entry;
+- :meth:`Transport._spelled` is the dialect's one layer (:class:`kit._spoken.Spelling`): it
+  turns the call into one request in the wire's spelling (a moved operation's path, the JSON
+  body's names and values; the session header; an ``Idempotency-Key`` on every partner
+  ``POST``, generated when not given and kept, with the exact same body bytes, across retries)
+  and the answer back into the kit's (its body, an error answer as a :mod:`kit.errors` class
+  by what its code stands for, A64, the hint of a moved operation's 404/405). Everything
+  inside it sees the wire: the history keeps the wire's path and code;
+- :meth:`Transport._observed` is the wire log's call and lets the observers see the outcome;
 - :meth:`Transport._with_retries` sends 429, 503 and connection errors again with exponential
   backoff and jitter (seeded RNG, injectable sleep), honouring ``Retry-After``, at most
   ``max_retries`` times, and turns an httpx failure into :class:`~kit.errors.TransportError`;
 - :meth:`Transport._attempt` is one request, through the partner auth flow (:mod:`kit._auth`)
   when the call is a partner's.
+
+The contract check, an observer, reads the answer through the same spelling
+(:meth:`~kit._spoken.Spelling.contract_view`): the kit's document is checked in the kit's names.
 
 The observers see each call's outcome (its final attempt and how many came before): the
 history (one :class:`~kit._history.Entry`, never headers or bodies), the contract check
@@ -43,7 +51,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from kit import _log
-from kit._auth import PartnerAuth, bearer
+from kit._auth import PartnerAuth
 from kit._config import Config
 from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
@@ -173,51 +181,73 @@ class Transport:
     def close(self) -> None:
         self._client.close()
 
-    # -- sending: the outer layer -----------------------------------------------------------
+    # -- sending: the entry ----------------------------------------------------------------
 
     def send(self, outgoing: Outgoing) -> Reply:
-        """Send one call (retried, observed) and return its :class:`Reply`.
+        """Send one call (spelled, observed, retried) and return its :class:`Reply`.
 
         Raises:
             ApiError: (a subclass) for any 4xx/5xx answer after retries.
             TransportError: the server could not be reached after retries.
         """
-        method, path = outgoing.method, self.spelling.path(outgoing)
-        record = self.recorder
-        call = record.call(method, path, outgoing.path) if record is not None else contextlib.nullcontext()
-        with call:
-            request, key = self._build(outgoing, path)
-            outcome = self._with_retries(outgoing, request, path)
-            for observe in self.observers:
-                observe(outcome)
-            response = outcome.response
-            assert response is not None  # no answer raised in _with_retries
-            body = self.spelling.body_in(outcome.body)
-            if response.status_code >= 400:
-                error = error_from_response(
-                    response.status_code,
-                    body,
-                    request_id=response.headers.get(self.names.request_id),
-                    retry_after=_retry_after(response.headers),
-                    submitted=outgoing.submitted,
-                    meaning=None if self.spelling.plain else self.spelling.dialect.codes_from_wire,
-                )
-                raise self.spelling.explain(error, outgoing, path, self.config.profile.control_plane)
-            return Reply(
-                status=response.status_code,
-                body=body,
-                headers=response.headers,
-                replayed=_replayed(response.headers, self.names.replayed),
-                retries=outcome.retries,
-                idempotency_key=key,
-                content=response.content,
-            )
+        return self._spelled(outgoing)
 
-    def _build(
-        self, outgoing: Outgoing, path: str, *, keyed: bool = True
-    ) -> tuple[httpx.Request, str | None]:
-        """The request of ``outgoing`` and the idempotency key it carries (none when not
-        ``keyed``: a request built to be sent by hand, :meth:`unsent`)."""
+    def unsent(self, outgoing: Outgoing) -> httpx.Request:
+        """The request of ``outgoing`` as this client spells it (its path, names and headers,
+        the partner token, the session it presents), built and not sent: no idempotency key,
+        never retried nor recorded.
+
+        Raises:
+            ApiError: fetching the partner token was refused.
+        """
+        request, _, _ = self._spelled_request(outgoing, keyed=False)
+        if outgoing.partner and self.auth is not None:
+            self.auth.authorize(request)
+        return request
+
+    # -- the dialect: the spelling layer ----------------------------------------------------
+
+    def _spelled(self, outgoing: Outgoing) -> Reply:
+        """``outgoing`` sent in the wire's spelling, its answer back in the kit's (the module
+        docstring; with the simulator's own dialect, as it is).
+
+        Raises:
+            ApiError: (a subclass) for any 4xx/5xx answer after retries.
+            TransportError: the server could not be reached after retries.
+        """
+        spelling = self.spelling
+        request, key, path = self._spelled_request(outgoing)
+        outcome = self._observed(outgoing, request, path)
+        response = outcome.response
+        assert response is not None  # no answer raised in _with_retries
+        body = spelling.body_in(outcome.body)
+        if response.status_code >= 400:
+            error = error_from_response(
+                response.status_code,
+                body,
+                request_id=response.headers.get(self.names.request_id),
+                retry_after=_retry_after(response.headers),
+                submitted=outgoing.submitted,
+                meaning=None if spelling.plain else spelling.kit_codes,
+            )
+            raise spelling.explain(error, outgoing, path, self.config.profile.control_plane)
+        return Reply(
+            status=response.status_code,
+            body=body,
+            headers=response.headers,
+            replayed=_replayed(response.headers, self.names.replayed),
+            retries=outcome.retries,
+            idempotency_key=key,
+            content=response.content,
+        )
+
+    def _spelled_request(
+        self, outgoing: Outgoing, *, keyed: bool = True
+    ) -> tuple[httpx.Request, str | None, str]:
+        """The request of ``outgoing`` in the wire's spelling, the idempotency key it carries
+        (none when not ``keyed``: a request built to be sent by hand, :meth:`unsent`) and its
+        path on the wire."""
+        path = self.spelling.path(outgoing)
         headers: dict[str, str] = dict(outgoing.headers)
         if outgoing.session_token is not None:
             headers[self.names.session_id] = outgoing.session_token
@@ -236,21 +266,24 @@ class Transport:
             headers=headers,
             timeout=wait,
         )
-        return request, key
+        return request, key, path
 
-    def unsent(self, outgoing: Outgoing) -> httpx.Request:
-        """The request of ``outgoing`` as this client spells it (its path, names and headers,
-        the partner token, the session it presents), built and not sent: no idempotency key,
-        never retried nor recorded.
+    # -- observing: inside the spelling, the wire's answer ------------------------------------
+
+    def _observed(self, outgoing: Outgoing, request: httpx.Request, path: str) -> Outcome:
+        """The final attempt of ``request`` (at ``path``, the wire's), one call of the wire log
+        (``record=True``), seen by the observers.
 
         Raises:
-            ApiError: fetching the partner token was refused.
+            TransportError: no answer came after retries.
         """
-        request, _ = self._build(outgoing, self.spelling.path(outgoing), keyed=False)
-        if outgoing.partner and self.auth is not None:
-            header, scheme = bearer(self.config.dialect)
-            request.headers[header] = f"{scheme} {self.auth.current().reveal()}"
-        return request
+        record, method = self.recorder, outgoing.method
+        call = record.call(method, path, outgoing.path) if record is not None else contextlib.nullcontext()
+        with call:
+            outcome = self._with_retries(outgoing, request, path)
+            for observe in self.observers:
+                observe(outcome)
+        return outcome
 
     # -- retries: around single attempts ------------------------------------------------------
 

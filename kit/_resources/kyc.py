@@ -47,7 +47,7 @@ class Kyc(Resource):
         if not isinstance(token, str):
             raise CryptoError("the answer holds no encrypted_questions")
         decrypted = self._requestor.device.decrypt(token, label="kyc_questions").reveal()
-        decrypted = self._requestor.config.dialect.from_wire(decrypted)  # A68's names inside too
+        decrypted = self._requestor.spelling.open(decrypted)  # A68's names inside too
         questions = decrypted.get("questions") if isinstance(decrypted, dict) else None
         return Sensitive(list(questions or []), label="kyc_questions")
 
