@@ -4,7 +4,8 @@ Each exchange is recorded redacted as it completes (:class:`kit._redaction.Redac
 dialect's names of secrets: the partner token learned from the token answer, Basic credentials
 from the header, secret-named members and form fields) and checked against the contract as the
 client checks an answer (:meth:`kit._contract.Contract.check`, through the dialect's spelling,
-:class:`kit._spoken.Spelling`): the wire path is put back at the kit's own path first (A67).
+:class:`kit._spoken.Spelling`): the wire path is put back at the kit's own path first (A67,
+:meth:`~kit._spoken.Spelling.kit_path`).
 An exchange whose path the contract cannot place is kept in :attr:`Traffic.unplaced`, listed
 in the drift rows and in the conformance report, never dropped.
 
@@ -21,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -43,7 +43,6 @@ __all__ = ["DRIFT_FILE", "Seen", "Traffic", "kit_path"]
 
 #: The drift rows' file in ``--out``.
 DRIFT_FILE = "drift.json"
-_PARAM = re.compile(r"\\\{[^/]+?\\\}")
 
 
 @dataclass(frozen=True)
@@ -65,27 +64,10 @@ class Seen:
     ms: float
 
 
-def _patterns(dialect: Dialect) -> list[tuple[re.Pattern[str], str, str]]:
-    """``(the wire's path as a pattern, method, the kit's template)`` per moved A67 operation."""
-    ours = DEFAULT.paths
-    found = []
-    for key, path in dialect.paths.items():
-        if path == ours.get(key):
-            continue
-        pattern = re.compile("^" + _PARAM.sub("([^/]+)", re.escape(path)) + "$")
-        found.append((pattern, dialect.methods[key], ours[key]))
-    return found
-
-
-def kit_path(dialect: Dialect, method: str, path: str, patterns: list[Any] | None = None) -> str:
-    """``path`` (the wire's) at the kit's own path when the dialect moved its operation (A67),
-    its parameters carried in order; else ``path``."""
-    for pattern, verb, template in patterns if patterns is not None else _patterns(dialect):
-        match = pattern.match(path) if verb == method.upper() else None
-        if match is not None:
-            values = iter(match.groups())
-            return re.sub(r"\{[^/]+?\}", lambda _, given=values: next(given), template)
-    return path
+def kit_path(dialect: Dialect, method: str, path: str) -> str:
+    """``path`` (the wire's) at the kit's own path when ``dialect`` moved its operation (A67),
+    its parameters carried in order; else ``path`` (:meth:`kit._spoken.Spelling.kit_path`)."""
+    return Spelling.of(dialect).kit_path(method, path)
 
 
 def _json(body: bytes, headers: dict[str, str]) -> Any:
@@ -104,13 +86,12 @@ class Traffic:
     def __init__(self, dialect: Dialect = DEFAULT, *, upstream: str = "") -> None:
         self.dialect = dialect
         self.upstream = upstream
-        self.spelling = Spelling(dialect)
+        self.spelling = Spelling.of(dialect)
         self.redactor = Redactor(dialect=dialect)
         self.drift = DriftLog()
         self.exchanges: deque[Exchange] = deque(maxlen=MAX_CALLS)
         self.unplaced: list[dict[str, Any]] = []
         self.count = 0
-        self._patterns = _patterns(dialect)
         self._lock = threading.Lock()
 
     def _message(self, raw: list[tuple[bytes, bytes]], body: bytes, size: int) -> Message:
@@ -134,7 +115,7 @@ class Traffic:
                 else None
             )
             url = self.redactor.url(seen.url)
-            ours = kit_path(self.dialect, seen.method, seen.path, self._patterns)
+            ours = self.spelling.kit_path(seen.method, seen.path)
             attempt = Attempt(seen.started, seen.method, url, sent, seen.status, "", got, seen.ms)
             exchange = Exchange(
                 self.count,
