@@ -56,6 +56,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlencode
 from kit import register
 from kit._dialect import DEFAULT, Dialect
 from kit._env import SNAPSHOT_MEDIA_TYPE
+from kit._headers import HeaderNames
 from kit._pii import is_pii_in_context, is_pii_name, is_pii_value, words
 from kit.crypto import protected_header
 
@@ -200,10 +201,11 @@ class Redactor:
     """
 
     def __init__(self, secrets: Iterable[tuple[str, str]] = (), *, dialect: Dialect = DEFAULT) -> None:
+        names = HeaderNames.of(dialect)
         self._kit_name = None if dialect.plain else dialect.name_from_wire
-        self._token_header = str(dialect.chosen("A02", "header")).lower()
+        self._token_header = names.authorization.lower()
         self._schemes = {"bearer", str(dialect.chosen("A02", "scheme")).lower()}
-        self._idempotency_header = str(dialect.chosen("A20", "header")).lower()
+        self._idempotency_header = names.idempotency_key.lower()
         self._lock = threading.Lock()
         self._known: dict[str, str] = {}
         self._pattern: re.Pattern[str] | None = None

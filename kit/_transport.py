@@ -157,7 +157,7 @@ class Transport:
         self._prefix = urlsplit(config.base_url).path.rstrip("/")
         #: How calls are spelled on the wire (a dialect's paths, names and headers: kit._spoken),
         #: and the header names this client writes and reads (the register's, or its dialect's).
-        self.spelling = Spelling(config.dialect)
+        self.spelling = Spelling.of(config.dialect)
         self.names = names = self.spelling.names
         pinned = {names.api_version: config.api_version} if config.api_version else {}
         self._client = http_client(
