@@ -54,7 +54,6 @@ __all__ = [
     "TOKEN_PATH",
     "PartnerAuth",
     "TokenGrant",
-    "bearer",
     "credentials",
     "fetch_token",
     "legacy_token_path",
@@ -165,12 +164,6 @@ def credentials(
         form = {**CLIENT_CREDENTIALS, "client_id": client_id, "client_secret": client_secret.reveal()}
         return {"Accept": "application/json"}, form
     return token_headers(client_id, client_secret), dict(CLIENT_CREDENTIALS)
-
-
-def bearer(dialect: Dialect = DEFAULT) -> tuple[str, str]:
-    """The partner token's header and scheme on partner calls (A02, or a dialect's), for a
-    caller holding a dialect and no client (a client asks its :attr:`Spelling.bearer`)."""
-    return Spelling.of(dialect).bearer
 
 
 def token_request(

@@ -197,20 +197,13 @@ _HEADER_KEYS = frozenset(HEADERS) | {("A28", "session_id")}
 #: Where a header name may be read from its entry: its home, the dialect that holds the entries,
 #: and the rules that check a dialect file's own values.
 _READ_AT_HOME = frozenset({"_headers.py", "_dialect.py", "_dialect_rules.py"})
-#: Modules that still read a header name from its entry, to move to ``HeaderNames`` (issue 60);
-#: a module leaves the list once it reads them there, and none joins it.
-_NOT_YET = frozenset(
-    {
-        "regress/codepath.py",
-    }
-)
 
 
 def test_header_names_are_read_through_their_home() -> None:
     found = {
         module: [f"line {line}: {entry} {key}" for line, entry, key in reads]
         for module, tree in _modules().items()
-        if module not in _READ_AT_HOME | _NOT_YET
+        if module not in _READ_AT_HOME
         if (reads := [r for r in _entry_reads(tree) if (r[1], r[2]) in _HEADER_KEYS])
     }
     assert found == {}

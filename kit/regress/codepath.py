@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 import kit.notebook
-from kit._auth import bearer
+from kit._headers import HeaderNames
 from kit._http import http_client
+from kit._spoken import Spelling
 from kit.notebook import relied
 from kit.regress import migration
 
@@ -180,14 +181,15 @@ def walk(profile: Any, *, seed: int, version: str, code: PartnerCode) -> dict[st
         api.webhooks.listen()  # subscribes to this version's event names (change 6)
     account_id, person_id = _onboard(api, 0)
     _, payee_id = _onboard(payee, 1)
-    authorization, scheme = bearer(dialect)  # the partner token as the client sends it (A02)
+    authorization, scheme = Spelling.of(dialect).bearer  # the partner token as the client sends it (A02)
+    names = HeaderNames.of(dialect)
     headers = {
-        dialect.chosen("A27", "header"): version,
+        names.api_version: version,
         authorization: f"{scheme} {token.reveal()}",
     }
     answered = [
         migration.response_hook(calls, step=steps, dialect=dialect),
-        _noting(dialect.chosen("A28", "assumptions")),
+        _noting(names.assumptions),
     ]
     config = api.config  # sent as the client's own calls are: its transport, its TLS files
     raw = http_client(str(config.base_url), transport=config.transport, tls=config.tls, headers=headers,
@@ -231,7 +233,7 @@ def walk_versions(
     version alone and displays its wire for the report."""
     versions = [only] if only else list(versions)
     probe = kit.notebook.connect(profile, seed=seed)
-    header = probe.config.dialect.chosen("A27", "header")
+    header = HeaderNames.of(probe.config.dialect).api_version
     config = probe.config
     probes = [
         migration.probe(str(config.base_url), v, header=header, transport=config.transport, tls=config.tls)
