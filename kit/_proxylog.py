@@ -30,11 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from kit import _files as files
-from kit._contract import HEADERS as CONTRACT_HEADERS
-from kit._contract import Contract
 from kit._dialect import DEFAULT, Dialect
 from kit._drift import COLUMNS, Drift, DriftLog
-from kit._outgoing import HEADERS
 from kit._redaction import Redactor
 from kit._spoken import Spelling
 from kit._wire import MAX_BODY, MAX_CALLS, Attempt, Exchange, Message
@@ -134,13 +131,10 @@ class Traffic:
         raw = [(n.lower(), v) for n, v in seen.response_headers]
         plain = {n.decode("latin-1"): v.decode("latin-1") for n, v in raw}
         wire_body = _json(seen.response_body, plain)
-        headers, body = self.spelling.contract_view(raw, wire_body, CONTRACT_HEADERS)
         assert seen.status is not None
-        contract = Contract.for_version(headers.get(HEADERS.api_version))
-        rows = contract.check(
-            seen.method, ours, seen.status, headers, body, has_content=bool(seen.response_body)
+        rows, contract = self.spelling.checked(
+            seen.method, ours, seen.status, raw, wire_body, has_content=bool(seen.response_body)
         )
-        rows = self.spelling.named(rows, wire_body)
         self.drift.record(rows)
         if contract.operation(seen.method, ours) is None:
             with self._lock:

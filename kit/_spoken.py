@@ -27,6 +27,8 @@ from collections.abc import Collection, Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
+from kit._contract import HEADERS as CONTRACT_HEADERS
+from kit._contract import Contract
 from kit._dialect import DEFAULT, Dialect
 from kit._drift import Drift
 from kit._headers import HeaderNames
@@ -146,6 +148,25 @@ class Spelling:
         if isinstance(body, Mapping) and isinstance(body.get("code"), str):
             body = {**body, "code": self._dialect.code_from_wire(body["code"])}
         return headers, body
+
+    def checked(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        raw: Iterable[tuple[bytes, bytes]],
+        wire_body: Any,
+        *,
+        has_content: bool,
+    ) -> tuple[list[Drift], Contract]:
+        """An answer (``raw``: its headers as httpx lists them; ``wire_body``: its parsed body,
+        both as they came) checked by the contract of the version it announces, in the kit's
+        spelling (``path``: the kit's path of the call): its drift rows (:meth:`named`) and the
+        contract that checked it. The client's transport and ``kit proxy`` both ask this."""
+        headers, body = self.contract_view(raw, wire_body, CONTRACT_HEADERS)
+        contract = Contract.for_version(headers.get(self.names.api_version))
+        rows = contract.check(method, path, status, headers, body, has_content=has_content)
+        return self.named(rows, wire_body), contract
 
     def named(self, rows: list[Drift], wire_body: Any) -> list[Drift]:
         """``rows`` with a required field found missing, but present in ``wire_body`` under

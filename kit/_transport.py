@@ -53,10 +53,7 @@ import httpx
 from kit import _log
 from kit._auth import PartnerAuth
 from kit._config import Config
-from kit._contract import HEADERS as CONTRACT_HEADERS
-from kit._contract import Contract
 from kit._drift import DriftLog
-from kit._headers import HEADERS
 from kit._history import Entry, History
 from kit._http import http_client
 from kit._outgoing import RETRY_STATUSES, Operation, Outgoing
@@ -396,17 +393,14 @@ class Transport:
         injected = isinstance(body, Mapping) and body.get("code") == INJECTED_FAULT
         if self.config.profile.control_plane and injected:
             return
-        # the headers the check reads, and (a dialect's) answer in the kit's spelling
-        headers, body = self.spelling.contract_view(response.headers.raw, body, CONTRACT_HEADERS)
-        rows = Contract.for_version(headers.get(HEADERS.api_version)).check(
+        rows, _ = self.spelling.checked(
             outcome.method,
             outcome.kit_path or outcome.path,
             response.status_code,
-            headers,
+            response.headers.raw,
             body,
             has_content=bool(response.content),
         )
-        rows = self.spelling.named(rows, outcome.body)  # a field there under another spelling: A68
         if rows:
             if _log.LOG.isEnabledFor(logging.INFO):
                 request_id = response.headers.get(self.names.request_id)
