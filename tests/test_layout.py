@@ -8,6 +8,7 @@ type-only import cannot hide a circle.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -267,3 +268,12 @@ def test_the_client_still_reads_as_one_package() -> None:
         "assert kit.errors.by_code and callable(kit.webhooks.verify)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_module_architecture_names_exists() -> None:
+    """ARCHITECTURE.md stays true of the tree: each ``kit/….py`` it names (its drawing too) is
+    a file; a module renamed or split without the text following fails here."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\bkit/[\w/]+\.py\b", text))
+    assert len(named) > 40  # the rooms, the simulator's pieces, the drawing
+    assert sorted(p for p in named if not (ROOT / p).is_file()) == []
