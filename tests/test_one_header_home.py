@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kit import register
+from tests.support.source import constants
 
 KIT = Path(__file__).resolve().parents[1] / "kit"
 HOME = KIT / "_headers.py"
@@ -45,26 +46,9 @@ def _wire_names() -> set[str]:
     return {str(name).lower() for name in names} - HTTP_OWN
 
 
-def _docstrings(tree: ast.Module) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
-
-
 def _constants(path: Path) -> Iterator[tuple[int, str]]:
     """The string (and bytes) constants of a module's code, docstrings left out."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = _docstrings(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and id(node) not in docstrings:
-            if isinstance(node.value, str):
-                yield node.lineno, node.value
-            elif isinstance(node.value, bytes):
-                yield node.lineno, node.value.decode("latin-1")
+    return constants(ast.parse(path.read_text(encoding="utf-8")))
 
 
 def test_no_module_spells_a_wire_header_name_outside_its_home() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kit._operations import OPERATIONS
+from tests.support.source import constants
 
 KIT = Path(__file__).resolve().parents[1] / "kit"
 HOME = KIT / "_operations.py"
@@ -23,15 +24,6 @@ TEMPLATES = re.compile(
     + "|".join(re.escape(p) for p in sorted({op.path for op in OPERATIONS}, key=len, reverse=True))
     + r")(?![\w/{}])"
 )
-
-
-def _docstrings(tree: ast.Module) -> set[int]:
-    """The ids of the constants that stand alone as statements: docstrings and the like."""
-    return {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-    }
 
 
 def _control_plane_paths(tree: ast.Module) -> set[int]:
@@ -67,11 +59,9 @@ def spelled(root: Path) -> Iterator[str]:
         if path.name == HOME.name and path.parent.name == "kit":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skipped = _docstrings(tree) | _control_plane_paths(tree)
-        for node in ast.walk(tree):
-            text = node.value if isinstance(node, ast.Constant) and id(node) not in skipped else None
-            if isinstance(text, str) and TEMPLATES.search(text):
-                yield f"{path.relative_to(root.parent)}:{node.lineno}: {text[:80]!r}"
+        for line, text in constants(tree, skip=_control_plane_paths(tree)):
+            if TEMPLATES.search(text):
+                yield f"{path.relative_to(root.parent)}:{line}: {text[:80]!r}"
 
 
 def test_no_path_of_the_wire_is_spelled_outside_the_table() -> None:

@@ -10,6 +10,7 @@ import kit
 from kit import register
 from kit._outgoing import HEADERS
 from kit._transport import USER_AGENT
+from tests.support.source import constants
 
 KIT = Path(__file__).resolve().parents[2] / "kit"
 #: The client's modules (the simulator and the other rooms read the register themselves).
@@ -31,17 +32,7 @@ def _register_header_names() -> set[str]:
 
 def _strings(tree: ast.Module) -> list[tuple[int, str]]:
     """String constants of the code (docstrings left out: they may name a header)."""
-    docstrings = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docstrings.add(id(body[0].value))
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-    ]
+    return list(constants(tree))
 
 
 def test_the_header_names_are_the_registers() -> None:
