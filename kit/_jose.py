@@ -19,12 +19,28 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from joserfc.jws import JWSRegistry
 
-__all__ = ["b64decode", "signing_registry"]
+__all__ = ["B64URL", "COMPACT", "b64decode", "is_jwe", "signing_registry"]
+
+#: base64url's alphabet, as the body of a regular expression's character class.
+B64URL = "A-Za-z0-9_-"
+#: A compact JWS or JWE where it stands in text: a protected header (the base64url of a JSON
+#: object, so ``eyJ``), then two to four more segments.
+COMPACT = re.compile(rf"(?<![{B64URL}])eyJ[{B64URL}]{{4,}}(?:\.[{B64URL}]*){{2,4}}")
+
+
+def is_jwe(value: str) -> bool:
+    """Whether ``value`` is, whole, a compact JWE: five segments, the first a JSON header.
+
+    >>> is_jwe("eyJhbGci.a.b.c.d"), is_jwe("eyJhbGci.a.b"), is_jwe("born 1990-01-01")
+    (True, False, False)
+    """
+    return value.count(".") == 4 and COMPACT.fullmatch(value) is not None
 
 
 def b64decode(segment: str) -> bytes:

@@ -37,6 +37,9 @@ is personal data when it holds (each shape a pattern of the register, each list 
   before it (``"id 000000001"``, ``"ID no. 123456789"``: ``id_words``); under a field's own
   name (``order_id``) an id is a record's, not a person's.
 
+A body's own ``encrypted_*`` field holding a compact JWE is ciphertext and is not read: its
+route decrypts it, or refuses it as invalid encrypted data (step 11 of the order of checks).
+
 What stays best effort: personal data in other shapes (a year or a month alone, a national id
 of another length or format, a name or an address in free text) and words the register does
 not list.
@@ -65,6 +68,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from kit import register
+from kit._jose import is_jwe
 
 _RULE = register.value("A11")
 #: The concepts of personal data, in words (A11).
@@ -253,6 +257,21 @@ def _is_pii_field(name: Any, value: Any) -> bool:
     return is_pii_value(value) or is_pii_in_context(name, value)
 
 
+#: The fields a route decrypts (step 11) are named so; any other the schema refuses (step 10).
+ENCRYPTED_PREFIX = "encrypted_"
+
+
+def _is_ciphertext(name: Any, value: Any) -> bool:
+    """A body's own ``encrypted_*`` field holding a compact JWE: ciphertext, no clear text to
+    judge (the route decrypts it, or refuses it as invalid encrypted data, at step 11)."""
+    return (
+        isinstance(name, str)
+        and name.startswith(ENCRYPTED_PREFIX)
+        and isinstance(value, str)
+        and is_jwe(value)
+    )
+
+
 def pii_path(value: Any) -> tuple[Any, ...] | None:
     """The path of the first field of ``value`` that is personal data, or None: an object's own
     fields are read before its children's, objects and arrays in order. A key shaped like a
@@ -267,6 +286,8 @@ def pii_path(value: Any) -> tuple[Any, ...] | None:
             for key, child in item.items():
                 if is_pii_value(key):
                     return _path(link)
+                if link is None and _is_ciphertext(key, child):
+                    continue
                 if _is_pii_field(key, child):
                     return _path((key, link))
             children = [

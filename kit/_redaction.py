@@ -57,6 +57,7 @@ from kit import register
 from kit._dialect import DEFAULT, Dialect
 from kit._env import SNAPSHOT_MEDIA_TYPE
 from kit._headers import HeaderNames
+from kit._jose import COMPACT, is_jwe
 from kit._pii import is_pii_in_context, is_pii_name, is_pii_value, words
 from kit.crypto import protected_header
 
@@ -74,8 +75,6 @@ __all__ = [
 
 _SHORT = 12  # known values shorter than this are replaced only where they stand alone
 _MIN = 4  # shorter values would replace ordinary words
-_B64 = "A-Za-z0-9_-"
-_JOSE = re.compile(rf"(?<![{_B64}])eyJ[{_B64}]{{4,}}(?:\.[{_B64}]*){{2,4}}")
 _URL_PORT = re.compile(
     r"(\b[a-z][a-z0-9+.-]*://(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)):\d{1,5}(?=[/?#\s\"']|$)"
 )
@@ -260,7 +259,7 @@ class Redactor:
         pattern = self._compiled()
         if pattern is not None:
             text = pattern.sub(lambda m: self._known.get(m.group(), "<secret>"), text)
-        text = _JOSE.sub(lambda m: _jose_marker(m.group(), self._kids), text)
+        text = COMPACT.sub(lambda m: _jose_marker(m.group(), self._kids), text)
         return _URL_PORT.sub(r"\1:<port>", text)
 
     def json(self, value: Any, name: str | None = None) -> Any:
@@ -301,7 +300,7 @@ class Redactor:
             return [self.json(v, name) for v in value]
         if isinstance(value, str):
             self.learn(kind, value)
-            if jose_kind(value) == "jwe" and _JOSE.fullmatch(value):  # ciphertext: its shape shows
+            if is_jwe(value):  # ciphertext: its shape shows
                 return _jose_marker(value, self._kids)
         return marker(kind)
 

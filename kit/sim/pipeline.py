@@ -55,7 +55,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kit import register
-from kit._pii import pii_parameter
+from kit._pii import ENCRYPTED_PREFIX, pii_parameter
 from kit.sim import versions
 from kit.sim.asgi import decode_json, encode_json, first
 from kit.sim.call import MAX_JWE, Call, RouteReply
@@ -245,7 +245,7 @@ async def decrypt_ahead(call: Call, declared: tuple[str, ...]) -> None:
         return
     tokens = []
     for name, value in body.items():
-        if name.startswith("encrypted_"):
+        if name.startswith(ENCRYPTED_PREFIX):
             if name not in declared:
                 return
             if isinstance(value, str) and len(value) <= MAX_JWE:

@@ -21,7 +21,7 @@ from tests.sim.helpers.contract import ECHO
 from tests.sim.helpers.control import snapshot
 from tests.sim.helpers.journeys import Journey, journey
 from tests.sim.helpers.resources import send_event
-from tests.sim.helpers.wire import assert_problem
+from tests.sim.helpers.wire import assert_problem, call
 
 VALUE = ECHO + "-000-00-0001-1990-01-01"
 
@@ -433,3 +433,31 @@ def test_property_over_http_ordinary_fields_pass(
     body = {"event_type": "password.changed", "details": details}
     resp = send_event(http, customer.token, customer.account_id, body)
     assert resp.status_code == 202, (name, resp.text)
+
+
+#: A JWE's shape (five segments, a JSON header) whose second segment reads as clear text.
+FORGED = "eyJhbGciOiJSU0EtT0FFUC0yNTYifQ.born-1990-01-01.aaaa.bbbb.cccc"
+
+
+def test_a_jwe_in_a_bodys_own_encrypted_field_is_ciphertext_and_decrypted_not_read(
+    http: httpx.Client, customer: Journey
+) -> None:
+    """Ciphertext holds no clear text to judge: the route decrypts it at step 11, which refuses
+    a forged one as invalid encrypted data; words inside its segments are not read (A11)."""
+    before = snapshot(http)
+    path = f"/accounts/{customer.account_id}/persons"
+    resp = call(http, "POST", path, token=customer.token, session=customer.account_session,
+                json_body={"encrypted_pii": FORGED})  # fmt: skip
+    assert_problem(resp, 400, "invalid-encrypted-data", not_echo=("1990-01-01",))
+    assert snapshot(http) == before
+
+
+def test_a_jwe_shaped_value_anywhere_else_is_still_read(http: httpx.Client, customer: Journey) -> None:
+    """Only a body's own ``encrypted_*`` fields are decrypted: the same value deeper, or under
+    another name, is judged as any value is (a date beside the word born)."""
+    for details in ({"encrypted_x": FORGED}, {"note": FORGED}):
+        before = snapshot(http)
+        body = {"event_type": "password.changed", "details": details}
+        resp = send_event(http, customer.token, customer.account_id, body)
+        assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=("1990-01-01",))
+        assert snapshot(http) == before
