@@ -31,7 +31,7 @@ from kit._contract import HEADERS as CONTRACT_HEADERS
 from kit._contract import Contract
 from kit._dialect import DEFAULT, Dialect
 from kit._drift import Drift
-from kit._headers import HeaderNames
+from kit._headers import HEADERS, HeaderNames
 from kit._outgoing import Outgoing
 from kit.errors import ApiError
 
@@ -164,7 +164,7 @@ class Spelling:
         spelling (``path``: the kit's path of the call): its drift rows (:meth:`named`) and the
         contract that checked it. The client's transport and ``kit proxy`` both ask this."""
         headers, body = self.contract_view(raw, wire_body, CONTRACT_HEADERS)
-        contract = Contract.for_version(headers.get(self.names.api_version))
+        contract = Contract.for_version(headers.get(HEADERS.api_version))  # named the kit's way
         rows = contract.check(method, path, status, headers, body, has_content=has_content)
         return self.named(rows, wire_body), contract
 

@@ -149,3 +149,16 @@ def test_a_recording_client_s_first_call_is_one_call_at_the_wire_s_path(tmp_path
     assert (first.kind, first.method, first.path) == ("call", "GET", "/v2/webhook-keys")
     assert first.kit_path == "/webhooks/jwks" and len(first.attempts) == 1
     assert (token.method, token.path, token.kit_path) == ("POST", "/oauth/accesstoken", None)
+
+
+def test_an_answer_is_checked_by_the_contract_of_the_version_it_names_in_the_wire_s_header() -> None:
+    """Under a dialect that renames the version header (A27), the answer's version is read from
+    the dialect's header: a 1.1.0 answer is checked by 1.1.0's contract, with no version drift."""
+    camel = Dialect.of(_choices.load(KIT.parent / "data" / "choices" / "camel.toml"))
+    spelling = _spoken.Spelling.of(camel)
+    header = spelling.names.api_version
+    assert header.lower() != _spoken.Spelling.of(DEFAULT).names.api_version.lower()  # renamed
+    raw = [(header.encode(), b"1.1.0"), (b"content-type", b"application/json")]
+    rows, contract = spelling.checked("GET", "/webhooks/jwks", 200, raw, {"keys": []}, has_content=True)
+    assert contract.version == "1.1.0"
+    assert [row for row in rows if row.kind == "version"] == []
