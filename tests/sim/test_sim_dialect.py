@@ -14,7 +14,7 @@ import pytest
 from kit import _choices
 from kit._dialect import Dialect
 from kit.sim.dialect import Spoken, speaking
-from tests.sim.helpers.clients import embedded
+from tests.sim.helpers.clients import embedded, plain_client
 from tests.sim.helpers.contract import PARTNER_A
 from tests.sim.helpers.encryption import Device, decrypt_from_server, encrypt_for_server
 
@@ -31,9 +31,7 @@ def server() -> Iterator[Any]:
 
 @pytest.fixture
 def http(server: Any) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url) as client:
-        client.post("/_sim/reset", json={"seed": 7}).raise_for_status()
-        yield client
+    yield from plain_client(server)
 
 
 def token_of(http: httpx.Client) -> str:

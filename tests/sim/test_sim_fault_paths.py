@@ -14,7 +14,7 @@ import pytest
 
 from kit import _choices
 from kit._operations import BY_KEY
-from tests.sim.helpers.clients import embedded
+from tests.sim.helpers.clients import embedded, plain_client
 from tests.sim.helpers.wire import assert_problem
 
 CAMEL = _choices.load(Path(__file__).resolve().parents[2] / "data" / "choices" / "camel.toml")
@@ -92,9 +92,7 @@ def camel_server() -> Iterator[Any]:
 
 @pytest.fixture
 def camel(camel_server: Any) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=camel_server.base_url) as client:
-        client.post("/_sim/reset", json={"seed": 7}).raise_for_status()
-        yield client
+    yield from plain_client(camel_server)
 
 
 def test_under_a_dialect_the_moved_path_is_served_and_the_default_refused(camel: httpx.Client) -> None:

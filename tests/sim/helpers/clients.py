@@ -54,6 +54,14 @@ def embedded(**settings: Any) -> Iterator[Any]:
     server.stop()
 
 
+def plain_client(server: Any, seed: int = 7) -> Iterator[httpx.Client]:
+    """A fixture's body: a plain client on ``server`` reset to ``seed``, closed afterwards (for a
+    server speaking a dialect, whose answers the checked client's contract would not read)."""
+    with httpx.Client(base_url=server.base_url) as client:
+        reset(client, seed)
+        yield client
+
+
 def served_client(server: Any) -> Iterator[CheckedClient]:
     """A session fixture's body: a checked client on ``server``, closed afterwards."""
     with checked_client(server.base_url) as client:
