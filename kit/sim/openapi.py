@@ -405,14 +405,23 @@ def follow(schema: dict[str, Any], chosen: Personality) -> None:
     info["x-choices"] = {entry: overlay.value(entry) for entry in entries}
 
 
-#: The operations A63 makes need a session (``cards_and_events_require_session``), as
-#: ``(default path, method)`` of the document.
+#: The operations A63 makes need a session (``cards_and_events_require_session``).
 SESSION_OPERATIONS = ("create_card", "get_card", "close_card", "send_event")
-SESSION_ROUTES = tuple(
-    (partner.BY_KEY[key].path, method.lower())
-    for key in SESSION_OPERATIONS
-    for method in partner.BY_KEY[key].methods
-)
+
+
+def session_routes(paths: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """``(path, method)`` of the document for each of :data:`SESSION_OPERATIONS`, at ``paths``
+    ({key: path}: a personality's, where a dialect file moves some) or the default path."""
+    moved = paths or {}
+    return tuple(
+        (moved.get(key, partner.BY_KEY[key].path), method.lower())
+        for key in SESSION_OPERATIONS
+        for method in partner.BY_KEY[key].methods
+    )
+
+
+#: :func:`session_routes` at the default paths.
+SESSION_ROUTES = session_routes()
 _ASSUMPTIONS_SENTENCE = re.compile(r"[;.] every answer names the entries[^.;]*svc-assumptions")
 
 
@@ -421,7 +430,7 @@ def _follow_wire(schema: dict[str, Any], chosen: Personality) -> None:
     required on card and event routes (A63), the renamed problem codes (A64), the partner
     token's lifetime (A01) and whether answers carry ``svc-assumptions`` (A61)."""
     if chosen.require_session:
-        for path, method in SESSION_ROUTES:
+        for path, method in session_routes(chosen.paths()):
             for param in schema["paths"].get(path, {}).get(method, {}).get("parameters", []):
                 if param.get("in") == "header" and param.get("name") == SESSION_ID:
                     param["required"] = True
