@@ -53,7 +53,11 @@ def _error_of(cell: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _failing_cell(nb: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-    """The cell papermill marked failed (or left running: a time-out), and its error output."""
+    """The cell papermill marked failed (or left running: a time-out), and its error output.
+
+    A time-out leaves its cell "completed" with the interrupt's error output; on a loaded machine
+    the notebook may be written before that output arrives, and then the failing cell is the last
+    one papermill started (the cells after it are left "pending", never started)."""
     cells = list(enumerate(nb.get("cells", []), start=1))
     marked = [
         (i, c)
@@ -61,8 +65,8 @@ def _failing_cell(nb: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | N
         if c.get("metadata", {}).get("papermill", {}).get("exception")
         or c.get("metadata", {}).get("papermill", {}).get("status") in ("failed", "running")
     ]
-    # a time-out leaves the cell "completed" with the interrupt's error output
-    found = marked or [(i, c) for i, c in cells if _error_of(c) is not None]
+    started = [(i, c) for i, c in cells if c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    found = marked or [(i, c) for i, c in cells if _error_of(c) is not None] or started[-1:]
     if not found:
         return None, None
     i, cell = found[0]
