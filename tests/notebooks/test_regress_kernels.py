@@ -226,7 +226,9 @@ def test_a_forked_worker_that_dies_says_why(
     from kit.lab.populations.planning import Draws
     from kit.lab.populations.shard import ShardSpec
 
-    specs = [ShardSpec(index=0, first=0, end=4, draws=Draws(seed=7), batch=1)]
+    # enough customers that the shard is still running when the kill lands (four were done, on
+    # a quick run, before a SIGKILL sent after the first reached the launcher)
+    specs = [ShardSpec(index=0, first=0, end=40, draws=Draws(seed=7), batch=1)]
     killed: list[int] = []
 
     def advance(customers: int) -> None:  # after the first customer: kill the forked worker
