@@ -41,6 +41,8 @@ __all__ = ["DEFAULT", "HEADERS", "OPERATIONS", "STANDARD_NAMES", "Dialect", "cam
 OPERATIONS: tuple[str, ...] = CHOSEN
 #: The path parameters an operation may keep (a re-chosen path keeps the same ones).
 _PARAM = re.compile(r"\{([a-z_]+)\}")
+#: A path template's parameter, escaped (:func:`re.escape` of ``{card_id}``).
+_ESCAPED_PARAM = re.compile(r"\\\{([a-z_]+)\\\}")
 
 #: The other entries that spell the wire: headers, client authentication, session values, codes.
 WIRE_ENTRIES = ("A01", "A02", "A05", "A06", "A18", "A20", "A24", "A27", "A28", "A64")
@@ -187,21 +189,34 @@ class Dialect:
                 return op
         return None
 
-    def path_to_kit(self, method: str, template: str) -> str:
-        """A path template this dialect serves, as the kit spells it: an A67 operation's at the
-        register's path, each parameter as ``template`` writes it (``{id}`` stays ``{id}``);
-        any other path as it came.
+    @cached_property
+    def _wire_paths(self) -> list[tuple[re.Pattern[str], str, str]]:
+        """``(this dialect's path as a pattern, method, the register's template)`` per A67
+        operation: a parameter matches one segment, whatever it holds, in a group of its name."""
+        ours = register.value("A67")["paths"]
+        found = []
+        for op, path in self.paths.items():
+            pattern = _ESCAPED_PARAM.sub(lambda p: f"(?P<{p.group(1)}>[^/]+)", re.escape(path))
+            found.append((re.compile(f"^{pattern}$"), self.methods[op], ours[op]))
+        return found
+
+    def path_to_kit(self, method: str, path: str) -> str:
+        """A path this dialect serves, a template (``/v2/cards/{id}``) or a request's
+        (``/v2/cards/card_1``), as the kit spells it: an A67 operation's at the register's path,
+        each parameter as it came (by its name); any other path as it came.
 
         >>> from kit import _choices
         >>> moved = Dialect.of(_choices.parse({"A67": {"paths": {"get_card": "/v2/cards/{card_id}"}}}))
         >>> moved.path_to_kit("GET", "/v2/cards/{id}"), moved.path_to_kit("GET", "/cards/{id}/x")
         ('/cards/{id}', '/cards/{id}/x')
+        >>> moved.path_to_kit("GET", "/v2/cards/card_1"), moved.path_to_kit("POST", "/v2/cards/card_1")
+        ('/cards/card_1', '/v2/cards/card_1')
         """
-        op = self.operation(method, template)
-        if op is None:
-            return template
-        given = dict(zip(_PARAM.findall(self.paths[op]), _PARAM.findall(template), strict=True))
-        return fill(register.value("A67")["paths"][op], {n: "{" + v + "}" for n, v in given.items()})
+        for pattern, verb, template in self._wire_paths:
+            found = pattern.match(path) if verb == method.upper() else None
+            if found is not None:
+                return fill(template, found.groupdict())
+        return path
 
     # ---- field names (A68)
     @cached_property

@@ -22,9 +22,7 @@ spelling is a renaming of the kit's.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Collection, Iterable, Mapping
-from functools import cached_property
 from typing import Any
 
 from kit._contract import HEADERS as CONTRACT_HEADERS
@@ -53,9 +51,6 @@ def _keys(body: Any) -> set[str]:
 
 #: The kit's codes for a route that is not there, or not for this method.
 _ROUTE_CODES = frozenset({"not-found", "method-not-allowed"})
-#: A path template's parameter, escaped (:func:`re.escape` of ``{card_id}``).
-_ESCAPED_PARAM = re.compile(r"\\\{[^/]+?\\\}")
-_PARAM = re.compile(r"\{[^/]+?\}")
 
 
 class Spelling:
@@ -100,27 +95,10 @@ class Spelling:
             return outgoing.path
         return outgoing.path_at(self._dialect.paths[key])
 
-    @cached_property
-    def _moved(self) -> list[tuple[re.Pattern[str], str, str]]:
-        """``(the wire's path as a pattern, method, the kit's template)`` per moved A67 operation."""
-        dialect, ours = self._dialect, DEFAULT.paths
-        found = []
-        for key, path in dialect.paths.items():
-            if path == ours.get(key):
-                continue
-            pattern = re.compile("^" + _ESCAPED_PARAM.sub("([^/]+)", re.escape(path)) + "$")
-            found.append((pattern, dialect.methods[key], ours[key]))
-        return found
-
     def kit_path(self, method: str, path: str) -> str:
         """A path seen on the wire (``/v2/payment-cards/card_1``) at the kit's own path when the
         dialect moved its operation (A67), its parameters carried in order; else ``path``."""
-        for pattern, verb, template in self._moved:
-            match = pattern.match(path) if verb == method.upper() else None
-            if match is not None:  # a dialect's path keeps the parameters of the kit's
-                given = [*match.groups(), ""]
-                return "".join(a + b for a, b in zip(_PARAM.split(template), given, strict=True))
-        return path
+        return path if self.plain else self._dialect.path_to_kit(method, path)
 
     def body_out(self, body: Any) -> Any:
         """A JSON body of the kit's spelling, spelled the server's way."""
