@@ -37,8 +37,9 @@ is personal data when it holds (each shape a pattern of the register, each list 
   before it (``"id 000000001"``, ``"ID no. 123456789"``: ``id_words``); under a field's own
   name (``order_id``) an id is a record's, not a person's.
 
-A body's own ``encrypted_*`` field holding a compact JWE is ciphertext and is not read: its
-route decrypts it, or refuses it as invalid encrypted data (step 11 of the order of checks).
+A body's own ``encrypted_*`` field holding a compact JWE is ciphertext: its route decrypts it,
+or refuses it as invalid encrypted data (step 11 of the order of checks), so neither its name
+nor the words in it are read; a national id's shape in it still is, as under any name.
 
 What stays best effort: personal data in other shapes (a year or a month alone, a national id
 of another length or format, a name or an address in free text) and words the register does
@@ -262,8 +263,8 @@ ENCRYPTED_PREFIX = "encrypted_"
 
 
 def _is_ciphertext(name: Any, value: Any) -> bool:
-    """A body's own ``encrypted_*`` field holding a compact JWE: ciphertext, no clear text to
-    judge (the route decrypts it, or refuses it as invalid encrypted data, at step 11)."""
+    """A body's own ``encrypted_*`` field holding a compact JWE: ciphertext, no words to judge
+    (the route decrypts it, or refuses it as invalid encrypted data, at step 11)."""
     return (
         isinstance(name, str)
         and name.startswith(ENCRYPTED_PREFIX)
@@ -287,6 +288,8 @@ def pii_path(value: Any) -> tuple[Any, ...] | None:
                 if is_pii_value(key):
                     return _path(link)
                 if link is None and _is_ciphertext(key, child):
+                    if is_pii_value(child):  # a national id's shape: personal data under any name
+                        return _path((key, link))
                     continue
                 if _is_pii_field(key, child):
                     return _path((key, link))

@@ -461,3 +461,16 @@ def test_a_jwe_shaped_value_anywhere_else_is_still_read(http: httpx.Client, cust
         resp = send_event(http, customer.token, customer.account_id, body)
         assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=("1990-01-01",))
         assert snapshot(http) == before
+
+
+def test_a_national_id_in_a_jwe_shaped_encrypted_field_is_still_refused(
+    http: httpx.Client, customer: Journey
+) -> None:
+    """A string shaped like a national id is personal data under any name, ciphertext's too."""
+    before = snapshot(http)
+    path = f"/accounts/{customer.account_id}/persons"
+    forged = FORGED.replace("born-1990-01-01", f"x-{NIN}-y")
+    resp = call(http, "POST", path, token=customer.token, session=customer.account_session,
+                json_body={"encrypted_pii": forged})  # fmt: skip
+    assert_problem(resp, 422, "pii-must-be-encrypted", not_echo=(NIN,))
+    assert snapshot(http) == before
