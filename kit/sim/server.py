@@ -176,7 +176,7 @@ def shared_server(choices: Overlay | None = None) -> EmbeddedServer:
     Raises:
         ChoicesError: the simulator cannot serve the overlay (entry and key named).
     """
-    key = _overlay_key(choices)
+    key = overlay_key(choices)
     with _shared_lock:
         server = _shared.get(key)
         if server is None or not server.running:
@@ -185,7 +185,7 @@ def shared_server(choices: Overlay | None = None) -> EmbeddedServer:
         return server
 
 
-def _overlay_key(choices: Overlay | None) -> str:
+def overlay_key(choices: Overlay | None) -> str:
     """The same values give the same key, whatever file they came from."""
     if not choices:
         return ""

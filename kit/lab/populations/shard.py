@@ -14,6 +14,10 @@ shard's lives in another process.
 A worker keeps its simulator between shards (reset to each shard's seed), so a process pool
 pays the start-up once.
 
+Under a dialect (``client_options["choices"]``, else ``PARTNER_API_CHOICES``, else
+``KIT_SIM_CHOICES``, read where the shard runs) the shard's simulator serves it and its clients
+speak it, as ``kit.connect("sim")``'s embedded simulator would (:func:`served_dialect`).
+
 On another profile than ``sim`` (``spec.profile``, whose ``own_servers`` is false) the shard
 has no simulator: its customers are clients of that profile's server, settings from this
 process's environment (:mod:`kit.lab.populations.target`); no reset, no faults, and no ledger
@@ -32,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import signal
 import sys
 import threading
@@ -46,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 import kit
+from kit._choices import Overlay
 from kit._profiles import Profile, SimProfile
 from kit.lab.populations.aggregate import JOURNEYS, STEP_COLUMNS, Partial, steps_frame
 from kit.lab.populations.customer import CallKey, Crowd, Outcome
@@ -139,29 +145,56 @@ def warm_simulator() -> None:
     :mod:`kit.sim.app`) and a client's first calls made once. A worker process does this
     as it starts (:mod:`kit.lab.populations._warm`), while its caller is still planning; the
     shard then finds it idle. Nothing else changes: the shard resets it to its own seed."""
-    from kit.sim.server import start_embedded
-
-    server = start_embedded(loop=SHARD_LOOP)
-    with kit.connect(SimProfile, base_url=server.base_url, drift="off") as control:
+    overlay = served_dialect(None)
+    server = _start(overlay)
+    with kit.connect(SimProfile, base_url=server.base_url, drift="off", **_speaking(overlay)) as control:
         control.sim.health()
     with _IDLE_LOCK:
         _IDLE.append(server)
 
 
-@contextlib.contextmanager
-def _simulator() -> Iterator[str]:
-    """A simulator of this process for one shard at a time: an idle one reused, else a new one."""
-    from kit.sim.server import start_embedded
+def served_dialect(path: str | None) -> Overlay | None:
+    """The dialect a shard's simulator serves and its clients speak: the one the ``sim``
+    profile's embedded simulator would (``choices=`` ``path``, else ``PARTNER_API_CHOICES``,
+    else ``KIT_SIM_CHOICES``; ``None``: the register's spelling), read in this process."""
+    return SimProfile().with_choices(path, os.environ)[1]
 
+
+def _speaking(overlay: Overlay | None) -> dict[str, Any]:
+    """The ``kit.connect`` option that makes a client speak ``overlay`` at a given base URL."""
+    return {"choices": overlay.source} if overlay is not None and overlay.source else {}
+
+
+def _start(overlay: Overlay | None) -> EmbeddedServer:
+    from kit.sim.server import start_embedded
+    from kit.sim.settings import Settings
+
+    return start_embedded(Settings(choices=overlay), loop=SHARD_LOOP)
+
+
+@contextlib.contextmanager
+def _simulator(overlay: Overlay | None) -> Iterator[str]:
+    """A simulator of this process serving ``overlay``, for one shard at a time: an idle one
+    serving the same values reused, else a new one."""
     with _IDLE_LOCK:
-        server = _IDLE.pop() if _IDLE else None
-    if server is None or not server.running:
-        server = start_embedded(loop=SHARD_LOOP)
+        _IDLE[:] = [s for s in _IDLE if s.running]
+        same = [s for s in _IDLE if _key(s.settings.choices) == _key(overlay)]
+        server = same[-1] if same else None
+        if server is not None:
+            _IDLE.remove(server)
+    if server is None:
+        server = _start(overlay)
     try:
         yield server.base_url
     finally:
         with _IDLE_LOCK:
             _IDLE.append(server)
+
+
+def _key(overlay: Overlay | None) -> str:
+    from kit.sim.server import overlay_key
+
+    return overlay_key(overlay)
 
 
 def _ledger(control: kit.Client, outcomes: Mapping[int, Outcome]) -> tuple[pd.DataFrame, int]:
@@ -263,13 +296,18 @@ def _play_all(spec: ShardSpec, options: Mapping[str, Any]) -> tuple[Partial, Cro
 
 def _on_own_simulator(spec: ShardSpec) -> tuple[Partial, Crowd, pd.DataFrame | None, pd.DataFrame]:
     drift = spec.client_options.get("drift", "off")
-    with _simulator() as base_url, kit.connect(spec.profile, base_url=base_url, drift=drift) as control:
+    overlay = served_dialect(spec.client_options.get("choices"))
+    speaking = _speaking(overlay)
+    with (
+        _simulator(overlay) as base_url,
+        kit.connect(spec.profile, base_url=base_url, drift=drift, **speaking) as control,
+    ):
         control.sim.reset(shard_seed(spec.draws.seed, spec.index))
         control.sim.clear_faults()
         try:
             for fault in spec.faults:
                 control.sim.add_fault(**fault)
-            partial, crowd, steps = _play_all(spec, {"base_url": base_url})
+            partial, crowd, steps = _play_all(spec, {"base_url": base_url, **speaking})
         finally:
             control.sim.clear_faults()
         ledger, transfers = _ledger(control, crowd.outcomes)
