@@ -11,9 +11,10 @@ A row is derived once, when this module is imported, from the spec's endpoint ro
 register (A67: the paths and methods of the operations the spec does not show; A66: the
 Refer-a-Friend paths of 1.1.0). What stays written here is what neither says: each operation's
 key, the route module that serves it, the register entry that chose the rest of it (statuses,
-fields, body shape) and the resource it answers with. The members sent encrypted are not a
-column: only the simulator's request models say them (``kit.sim.bodies``), which this room
-may not import.
+fields, body shape), the resource it answers with, and the members it sends or answers as
+compact JWEs, which the register's entries name in words (A05, A08, A11, A12, A26). The
+simulator's body models declare the same members: a route whose models say otherwise is
+refused when it is declared (``kit.sim.openapi.declare``).
 
     >>> BY_KEY["close_card"].methods, BY_KEY["close_card"].path, BY_KEY["close_card"].basis
     (('POST',), '/cards/{card_id}/close', 'endpoint.6')
@@ -21,6 +22,8 @@ may not import.
     ('/accounts/{account_id}/cards', 'A67', 'A35')
     >>> BY_KEY["savings_close"].removed_in, BY_KEY["legacy_revoke"].deprecated_in
     ('1.2.0', '1.2.0')
+    >>> BY_KEY["create_person"].encrypted, BY_KEY["kyc_questions"].encrypted_answer
+    (('encrypted_pii',), ('encrypted_questions',))
 
 This module is in the base room: it imports only :mod:`kit.register`.
 """
@@ -51,7 +54,10 @@ class Operation:
     entry that chose it (``"A67"``, ``"A66"``); ``entry``: the register entry that chose the
     rest (statuses, fields, body shape); ``resource``: what its answer represents (A62's
     ``resource.field`` names), ``""`` for none; ``removed_in`` / ``deprecated_in``: the version
-    the spec says removed or deprecated it, ``""`` when it did not.
+    the spec says removed or deprecated it, ``""`` when it did not. ``encrypted``: the members
+    of its JSON body that hold a compact JWE to the server's key (the client seals them, the
+    simulator decrypts only these); ``encrypted_answer``: those of its answer, a JWE to the
+    device's key.
     """
 
     key: str
@@ -64,6 +70,8 @@ class Operation:
     resource: str = ""
     removed_in: str = ""
     deprecated_in: str = ""
+    encrypted: tuple[str, ...] = ()
+    encrypted_answer: tuple[str, ...] = ()
 
     @property
     def called(self) -> bool:
@@ -119,6 +127,15 @@ _ROWS: tuple[tuple[str, str, str, str, str], ...] = (
     ("referral_code", "removed", "A66", "A66", ""),
     ("create_referral", "removed", "A66", "A66", ""),
 )
+#: The members sent as compact JWEs, by operation: (in its JSON body, in its answer), each as
+#: its register entry words it (A05 and A08 for a session, A11, A12, A26).
+_ENCRYPTED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "create_session": (("encrypted_data",), ("encrypted_session_token",)),
+    "create_person": (("encrypted_pii",), ()),
+    "kyc_questions": ((), ("encrypted_questions",)),
+    "kyc_answers": (("encrypted_answers",), ()),
+    "submit_document": (("encrypted_document",), ()),
+}
 #: The Refer-a-Friend operations' methods: A66's words (its value holds only the paths).
 _A66_METHODS = {"referral_code": "GET", "create_referral": "POST"}
 #: The operations that take the rest of another's path (its 404/405), each placed after the
@@ -139,6 +156,7 @@ def _row(key: str, module: str, basis: str, entry: str, resource: str) -> Operat
     else:
         method, path = _SPEC[basis]["method"], _SPEC[basis]["path"]
     facts = _SPEC.get(_REFERRALS_REMOVED if basis == "A66" else basis, {})
+    encrypted, encrypted_answer = _ENCRYPTED.get(key, ((), ()))
     return Operation(
         key,
         module,
@@ -149,6 +167,8 @@ def _row(key: str, module: str, basis: str, entry: str, resource: str) -> Operat
         resource=resource,
         removed_in=facts.get("removed_in", ""),
         deprecated_in=facts.get("deprecated_in", ""),
+        encrypted=encrypted,
+        encrypted_answer=encrypted_answer,
     )
 
 

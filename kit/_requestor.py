@@ -40,7 +40,7 @@ from kit._sensitive import Sensitive
 from kit._spoken import Spelling
 from kit._transport import Reply, Transport
 from kit.crypto import Device, ServerKeys
-from kit.errors import KitError
+from kit.errors import CryptoError, KitError
 from kit.models import SessionInfo, parse_time
 
 if TYPE_CHECKING:
@@ -300,6 +300,32 @@ class Requestor:
             self.fetch_init_data()
         plaintext = self.spelling.seal(plaintext)  # its names are the dialect's too (A68)
         return self._server_keys.encrypt(plaintext, alg=self.config.jwe_alg, kids=kids)
+
+    def sealed(self, key: str, plaintext: Any, *, kids: list[str] | None = None) -> dict[str, str]:
+        """Operation ``key``'s encrypted body member (the operations table's) holding
+        ``plaintext``, encrypted to the server (:meth:`encrypt`).
+
+            >>> requestor.sealed("create_person", pii)   # doctest: +SKIP
+            {'encrypted_pii': 'eyJhbGciOiJSU0EtT0FFUC0yNTYi...'}
+        """
+        (member,) = BY_KEY[key].encrypted
+        return {member: self.encrypt(plaintext, kids=kids)}
+
+    def opened(self, key: str, body: Mapping[str, Any], *, label: str, required: bool = True) -> Any:
+        """The plaintext of operation ``key``'s encrypted answer member in ``body`` (the
+        operations table's), decrypted with the device key, its names the kit's (A68); ``None``
+        when the answer holds none and it is not ``required``.
+
+        Raises:
+            CryptoError: the member is missing (when ``required``) or does not decrypt.
+        """
+        (member,) = BY_KEY[key].encrypted_answer
+        token = body.get(member)
+        if token is None and not required:
+            return None
+        if not isinstance(token, str):
+            raise CryptoError(f"the answer holds no {member}")
+        return self.spelling.open(self.device.decrypt(token, label=label).reveal())
 
     # -- the simulator's reset ----------------------------------------------------------------
 

@@ -78,9 +78,10 @@ class Sessions:
 
     # -- session requests -------------------------------------------------------------------
 
-    def _encrypted(self, account_id: str | None, person_id: str | None) -> str:
-        """A session request's ``encrypted_data``: fresh init data's nonce, the device's
-        metadata and public key (and the account or person id), encrypted to a server key."""
+    def _encrypted(self, account_id: str | None, person_id: str | None) -> dict[str, str]:
+        """A session request's encrypted member (``encrypted_data``): fresh init data's nonce,
+        the device's metadata and public key (and the account or person id), encrypted to a
+        server key."""
         init = self.init_data()
         device = self._requestor.device
         plaintext: dict[str, Any] = {
@@ -92,7 +93,7 @@ class Sessions:
             plaintext["account_id"] = account_id
         if person_id is not None:
             plaintext["person_id"] = person_id
-        return self._requestor.encrypt(plaintext, kids=list(init.kids))
+        return self._requestor.sealed("create_session", plaintext, kids=list(init.kids))
 
     def _request(
         self,
@@ -108,11 +109,7 @@ class Sessions:
         encrypted = self._encrypted(account_id, person_id)
         reply = self._requestor.send(
             "create_session",
-            json={
-                "session_type": session_type,
-                "expiration_strategy": expiration,
-                "encrypted_data": encrypted,
-            },
+            json={"session_type": session_type, "expiration_strategy": expiration, **encrypted},
             session=promote_from,
             idempotency_key=idempotency_key,
             submitted={
@@ -122,10 +119,9 @@ class Sessions:
             retry_statuses=NONCE_SPENT_RETRIES,
         )
         body = reply.body or {}
-        if "encrypted_session_token" in body:
-            # A direct session proves possession of the device key (the wire contract).
-            secret = device.decrypt(str(body["encrypted_session_token"]), label="session")
-            value = self._requestor.spelling.open(secret.reveal())  # A68's names inside too
+        # A direct session proves possession of the device key (the wire contract).
+        value = self._requestor.opened("create_session", body, label="session", required=False)
+        if value is not None:
             if not isinstance(value, dict) or "session_token" not in value:
                 raise CryptoError("the encrypted session token holds no session_token")
             token = Sensitive(str(value["session_token"]), label="session_token")
@@ -182,8 +178,8 @@ class Sessions:
         Raises:
             ApiError: the init data or the partner token was refused.
         """
-        body = {"session_type": session_type, "expiration_strategy": expiration,
-                "encrypted_data": self._encrypted(None, None)}
+        encrypted = self._encrypted(None, None)
+        body = {"session_type": session_type, "expiration_strategy": expiration, **encrypted}
         return self._requestor.unsent("create_session", json=body)
 
     def promote(

@@ -41,11 +41,10 @@ class DocumentRequests(Resource):
         Raises:
             DocumentRequestNotOpen: it was completed already.
         """
-        encrypted = self._requestor.encrypt(dict(reveal(document)))
         reply = self._requestor.send(
             "submit_document",
             {"document_request_id": document_request_id},
-            json={"encrypted_document": encrypted},
+            json=self._requestor.sealed("submit_document", dict(reveal(document))),
             idempotency_key=idempotency_key,
         )
         return DocumentRequest.from_wire(reply.body or {})

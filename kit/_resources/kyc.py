@@ -7,7 +7,6 @@ from typing import Any
 
 from kit._resources._base import Resource
 from kit._sensitive import Sensitive, reveal
-from kit.errors import CryptoError
 from kit.models import KycResult
 
 __all__ = ["Kyc"]
@@ -43,11 +42,7 @@ class Kyc(Resource):
             SessionNotBound, KycLocked, PersonNotFound; CryptoError for a bad JWE.
         """
         reply = self._requestor.send("kyc_questions", {"person_id": person_id})
-        token = (reply.body or {}).get("encrypted_questions")
-        if not isinstance(token, str):
-            raise CryptoError("the answer holds no encrypted_questions")
-        decrypted = self._requestor.device.decrypt(token, label="kyc_questions").reveal()
-        decrypted = self._requestor.spelling.open(decrypted)  # A68's names inside too
+        decrypted = self._requestor.opened("kyc_questions", reply.body or {}, label="kyc_questions")
         questions = decrypted.get("questions") if isinstance(decrypted, dict) else None
         return Sensitive(list(questions or []), label="kyc_questions")
 
@@ -64,11 +59,10 @@ class Kyc(Resource):
             KycLocked: three attempts failed before.
         """
         payload = {"answers": _normalize(answers)}
-        encrypted = self._requestor.encrypt(payload)
         reply = self._requestor.send(
             "kyc_answers",
             {"person_id": person_id},
-            json={"encrypted_answers": encrypted},
+            json=self._requestor.sealed("kyc_answers", payload),
             idempotency_key=idempotency_key,
         )
         return KycResult.from_wire(reply.body or {})

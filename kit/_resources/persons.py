@@ -50,12 +50,12 @@ class Persons(Resource):
             "date_of_birth": _plain(date_of_birth),
             "national_id": _plain(national_id),
         }
-        encrypted = self._requestor.encrypt(pii)
+        body = self._requestor.sealed("create_person", pii)
         del pii
         reply = self._requestor.send(
             "create_person",
             {"account_id": account_id},
-            json={"encrypted_pii": encrypted},
+            json=body,
             idempotency_key=idempotency_key,
         )
         return Person.from_wire(reply.body or {})

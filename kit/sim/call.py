@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from kit import register
-from kit._operations import request_line
+from kit._operations import Operation, request_line
 from kit._pii import pii_path
 from kit.sim import versions
 from kit.sim.asgi import decode_json
@@ -28,6 +28,7 @@ from kit.sim.problems import Problem, not_found, pointer, validation_problem
 from kit.sim.runtime import Sim
 from kit.sim.schema import Enums, M, parse_model, parse_plaintext
 from kit.sim.state import Session
+from kit.sim.table import operation_of
 
 if TYPE_CHECKING:
     from kit.sim.records import Account, Card, Person
@@ -200,9 +201,29 @@ class Call:
         return parse_model(self.body, model, enums)
 
     # 11. decryption
-    def decrypt(self, name: str, value: str) -> dict[str, Any]:
-        """The JSON object encrypted in field ``name`` (the JWE rules of A04), or 400
-        ``invalid-encrypted-data``."""
+    @property
+    def operation(self) -> Operation:
+        """The partner operation this request is served as (:func:`kit.sim.table.operation_of`)."""
+        operation = operation_of(self.request.scope)
+        if operation is None:
+            raise LookupError("no declared endpoint serves this request")
+        return operation
+
+    @property
+    def encrypted_member(self) -> str:
+        """The body member this operation takes encrypted (the operations table's, which its
+        body model declares: :func:`kit.sim.openapi.declare`)."""
+        (name,) = self.operation.encrypted
+        return name
+
+    def plaintext_problem(self, message: str) -> Problem:
+        """422 ``validation-error`` on the encrypted member, ``message`` naming what inside it
+        (a JSON Pointer into the plaintext, never a value)."""
+        return validation_problem([{"field": pointer([self.encrypted_member]), "message": message}])
+
+    def decrypt(self, value: str) -> dict[str, Any]:
+        """The JSON object encrypted in the encrypted member's ``value`` (the JWE rules of
+        A04), or 400 ``invalid-encrypted-data``."""
         self.uses("A04")
         try:
             if len(value) > MAX_JWE:  # refused before any decryption work (A33)
@@ -220,28 +241,26 @@ class Call:
         except (ValueError, RecursionError):
             data = None
         if not isinstance(data, dict):
-            raise validation_problem(
-                [{"field": pointer([name]), "message": "the decrypted content must be a JSON object"}]
-            )
+            raise self.plaintext_problem("the decrypted content must be a JSON object")
         return self.sim.payloads.open(data)  # its names are the dialect's (A68)
 
     # 12. the plaintext's schema
     def parse_plaintext(
-        self,
-        name: str,
-        model: type[M],
-        data: dict[str, Any],
-        enums: Enums | None = None,
-        *,
-        uses: Iterable[str] = (),
+        self, model: type[M], data: dict[str, Any], enums: Enums | None = None, *, uses: Iterable[str] = ()
     ) -> M:
-        """The decrypted ``data`` of field ``name`` as ``model``; ``uses`` as for :meth:`parse`."""
+        """The encrypted member's decrypted ``data`` as ``model``; ``uses`` as for :meth:`parse`."""
         self.uses(*uses)
-        return parse_plaintext(name, model, data, enums)
+        return parse_plaintext(self.encrypted_member, model, data, enums)
 
-    def decrypt_as(self, name: str, value: str, model: type[M], *, uses: Iterable[str] = ()) -> M:
-        """Steps 11 and 12: the JWE ``value`` of field ``name`` decrypted, as ``model``."""
-        return self.parse_plaintext(name, model, self.decrypt(name, value), uses=uses)
+    def decrypt_as(self, value: str, model: type[M], *, uses: Iterable[str] = ()) -> M:
+        """Steps 11 and 12: the encrypted member's JWE ``value`` decrypted, as ``model``."""
+        return self.parse_plaintext(model, self.decrypt(value), uses=uses)
+
+    def sealed_answer(self, key: Any, payload: Any) -> dict[str, str]:
+        """The answer member this operation sends encrypted (the operations table's), holding
+        ``payload`` sealed to the device key ``key``."""
+        (name,) = self.operation.encrypted_answer
+        return {name: self.sim.payloads.seal_to(key, payload)}
 
     # 13. state and 14. business rules: the handler's own; then it changes state, e.g.:
     def emit(self, event_type: str, data: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from kit import register
 from kit._dialect import Dialect
 from kit._headers import HeaderNames
 from kit._operations import request_line
+from kit._pii import ENCRYPTED_PREFIX
 from kit.sim import routes as partner
 from kit.sim import versions
 from kit.sim.headers import (
@@ -37,6 +38,7 @@ from kit.sim.headers import (
 from kit.sim.models import OAuthErrorBody, ProblemBody
 from kit.sim.personality import Personality
 from kit.sim.problems import PROBLEM_MEDIA_TYPE
+from kit.sim.table import RouteTableError
 
 if TYPE_CHECKING:  # FastAPI is imported when the app is built (kit.sim.app), not here
     from fastapi import FastAPI
@@ -64,8 +66,23 @@ def declare(
 ) -> Callable[[F], F]:
     """The decorator declaring the endpoint of partner operation ``key`` (its method and path
     are ``kit.sim.routes.OPERATIONS``'): its answer ``out`` with ``status``, the JSON body it
-    ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer."""
-    common = POST_ERRORS if "POST" in partner.BY_KEY[key].methods else (401,)
+    ``takes`` and its own ``errors`` (403, 404…) beside those every such route can answer.
+
+    Raises:
+        RouteTableError: the models' ``encrypted_*`` members are not those the operations table
+            gives the operation (:attr:`kit._operations.Operation.encrypted`, ``encrypted_answer``).
+    """
+    operation = partner.BY_KEY[key]
+    for model, members, where in (
+        (takes, operation.encrypted, "body"),
+        (out, operation.encrypted_answer, "answer"),
+    ):
+        if _encrypted_members(model) != members:
+            raise RouteTableError(
+                f"{key}: the {where} model declares encrypted members {_encrypted_members(model)}, "
+                f"the operations table {members}"
+            )
+    common = POST_ERRORS if "POST" in operation.methods else (401,)
     declared: dict[str, Any] = {"responses": problems(*sorted({*common, *errors}))}
     if takes is not None:
         declared["openapi_extra"] = body(takes, required=body_required)
@@ -73,6 +90,10 @@ def declare(
         key, status_code=status, response_model=out, summary=summary, **declared, **extra
     )
     return decorator
+
+
+def _encrypted_members(model: type[BaseModel] | None) -> tuple[str, ...]:
+    return tuple(n for n in (model.model_fields if model else ()) if n.startswith(ENCRYPTED_PREFIX))
 
 
 def body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:

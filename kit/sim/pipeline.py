@@ -68,6 +68,7 @@ from kit.sim.personality import DEFAULT, SessionLifetimes
 from kit.sim.problems import Problem, uses
 from kit.sim.runtime import Sim
 from kit.sim.state import Fault, IdempotencyRecord, Session, State
+from kit.sim.table import operation_of
 
 __all__ = ["Call", "RouteReply", "authenticate", "load_session", "read_body", "read_json", "run"]
 
@@ -85,13 +86,12 @@ async def run(
     *,
     idempotency: Idempotency = "optional",
     check_session: bool = True,
-    decrypts: tuple[str, ...] = (),
 ) -> Response:
     """Take a partner request through the order of checks; ``handler`` does steps 6-14.
 
-    ``check_session=False`` leaves a ``svc-session-id`` sent along unread (step 5).
-    ``decrypts`` names the ``encrypted_*`` members the route's body declares: only those are
-    decrypted ahead (:func:`decrypt_ahead`).
+    ``check_session=False`` leaves a ``svc-session-id`` sent along unread (step 5). The
+    ``encrypted_*`` members the operation's body holds (the operations table's, which its
+    body model declares too) are decrypted ahead (:func:`decrypt_ahead`).
     """
     sim: Sim = request.app.state.sim
     call: Call | None = None
@@ -100,7 +100,9 @@ async def run(
         partner = authenticate(sim.state, request)  # 2
         body = await read_json(request) if request.method in ("POST", "PUT", "PATCH") else None  # 3
         call = Call(sim, request, partner, body)
-        await decrypt_ahead(call, decrypts)  # the work of step 11, whose results wait for it
+        operation = operation_of(request.scope)
+        if operation is not None and operation.encrypted:
+            await decrypt_ahead(call, operation.encrypted)  # step 11's work; its results wait
         kept = idempotency_record(call, idempotency)  # 4
         if isinstance(kept, Response):
             return kept  # a replay

@@ -101,6 +101,18 @@ class Declared:
     options: dict[str, Any]
 
 
+#: Each declared endpoint's operation, for :func:`operation_of`.
+_OPERATION_OF: dict[Callable[..., Any], Operation] = {}
+
+
+def operation_of(scope: Scope) -> Operation | None:
+    """The partner operation a request is served as: its endpoint's, as declared (whichever
+    router set the endpoint in ``scope``: this table, or FastAPI's for the document); ``None``
+    for a request no declared endpoint serves."""
+    endpoint = scope.get("endpoint")
+    return _OPERATION_OF.get(endpoint) if endpoint is not None else None
+
+
 class Routes:
     """A route module's operations, declared by key without importing FastAPI."""
 
@@ -121,6 +133,7 @@ class Routes:
                 raise TypeError(f"{key} cannot be served: {reason}")
             tags = [*self.options.get("tags", ()), *options.pop("tags", ())]
             self.declared[key] = Declared(key, endpoint, {**options, "tags": tags})
+            _OPERATION_OF[endpoint] = operations.BY_KEY[key]
             return endpoint
 
         return record

@@ -53,7 +53,7 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
             raise not_found("document-request", "A30", "A26")
         call.bound_account(doc.account_id)
         req = call.body_as(DocumentSubmit, uses=("A26",))
-        call.decrypt("encrypted_document", req.encrypted_document)  # content is not kept
+        call.decrypt(req.encrypted_document)  # content is not kept
         if doc.status != "open":
             raise Problem(
                 409,
@@ -65,4 +65,4 @@ async def submit_document(request: Request, document_request_id: str) -> Respons
         call.emit("document_request.completed", call.sim.show(DocumentRequestOut, doc))
         return RouteReply(200, call.sim.show(DocumentRequestOut, doc))
 
-    return await run(request, handle, decrypts=("encrypted_document",))
+    return await run(request, handle)

@@ -27,7 +27,7 @@ from kit.sim.call import Call, RouteReply
 from kit.sim.ids import Ids
 from kit.sim.openapi import declare
 from kit.sim.pipeline import run
-from kit.sim.problems import Problem, validation_problem
+from kit.sim.problems import Problem
 from kit.sim.records import Account, Person
 from kit.sim.representations import AccountOut, PersonOut
 from kit.sim.state import Session
@@ -137,15 +137,13 @@ async def create_person(request: Request, account_id: str) -> Response:
         account = call.find_account(account_id)
         _bound_for_onboarding(call, session, account)
         req = call.body_as(PersonCreate, uses=("A11",))
-        pii = call.decrypt_as("encrypted_pii", req.encrypted_pii, PiiPlaintext, uses=("A11",))
+        pii = call.decrypt_as(req.encrypted_pii, PiiPlaintext, uses=("A11",))
         try:
             born = date.fromisoformat(pii.date_of_birth)
         except ValueError:
             born = None
         if born is None or born >= call.now.date():
-            raise validation_problem(
-                [{"field": "/encrypted_pii", "message": "/date_of_birth: must be a past date (YYYY-MM-DD)"}]
-            )
+            raise call.plaintext_problem("/date_of_birth: must be a past date (YYYY-MM-DD)")
         person_id = call.state.ids.next("per")
         questions, answers = _questions(call.state.ids, person_id, born, pii.national_id)
         # Only the derived questions and answers are kept, never the PII itself.
@@ -153,7 +151,7 @@ async def create_person(request: Request, account_id: str) -> Response:
         call.state.persons[person_id] = person
         return RouteReply(201, PersonOut.wire(person))
 
-    return await run(request, handle, decrypts=("encrypted_pii",))
+    return await run(request, handle)
 
 
 def _locked() -> Problem:
@@ -186,8 +184,7 @@ async def kyc_questions(request: Request, person_id: str) -> Response:
         if person.status == "locked":
             raise _locked()
         call.uses("A12")
-        encrypted = call.sim.payloads.seal_to(session.device_key, {"questions": person.questions})
-        return RouteReply(200, {"encrypted_questions": encrypted})
+        return RouteReply(200, call.sealed_answer(session.device_key, {"questions": person.questions}))
 
     return await run(request, handle)
 
@@ -204,19 +201,10 @@ async def kyc_answers(request: Request, person_id: str) -> Response:
     def handle(call: Call) -> RouteReply:
         _, person = _kyc_person(call, person_id)
         req = call.body_as(KycAnswersCreate, uses=("A12",))
-        plain = call.decrypt_as(
-            "encrypted_answers", req.encrypted_answers, KycAnswersPlaintext, uses=("A12",)
-        )
+        plain = call.decrypt_as(req.encrypted_answers, KycAnswersPlaintext, uses=("A12",))
         given = [a.question_id for a in plain.answers]
         if sorted(given) != sorted(person.answers):
-            raise validation_problem(
-                [
-                    {
-                        "field": "/encrypted_answers",
-                        "message": "/answers: answer each question_id of the questions exactly once",
-                    }
-                ]
-            )
+            raise call.plaintext_problem("/answers: answer each question_id of the questions exactly once")
         if person.status == "locked":
             raise _locked()
         if person.status != "established":
@@ -236,4 +224,4 @@ async def kyc_answers(request: Request, person_id: str) -> Response:
             },
         )
 
-    return await run(request, handle, decrypts=("encrypted_answers",))
+    return await run(request, handle)

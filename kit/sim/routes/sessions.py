@@ -19,7 +19,7 @@ from kit.sim.headers import SESSION_ID
 from kit.sim.models import InitData, SessionCreate, SessionCreated, SessionPlaintext
 from kit.sim.openapi import declare
 from kit.sim.pipeline import load_session, run, session_expires_at
-from kit.sim.problems import Problem, validation_problem
+from kit.sim.problems import Problem
 from kit.sim.state import Nonce, Session
 from kit.sim.table import Routes
 
@@ -107,7 +107,7 @@ def _create(call: Call) -> RouteReply:
         uses=("A05", "A06"),
     )
     kind = request.session_type
-    data = call.decrypt("encrypted_data", request.encrypted_data)
+    data = call.decrypt(request.encrypted_data)
     _spend_nonce(call, data)
     key, thumbprint = _device_key(call, data)
     device_id, wanted_id = _plaintext(call, data, kind)
@@ -158,7 +158,6 @@ def _plaintext(call: Call, data: dict[str, Any], kind: str) -> tuple[str, str | 
     """The plaintext's schema: the device's id, and the account or person a session of ``kind``
     is for (required unless anonymous; None for an anonymous session)."""
     plain = call.parse_plaintext(
-        "encrypted_data",
         SessionPlaintext,
         data,
         {"device.platform": ("unknown-platform", PLATFORMS)},
@@ -167,9 +166,7 @@ def _plaintext(call: Call, data: dict[str, Any], kind: str) -> tuple[str, str | 
     wanted_id = {"account": plain.account_id, "person": plain.person_id}.get(kind)
     if kind != "anonymous" and not wanted_id:
         field = "account_id" if kind == "account" else "person_id"
-        raise validation_problem(
-            [{"field": "/encrypted_data", "message": f"/{field}: required for a {kind} session"}]
-        )
+        raise call.plaintext_problem(f"/{field}: required for a {kind} session")
     return plain.device.device_id, wanted_id
 
 
@@ -268,7 +265,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
         "device_id": device[0],
     }
     if owner.direct:
-        answer["encrypted_session_token"] = call.sim.payloads.seal_to(key, {"session_token": token})
+        answer.update(call.sealed_answer(key, {"session_token": token}))
     else:
         answer["session_token"] = token
     return RouteReply(201, answer, sealed=not owner.direct)
@@ -285,7 +282,7 @@ def _issue(call: Call, request: SessionCreate, device: DeviceId, key: ECKey, own
     summary="Create a session (anonymous), promote one, or open one for a bound device",
 )
 async def create_session(request: Request) -> Response:
-    return await run(request, _create, decrypts=("encrypted_data",))
+    return await run(request, _create)
 
 
 @declare(router, "end_session", status=204, summary="End the session named in svc-session-id")
