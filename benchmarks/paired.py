@@ -60,13 +60,15 @@ def summarize(records: dict[str, Iterable[dict[str, Any]]]) -> list[dict[str, An
         if not sides.get("base") or not sides.get("new"):
             continue
         base, new = statistics.median(sides["base"]), statistics.median(sides["new"])
-        rows.append({
-            "figure": name,
-            "base": base,
-            "new": new,
-            "worse_by": worse_by(shapes[name], base, new),
-            "rounds": (len(sides["base"]), len(sides["new"])),
-        })
+        rows.append(
+            {
+                "figure": name,
+                "base": base,
+                "new": new,
+                "worse_by": worse_by(shapes[name], base, new),
+                "rounds": (len(sides["base"]), len(sides["new"])),
+            }
+        )
     return rows
 
 

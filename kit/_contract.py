@@ -300,7 +300,11 @@ class Contract:
     ) -> list[Drift]:
         rid = headers.get(NAMES.request_id)
         refusal = isinstance(body, Mapping) and _VERSION_REFUSALS & {body.get("code"), body.get("error")}
-        if status == 400 and refusal and "version" in str(body.get("detail") or body.get("error_description")):  # noqa: E501
+        if (
+            status == 400
+            and refusal
+            and "version" in str(body.get("detail") or body.get("error_description"))
+        ):
             return []  # step 0, before routing, on any path: an unserved version refused (A27)
         operation = self.operation(method, path)
         if operation is None:

@@ -139,8 +139,8 @@ def is_loopback(host: str) -> bool:
 def is_loopback_url(url: str | None) -> bool:
     """Whether ``url``'s host is this machine's loopback (a receiver there can be reached).
 
-        >>> is_loopback_url("http://127.0.0.1:8000"), is_loopback_url("https://sandbox.example")
-        (True, False)
+    >>> is_loopback_url("http://127.0.0.1:8000"), is_loopback_url("https://sandbox.example")
+    (True, False)
     """
     host = urlsplit(url or "").hostname
     return host is not None and is_loopback(host)

@@ -114,4 +114,3 @@ class WebhookEvent(Model):
     data: Mapping[str, Any] = dataclasses.field(repr=False)
     kid: str | None = None
     iat: int | None = None
-

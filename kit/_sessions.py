@@ -41,6 +41,7 @@ SESSION_TYPES = ("anonymous", "account", "person")
 #: ``retry_after``) and a new call fetches a fresh nonce.
 NONCE_SPENT_RETRIES = RETRY_STATUSES - {429}
 
+
 class Sessions:
     """``api.sessions``: the device-level session operations."""
 

@@ -19,11 +19,16 @@ def test_worse_by_reads_the_direction_from_the_target() -> None:
 
 
 def test_summarize_takes_each_sides_median_and_skips_failed_rounds() -> None:
-    base = [record(sessions=0.90, connect=1.00, imports=0.050),
-            record(sessions=0.80, connect=1.20, imports=None),
-            record(sessions=0.85, connect=1.10, imports=0.070)]
-    new = [record(sessions=0.81, connect=1.30, imports=0.060), record(sessions=0.99, connect=1.00),
-           record(sessions=0.90, connect=1.21)]
+    base = [
+        record(sessions=0.90, connect=1.00, imports=0.050),
+        record(sessions=0.80, connect=1.20, imports=None),
+        record(sessions=0.85, connect=1.10, imports=0.070),
+    ]
+    new = [
+        record(sessions=0.81, connect=1.30, imports=0.060),
+        record(sessions=0.99, connect=1.00),
+        record(sessions=0.90, connect=1.21),
+    ]
     rows = {r["figure"]: r for r in summarize({"base": base, "new": new})}
     assert rows["sessions"]["base"] == 0.85 and rows["sessions"]["new"] == 0.90
     assert rows["sessions"]["worse_by"] == pytest.approx(1 - 0.90 / 0.85)  # better: negative

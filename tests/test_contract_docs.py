@@ -192,7 +192,7 @@ def test_the_spec_section_holds_every_statement_with_its_id() -> None:
 
 @pytest.mark.parametrize(
     "choice",
-    ["svc-p2p-role", "410", "30 days", "event-renamed", "endpoint-removed", "successor", "Image\" = "],
+    ["svc-p2p-role", "410", "30 days", "event-renamed", "endpoint-removed", "successor", 'Image" = '],
 )
 def test_the_spec_section_presents_no_choice_as_the_specs(choice: str) -> None:
     """The simulator's choices the issue found presented as the spec's words are not in it."""

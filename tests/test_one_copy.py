@@ -250,15 +250,20 @@ def _pluralises(node: ast.AST) -> bool:
         ends = [b.value for b in (node.body, node.orelse) if isinstance(b, ast.Constant)]
         counts_one = any(isinstance(c, ast.Constant) and c.value == 1 for c in node.test.comparators)
         strings = [e for e in ends if isinstance(e, str)]
-        return counts_one and len(strings) == 2 and (
-            {"s", ""} == set(strings) or {"y", "ies"} == set(strings) or strings[1] == strings[0] + "s"
+        return (
+            counts_one
+            and len(strings) == 2
+            and ({"s", ""} == set(strings) or {"y", "ies"} == set(strings) or strings[1] == strings[0] + "s")
         )
     return False
 
 
 def test_a_noun_is_pluralised_by_one_helper() -> None:
-    by_hand = [f"{where}:{node.lineno}" for where, node in _nodes() if where != "kit/_plural.py"
-               and _pluralises(node)]
+    by_hand = [
+        f"{where}:{node.lineno}"
+        for where, node in _nodes()
+        if where != "kit/_plural.py" and _pluralises(node)
+    ]
     assert by_hand == []
 
 

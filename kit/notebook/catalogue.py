@@ -169,8 +169,12 @@ def error_families() -> ErrorFamilies:
 
     chose = _chosen_by()
     rows = [
-        {"family": family(cls).__name__, "code": code, "status": chose.get(code),
-         "rfc": issubclass(cls, errors.OAuthError)}  # an RFC 6749 error value, not a problem code
+        {
+            "family": family(cls).__name__,
+            "code": code,
+            "status": chose.get(code),
+            "rfc": issubclass(cls, errors.OAuthError),
+        }  # an RFC 6749 error value, not a problem code
         for code, cls in errors.by_code.items()
         if code not in SIMULATOR_ONLY_CODES
     ]

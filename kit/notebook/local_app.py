@@ -155,8 +155,9 @@ def local_app(app: ASGIApp, *, path: str = "/webhooks", about: str | None = None
     import uvicorn
 
     running = Running(url="")
-    config = uvicorn.Config(_recording(app, running, about), host="127.0.0.1", port=0, log_level="warning",
-                            lifespan="off")
+    config = uvicorn.Config(
+        _recording(app, running, about), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="notebook-app", daemon=True)
     thread.start()

@@ -49,8 +49,17 @@ if TYPE_CHECKING:
 
     from kit._client import Client
 
-__all__ = ["ANSWERS", "CHECKS", "CONTROL_PREFIX", "UsedTable", "calls", "entries_used", "note", "used_ids",
-           "used_table"]
+__all__ = [
+    "ANSWERS",
+    "CHECKS",
+    "CONTROL_PREFIX",
+    "UsedTable",
+    "calls",
+    "entries_used",
+    "note",
+    "used_ids",
+    "used_table",
+]
 
 #: Where an entry was met: an answer's ``svc-assumptions`` header …
 ANSWERS = "answers"
@@ -58,7 +67,6 @@ ANSWERS = "answers"
 CHECKS = "checks"
 #: The heading of each group of the closing table, in the order shown.
 GROUPS = {CHECKS: "what its checks rest on", ANSWERS: "met in the answers only (their svc-assumptions)"}
-
 
 
 def note(ids: Iterable[str], where: str = CHECKS) -> None:

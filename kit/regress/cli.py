@@ -331,8 +331,7 @@ def _run_command(args: argparse.Namespace) -> int:
         verdict = "failing the run (--strict-choices)" if report.strict_choices else "reported"
         differing = _plural.counted(len(entries), "register entry", "register entries")
         print(
-            f"kit regress: differs from {differing} "
-            f"({', '.join(entries)}), {verdict}: see summary.md",
+            f"kit regress: differs from {differing} ({', '.join(entries)}), {verdict}: see summary.md",
             file=sys.stderr,
         )
     return report.exit_code

@@ -86,8 +86,11 @@ def step_label(line: str) -> str:
 
     if not isinstance(node, ast.Call):
         return code
-    kept = [f"{k.arg}={ast.get_source_segment(code, k.value)}" for k in node.keywords
-            if isinstance(k.value, ast.Constant)]
+    kept = [
+        f"{k.arg}={ast.get_source_segment(code, k.value)}"
+        for k in node.keywords
+        if isinstance(k.value, ast.Constant)
+    ]
     elided = ["…"] if node.args or len(kept) < len(node.keywords) else []
     return f"{ast.get_source_segment(code, node.func)}({', '.join([*elided, *kept])})"
 
@@ -100,8 +103,11 @@ def code_steps(code: PartnerCode) -> list[str]:
     lines, _ = inspect.getsourcelines(code)
     tree = ast.parse("".join(lines))
     fallback = {
-        n.lineno for handler in ast.walk(tree) if isinstance(handler, ast.ExceptHandler)
-        for n in ast.walk(handler) if isinstance(n, ast.stmt)
+        n.lineno
+        for handler in ast.walk(tree)
+        if isinstance(handler, ast.ExceptHandler)
+        for n in ast.walk(handler)
+        if isinstance(n, ast.stmt)
     }
     found = []
     for node in ast.walk(tree):
@@ -192,8 +198,13 @@ def walk(profile: Any, *, seed: int, version: str, code: PartnerCode) -> dict[st
         _noting(names.assumptions),
     ]
     config = api.config  # sent as the client's own calls are: its transport, its TLS files
-    raw = http_client(str(config.base_url), transport=config.transport, tls=config.tls, headers=headers,
-                      event_hooks={"response": answered})
+    raw = http_client(
+        str(config.base_url),
+        transport=config.transport,
+        tls=config.tls,
+        headers=headers,
+        event_hooks={"response": answered},
+    )
     with raw, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the wire shows the Deprecation header
         code(api, raw, account_id, payee_id)
@@ -254,8 +265,10 @@ def walk_versions(
     said = []
     if any(p.refused for p in probes):
         said.append(f"this server serves only {', '.join(wires) or 'neither version'} (A27)")
-        print(f"This server serves only {', '.join(wires) or 'neither'} of {' and '.join(versions)}: "
-              f"the {', '.join(p.version for p in probes if p.refused)} side is skipped.")
+        print(
+            f"This server serves only {', '.join(wires) or 'neither'} of {' and '.join(versions)}: "
+            f"the {', '.join(p.version for p in probes if p.refused)} side is skipped."
+        )
     for unknown in (p.why() for p in probes if not p.served and not p.refused):  # another version, or none
         said.append(unknown)
         print(f"{unknown[0].upper()}{unknown[1:]}.")
@@ -359,8 +372,10 @@ def webhooks_side_by_side(wires: Mapping[str, Mapping[str, Any]]) -> pd.DataFram
     def key(hook: Mapping[str, Any]) -> tuple[str, str]:
         return str(hook.get("step") or ""), str(hook["type"])
 
-    keys = sorted({key(h) for w in wires.values() for h in w["webhooks"]},
-                  key=lambda k: (k[0].startswith("harness:"), k))
+    keys = sorted(
+        {key(h) for w in wires.values() for h in w["webhooks"]},
+        key=lambda k: (k[0].startswith("harness:"), k),
+    )
 
     def cell(hooks: Sequence[Mapping[str, Any]], at: tuple[str, str]) -> str:
         got = [h for h in hooks if key(h) == at]

@@ -51,9 +51,11 @@ def breakdown(everything: Sequence[Difference]) -> str:
     answers = kinds["code"] + kinds["header"] + kinds["field"]
     parts = [
         f"{counted(answers, 'answer')} to the same call that differ ({', '.join(filter(None, detail))})"
-        if answers else "",
+        if answers
+        else "",
         f"{counted(kinds['calls'], 'call count')} (a call made under one version only)"
-        if kinds["calls"] else "",
+        if kinds["calls"]
+        else "",
         counted(kinds["event type"], "webhook event type") if kinds["event type"] else "",
         f"{counted(kinds['notebook'], 'notebook')} without a wire" if kinds["notebook"] else "",
     ]
@@ -95,16 +97,20 @@ def report_markdown(
     before, after = versions[0], versions[1]
     everything = [d for diffs in by_notebook.values() for d in diffs]
     lines = [first_line(everything), "", breakdown(everything), ""]
-    lines += [
-        f"What the same code meets when it moves from {before} to {after}, one line per difference "
-        "on the wire, under the change of 1.2.0 it belongs to. Each change is quoted from the spec's "
-        f"change list: that is what the spec says changed. The spec never shows {before} and leaves "
-        f"some of {after}'s wire open: where one side of a line is the register's choice, the line "
-        f"names the entry in brackets ([{before}: A27] is the kit's own {before}). A line naming no "
-        "entry rests on its change alone: what differs there is the code's own calls or a name the "
-        "spec gives. Check the lines naming an entry against your own server.",
-        "",
-    ] if preamble else []
+    lines += (
+        [
+            f"What the same code meets when it moves from {before} to {after}, one line per difference "
+            "on the wire, under the change of 1.2.0 it belongs to. Each change is quoted from the spec's "
+            f"change list: that is what the spec says changed. The spec never shows {before} and leaves "
+            f"some of {after}'s wire open: where one side of a line is the register's choice, the line "
+            f"names the entry in brackets ([{before}: A27] is the kit's own {before}). A line naming no "
+            "entry rests on its change alone: what differs there is the code's own calls or a name the "
+            "spec gives. Check the lines naming an entry against your own server.",
+            "",
+        ]
+        if preamble
+        else []
+    )
     for notebook, diffs in by_notebook.items():
         lines += [f"## {notebook}", ""] if preamble else []
         if not diffs:

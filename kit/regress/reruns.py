@@ -77,7 +77,6 @@ def combine(
     )
 
 
-
 def _flaky_checks(failed: Sequence[NotebookResult], final: NotebookResult) -> tuple[CheckResult, ...]:
     """The last attempt's checks, those that failed in an earlier attempt marked ``flaky``."""
     earlier = {c.name: c for f in failed for c in f.checks if c.outcome == "failed"}

@@ -240,4 +240,3 @@ class Spoken:
 
 def _sized(headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes, bytes]]:
     return [(k, str(len(body)).encode() if k.lower() == b"content-length" else v) for k, v in headers]
-

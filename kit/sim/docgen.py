@@ -227,7 +227,7 @@ def _register() -> list[str]:
     ]
     for entry in register.assumptions():
         # the heading carries the topic; the anchor stays the bare id (#a07) that pages link
-        lines += [f"<a id=\"{entry['id'].lower()}\"></a>", "", f"### {entry['id']} — {entry['topic']}", ""]
+        lines += [f'<a id="{entry["id"].lower()}"></a>', "", f"### {entry['id']} — {entry['topic']}", ""]
         lines += [f"**In short:** {entry['summary']}", ""]
         lines += _quote(entry["spec"])
         lines.append(f"- **Choice:** {entry['choice']}")
@@ -258,7 +258,7 @@ def _seed_statements() -> list[str]:
             lines += [f"### {section}", ""]
         words = statement.get("text") or " | ".join(statement["row"])
         # an anchor per statement: notebooks and guides link a quote's id to its words here
-        lines += [f"<a id=\"{statement['id']}\"></a>**{statement['id']}**", ""]
+        lines += [f'<a id="{statement["id"]}"></a>**{statement["id"]}**', ""]
         lines += _quote(words)
         if "types" in statement:
             lines += [*(f"- `{t}`" for t in statement["types"]), ""]

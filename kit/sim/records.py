@@ -163,4 +163,3 @@ class Delivery:
     attempts: list[Attempt] = field(default_factory=list)
     next_at: datetime | None = None
     in_progress: bool = False
-

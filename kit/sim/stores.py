@@ -36,8 +36,8 @@ _MISSING: Any = object()
 class Bounds:
     """How much each store keeps (per partner client unless said), from the register.
 
-        >>> Bounds.from_register().nonces
-        1000
+    >>> Bounds.from_register().nonces
+    1000
     """
 
     nonces: int  # A50: outstanding nonces per partner

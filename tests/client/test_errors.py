@@ -161,10 +161,7 @@ def test_a_new_simulator_code_outside_the_catalogue_is_refused_by_mypy(tmp_path:
 
 
 def test_a_class_for_a_code_outside_the_catalogue_is_refused_at_import() -> None:
-    code = (
-        "import kit._codes as c; c.KNOWN = c.KNOWN - {'card-not-found'}; "
-        "import kit.errors"
-    )
+    code = "import kit._codes as c; c.KNOWN = c.KNOWN - {'card-not-found'}; import kit.errors"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode != 0 and "card-not-found" in out.stderr
 

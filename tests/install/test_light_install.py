@@ -140,9 +140,7 @@ def _delivery(path: Path) -> Path:
             "data": {"card_id": "card_light_1", "status": "closed"},
         }
     )
-    signature = SimKeys.from_seed(SEED).sign_detached(
-        body.encode(), iat=int(time.time()), event_id=event_id
-    )
+    signature = SimKeys.from_seed(SEED).sign_detached(body.encode(), iat=int(time.time()), event_id=event_id)
     path.write_text(json.dumps({"body": body, "headers": {"svc-webhook-signature": signature}}))
     return path
 

@@ -17,8 +17,6 @@ from kit.notebook.basis import require_basis, statement_ids
 SPEC_ID = next(iter(sorted(statement_ids())), "card.1")
 
 
-
-
 def _last() -> notebook.CheckOutcome:
     return notebook.results()[-1]
 

@@ -125,8 +125,12 @@ def test_the_preamble_tells_the_reset_as_the_story_and_records_it_as_a_check(
     assert shown.strip() == "✔ the simulator is reset to seed 11: the same ids and keys on every run"
     assert "check passed" not in shown
     assert _last().data() == {
-        "name": "the simulator starts from its seeded state", "needs": ["control plane"], "outcome": "passed",
-        "reason": "", "kind": "choice", "basis": "A45",
+        "name": "the simulator starts from its seeded state",
+        "needs": ["control plane"],
+        "outcome": "passed",
+        "reason": "",
+        "kind": "choice",
+        "basis": "A45",
     }, "kit regress counts it as before"
 
 

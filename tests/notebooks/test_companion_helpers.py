@@ -144,8 +144,9 @@ def test_a_two_attempt_view_with_long_bodies_fits_a_stored_text_output() -> None
     refused = kit._wire.Message((json_type,) * 8, '{"code": "x"}', "application/json", 13)
     answer = kit._wire.Message((json_type,) * 8, keys, "application/json", len(keys))
     attempts = [
-        kit._wire.Attempt(datetime.now(UTC), "GET", "http://127.0.0.1:<port>/init", request, status, reason,
-                          response, 1.0)
+        kit._wire.Attempt(
+            datetime.now(UTC), "GET", "http://127.0.0.1:<port>/init", request, status, reason, response, 1.0
+        )
         for status, reason, response in ((401, "Unauthorized", refused), (200, "OK", answer))
     ]
     view = WireView(kit._wire.Exchange(1, "call", "GET", "/init", attempts))

@@ -65,8 +65,9 @@ def test_about_records_and_sends_again_only_the_deliveries_about_its_resource() 
 
     mine, other = delivery("evt_mine", "crd_mine"), delivery("evt_other", "crd_other")
     with local_app(_signing_app(), about="crd_mine") as running:
-        answered = [httpx.post(running.url, content=b, headers=h, timeout=10).status_code
-                    for b, h in (mine, other)]
+        answered = [
+            httpx.post(running.url, content=b, headers=h, timeout=10).status_code for b, h in (mine, other)
+        ]
         running.wait(1)
         replayed = running.send_again()  # the delivery about crd_mine, though another came after it
         late = httpx.post(running.url, content=other[0], headers=other[1], timeout=10).status_code

@@ -90,10 +90,14 @@ def test_the_report_first_line_counts_differences_and_unexplained(tmp_path: Path
     assert text == migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs})
     assert text.splitlines()[0] == first
     by_kind = text.split("\n\n")[1]
-    assert by_kind == migration.breakdown(diffs) == (
-        "By kind: 7 answers to the same call that differ (5 in status or code, 1 in a header, "
-        "1 in a body field), 2 call counts (a call made under one version only) and 3 webhook "
-        "event types."
+    assert (
+        by_kind
+        == migration.breakdown(diffs)
+        == (
+            "By kind: 7 answers to the same call that differ (5 in status or code, 1 in a header, "
+            "1 in a body field), 2 call counts (a call made under one version only) and 3 webhook "
+            "event types."
+        )
     ), "the second line adds up to the first: 7 + 2 + 3 = 12 (the first names the entries, once)"
     short = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
     preamble = text.split("\n\n")[2]  # how to read it: a page showing it says so itself
@@ -132,8 +136,16 @@ def test_a_page_quoting_the_spec_gets_each_change_as_a_quote_citing_its_statemen
     plain = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"12_x.ipynb": diffs}, preamble=False)
     link = migration.compare(
         {"calls": [call("POST", "/authorization/server_api/access_tokens", 200)]},
-        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200,
-                        headers={"link": '</oauth/accesstoken>; rel="successor-version"'})]},
+        {
+            "calls": [
+                call(
+                    "POST",
+                    "/authorization/server_api/access_tokens",
+                    200,
+                    headers={"link": '</oauth/accesstoken>; rel="successor-version"'},
+                )
+            ]
+        },
     )
     shown = migration.report_markdown(["1.1.0", "1.2.0-20221215"], {"x": link}, cite="../docs/contract.md")
     assert 'header link: absent → \\</oauth/accesstoken>; rel="successor-version"' in shown, "not a tag"
@@ -157,10 +169,21 @@ def test_each_side_names_the_register_entry_that_gives_it_where_the_spec_does_no
     assert sides[("header", "POST /p2p/transfers", "svc-p2p-role: sender")] == (None, "A18")
     assert sides[("field", "GET /cards/{id}", "nickname")] == (None, None)
     legacy = migration.compare(
-        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200)] * 2
-         + [call("POST", "/cards/{id}/close", 200)] * 2},
-        {"calls": [call("POST", "/authorization/server_api/access_tokens", 200,
-                        headers={"deprecation": "@1671062400"}), call("POST", "/cards/{id}/close", 200)]},
+        {
+            "calls": [call("POST", "/authorization/server_api/access_tokens", 200)] * 2
+            + [call("POST", "/cards/{id}/close", 200)] * 2
+        },
+        {
+            "calls": [
+                call(
+                    "POST",
+                    "/authorization/server_api/access_tokens",
+                    200,
+                    headers={"deprecation": "@1671062400"},
+                ),
+                call("POST", "/cards/{id}/close", 200),
+            ]
+        },
     )
     assert [(d.kind, d.change, d.before_by, d.after_by) for d in legacy] == [
         ("header", 1, None, "A03"),  # the Deprecation header: A03's
@@ -181,7 +204,9 @@ def test_each_side_names_the_register_entry_that_gives_it_where_the_spec_does_no
         )
     ]
     assert [[(d.change, d.before_by, d.after_by) for d in found] for found in close_reason] == [
-        [(2, "A27", "A35")], [(2, "A27", "A35")], [(2, "A27", "A16")]
+        [(2, "A27", "A35")],
+        [(2, "A27", "A35")],
+        [(2, "A27", "A16")],
     ]
 
 

@@ -64,7 +64,8 @@ def partner_code(tmp_path_factory: pytest.TempPathFactory) -> PartnerCode:
 
 def _recap() -> str:
     (recap,) = [
-        "".join(c["source"]) for c in _cells()
+        "".join(c["source"])
+        for c in _cells()
         if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Recap: what to change")
     ]
     return recap
@@ -95,8 +96,15 @@ def test_every_change_the_code_path_marks_has_a_line_in_the_recap() -> None:
 
 
 def _call(method: str, path: str, status: int, code: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"method": method, "path": path, "status": status, "code": code,
-            "headers": {}, "fields": [], **extra}
+    return {
+        "method": method,
+        "path": path,
+        "status": status,
+        "code": code,
+        "headers": {},
+        "fields": [],
+        **extra,
+    }
 
 
 def test_side_by_side_keeps_the_calls_whose_answers_differ() -> None:
@@ -181,8 +189,13 @@ def test_a_webhook_the_harness_caused_is_marked_as_its_calls_are() -> None:
     its token request's do; the card's webhook, which the code's close caused, is not marked."""
     close, opened = 'api.cards.close(…, reason="lost")', codepath.DOCUMENT_REQUEST
     old = {"calls": [], "webhooks": [{"type": "person.document_request.created", "step": opened}]}
-    new = {"calls": [], "webhooks": [{"type": "document_request.created", "step": opened},
-                                     {"type": "card.closed", "step": close}]}
+    new = {
+        "calls": [],
+        "webhooks": [
+            {"type": "document_request.created", "step": opened},
+            {"type": "card.closed", "step": close},
+        ],
+    }
     text = codepath.report({"1.1.0": old, "1.2.0-20221215": new})
     assert f"- change 6: webhook: event absent → document_request.created ({opened})\n" in text
     assert f"event person.document_request.created → absent ({opened})\n" in text
@@ -197,7 +210,8 @@ def test_calls_are_compared_with_the_call_made_at_the_same_step() -> None:
     found = migration.compare({"calls": old}, {"calls": new})
     assert [(d.kind, d.before, d.after) for d in found] == [("calls", "2", "1")]
     unstepped = migration.compare(
-        {"calls": [_call("POST", "/x", 200)] * 2}, {"calls": [_call("POST", "/x", 201)]})
+        {"calls": [_call("POST", "/x", 200)] * 2}, {"calls": [_call("POST", "/x", 201)]}
+    )
     assert [(d.kind, d.before, d.after) for d in unstepped] == [("code", "200", "201"), ("calls", "2", "1")]
 
 
@@ -229,10 +243,14 @@ def test_webhooks_side_by_side_has_one_row_per_step_and_event_type() -> None:
     table = webhooks_side_by_side(
         {
             "1.1.0": {"webhooks": [{"type": "person.document_request.created", "step": opened}]},
-            "1.2.0": {"webhooks": [{"type": "document_request.created", "step": opened},
-                                   {"type": "card.closed", "step": close},
-                                   {"type": "card.closed", "deprecation": "@1", "step": close},
-                                   {"type": "card.expired"}]},
+            "1.2.0": {
+                "webhooks": [
+                    {"type": "document_request.created", "step": opened},
+                    {"type": "card.closed", "step": close},
+                    {"type": "card.closed", "deprecation": "@1", "step": close},
+                    {"type": "card.expired"},
+                ]
+            },
         }
     )
     assert table.to_dict("index") == {
@@ -246,8 +264,10 @@ def test_webhooks_side_by_side_has_one_row_per_step_and_event_type() -> None:
 
 
 def test_the_wire_keeps_the_step_of_each_webhook() -> None:
-    hooks = [{"type": "card.closed", "deprecation": None, "step": "api.cards.close(…)"},
-             {"type": "card.expired", "deprecation": "@1"}]
+    hooks = [
+        {"type": "card.closed", "deprecation": None, "step": "api.cards.close(…)"},
+        {"type": "card.expired", "deprecation": "@1"},
+    ]
     wire = migration.emit("1.2.0", [], hooks)[migration.WIRE_MIME]
     assert wire["webhooks"] == [
         {"type": "card.closed", "deprecation": None, "step": "api.cards.close(…)"},

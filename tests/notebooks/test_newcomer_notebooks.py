@@ -177,7 +177,9 @@ def test_no_output_counts_the_register(path: Path) -> None:
     """An output saying "N of M entries" would change whenever the register gains an entry."""
     total = len(register.assumptions())
     counted = [
-        f"cell {n}" for n, cell in enumerate(_cells(path)) for text in _plain_outputs(cell)
+        f"cell {n}"
+        for n, cell in enumerate(_cells(path))
+        for text in _plain_outputs(cell)
         if re.search(r"\b\d+ of \d+ entries\b", text) or f" {total} entries" in text
     ]
     assert not counted, f"{path.name}: outputs counting the register: {counted}"
@@ -199,16 +201,22 @@ _SIM_ROW = re.compile(r"^\s*\d*\s*(GET|POST|DELETE|PUT|PATCH)\s+/_sim/", re.MULT
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_call_tables_leave_out_the_simulators_control_calls(path: Path) -> None:
     shown = [
-        f"cell {n}" for n, cell in enumerate(_cells(path)) if cell["cell_type"] == "code"
-        for text in _plain_outputs(cell) if _SIM_ROW.search(text)
+        f"cell {n}"
+        for n, cell in enumerate(_cells(path))
+        if cell["cell_type"] == "code"
+        for text in _plain_outputs(cell)
+        if _SIM_ROW.search(text)
     ]
     assert not shown, f"{path.name}: a table of calls shows /_sim rows: {shown}"
 
 
 def _wire_views(name: str) -> list[str]:
     return [
-        text for cell in _cells(FOLDER / name) if "api.wire(" in _source(cell)
-        for text in _plain_outputs(cell) if "HTTP/1.1" in text
+        text
+        for cell in _cells(FOLDER / name)
+        if "api.wire(" in _source(cell)
+        for text in _plain_outputs(cell)
+        if "HTTP/1.1" in text
     ]
 
 

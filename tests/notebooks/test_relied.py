@@ -21,8 +21,9 @@ from kit.notebook.register_view import _inline
 
 
 def _call(path: str, assumptions: str | None) -> Entry:
-    return Entry(datetime(2025, 1, 6, tzinfo=UTC), "POST", path, 200, 1.0, None, None, None, False, 0,
-                 assumptions)
+    return Entry(
+        datetime(2025, 1, 6, tzinfo=UTC), "POST", path, 200, 1.0, None, None, None, False, 0, assumptions
+    )
 
 
 @pytest.fixture

@@ -40,8 +40,12 @@ def _stored_checks() -> list[CheckOutcome]:
             if data is not None:
                 found.append(
                     CheckOutcome(
-                        data["name"], data["outcome"], data["reason"], tuple(data["needs"]),
-                        data.get("kind", ""), data.get("basis", ""),
+                        data["name"],
+                        data["outcome"],
+                        data["reason"],
+                        tuple(data["needs"]),
+                        data.get("kind", ""),
+                        data.get("basis", ""),
                     )
                 )
     return found

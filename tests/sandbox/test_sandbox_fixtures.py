@@ -152,7 +152,6 @@ def test_the_written_answers_are_the_simulators_own() -> None:
             assert (done.status, compared) == ("established", [who.persona_id])
 
 
-
 @pytest.mark.parametrize("odd", ["line one\nline two", 'say "x" \\ y', "tab\there", "del\x7fete", "café"])
 def test_a_rendered_file_reads_back_whatever_its_values_hold(odd: str) -> None:
     """Every key and value goes through the one TOML escaper (``kit._tomltext``): a newline or

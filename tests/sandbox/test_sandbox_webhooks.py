@@ -108,4 +108,3 @@ def test_receiver_checks_run_on_a_loopback_api_and_are_skipped_elsewhere(restore
     assert (remote.outcome, remote.reason) == ("skipped", NEEDS["webhook receiver"].reason)
     assert (control.outcome, control.reason) == ("skipped", NEEDS["control plane"].reason)
     assert control_local.outcome == "skipped"  # loopback gives a receiver, never a control plane
-

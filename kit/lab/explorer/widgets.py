@@ -237,8 +237,13 @@ class Explorer:
         Raises:
             KeyError: an unknown action (see :data:`ACTIONS`) or picker.
         """
-        pickers = {"persona": self.persona, "card_type": self.card_type, "reason": self.reason,
-                   "event_type": self.event_type, "amount": self.amount}
+        pickers = {
+            "persona": self.persona,
+            "card_type": self.card_type,
+            "reason": self.reason,
+            "event_type": self.event_type,
+            "amount": self.amount,
+        }
         for name, value in picks.items():
             picker = pickers[name]
             if isinstance(picker, w.Dropdown) and value not in picker.options:
