@@ -38,6 +38,7 @@ walk: install
 
 lint: install
 	$(PY) -m ruff check kit tests benchmarks
+	$(PY) -m ruff format --check kit tests benchmarks
 	$(PY) -m mypy kit
 
 test: install lint site
