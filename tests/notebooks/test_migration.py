@@ -15,21 +15,14 @@ import pytest
 from kit import _choices
 from kit._dialect import Dialect
 from kit.regress import migration
+from tests.support.recorded import recorded_call
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def call(method: str, path: str, status: int, code: str | None = None, **extra: object) -> dict:
-    return {
-        "method": method,
-        "path": path,
-        "status": status,
-        "code": code,
-        "headers": {},
-        "fields": [],
-        "sent": [],
-        **extra,
-    }
+    """A recorded call, with the names it sent (none unless given)."""
+    return recorded_call(method, path, status, code, **{"sent": [], **extra})
 
 
 OLD = {

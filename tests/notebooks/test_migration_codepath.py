@@ -30,6 +30,7 @@ from kit.notebook import companion, relied
 from kit.notebook.tags import CHECKS
 from kit.regress import codepath, migration
 from kit.regress.codepath import ABSENT, PartnerCode, side_by_side, step_label, webhooks_side_by_side
+from tests.support.recorded import recorded_call
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "13_migrating_to_1_2_0.ipynb"
 
@@ -95,27 +96,21 @@ def test_every_change_the_code_path_marks_has_a_line_in_the_recap() -> None:
     assert recapped == set(range(1, 10)), recapped
 
 
-def _call(method: str, path: str, status: int, code: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "method": method,
-        "path": path,
-        "status": status,
-        "code": code,
-        "headers": {},
-        "fields": [],
-        **extra,
-    }
-
-
 def test_side_by_side_keeps_the_calls_whose_answers_differ() -> None:
-    calls = [_call("POST", "/a", 200), _call("POST", "/a", 200), _call("GET", "/b", 200)]
-    calls.append(_call("GET", "/c", 200))
+    calls = [
+        recorded_call("POST", "/a", 200),
+        recorded_call("POST", "/a", 200),
+        recorded_call("GET", "/b", 200),
+    ]
+    calls.append(recorded_call("GET", "/c", 200))
     before = {"calls": calls, "webhooks": []}
     after = {
         "calls": [
-            _call("POST", "/a", 200, headers={"deprecation": "@1", "link": '</x>; rel="successor-version"'}),
-            _call("GET", "/b", 404, "endpoint-removed"),
-            _call("GET", "/c", 200, fields=["f"]),
+            recorded_call(
+                "POST", "/a", 200, headers={"deprecation": "@1", "link": '</x>; rel="successor-version"'}
+            ),
+            recorded_call("GET", "/b", 404, "endpoint-removed"),
+            recorded_call("GET", "/c", 200, fields=["f"]),
         ],
         "webhooks": [],
     }
@@ -135,20 +130,20 @@ def test_side_by_side_keeps_the_calls_whose_answers_differ() -> None:
 TOKEN, LEGACY = "POST /authorization/server_api/access_tokens", "api.legacy_token()"
 
 
-def test_the_rows_say_which_step_made_each_call() -> None:
+def test_the_rows_say_which_step_made_eachrecorded_call() -> None:
     """1.1.0's client takes its token where the code's own legacy call goes; 1.2.0's takes it at
     /oauth/accesstoken: the code's call faces the code's call, never the client's token request."""
     old = [
-        _call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
-        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
-        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
-        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+        recorded_call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
+        recorded_call("POST", TOKEN.split()[1], 200, step=LEGACY),
+        recorded_call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+        recorded_call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
     ]
     new = [
-        _call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
-        _call("POST", TOKEN.split()[1], 200, step=LEGACY, headers={"deprecation": "@1671062400"}),
-        _call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
-        _call("POST", "/accounts/{id}/events", 422, "unknown-event-type", step="api.events.send(…)"),
+        recorded_call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
+        recorded_call("POST", TOKEN.split()[1], 200, step=LEGACY, headers={"deprecation": "@1671062400"}),
+        recorded_call("POST", "/accounts/{id}/events", 202, step="api.events.send(…)"),
+        recorded_call("POST", "/accounts/{id}/events", 422, "unknown-event-type", step="api.events.send(…)"),
     ]
     table = side_by_side({"1.1.0": {"calls": old}, "1.2.0": {"calls": new}})
     assert list(table.itertuples(name=None)) == [
@@ -164,12 +159,12 @@ def test_the_harness_calls_are_counted_apart_and_marked_in_the_report() -> None:
     not added to the code's ``api.legacy_token()`` at the same path, and its report line names
     the harness's step, so that a partner does not read it as a call of their code."""
     old = [
-        _call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
-        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
+        recorded_call("POST", TOKEN.split()[1], 200, step=codepath.CLIENT_TOKEN),
+        recorded_call("POST", TOKEN.split()[1], 200, step=LEGACY),
     ]
     new = [
-        _call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
-        _call("POST", TOKEN.split()[1], 200, step=LEGACY),
+        recorded_call("POST", "/oauth/accesstoken", 200, step=codepath.CLIENT_TOKEN),
+        recorded_call("POST", TOKEN.split()[1], 200, step=LEGACY),
     ]
     wires = {"1.1.0": {"calls": old}, "1.2.0-20221215": {"calls": new}}
     found = codepath.differences(wires)
@@ -205,12 +200,15 @@ def test_a_webhook_the_harness_caused_is_marked_as_its_calls_are() -> None:
 def test_calls_are_compared_with_the_call_made_at_the_same_step() -> None:
     """Paired by count, 1.2.0's one call would face 1.1.0's first (made elsewhere) and read as
     an answer that changed; paired by step, only the count differs."""
-    old = [_call("POST", "/x", 200, step="walk"), _call("POST", "/x", 422, "unknown-field", step="code")]
-    new = [_call("POST", "/x", 422, "unknown-field", step="code")]
+    old = [
+        recorded_call("POST", "/x", 200, step="walk"),
+        recorded_call("POST", "/x", 422, "unknown-field", step="code"),
+    ]
+    new = [recorded_call("POST", "/x", 422, "unknown-field", step="code")]
     found = migration.compare({"calls": old}, {"calls": new})
     assert [(d.kind, d.before, d.after) for d in found] == [("calls", "2", "1")]
     unstepped = migration.compare(
-        {"calls": [_call("POST", "/x", 200)] * 2}, {"calls": [_call("POST", "/x", 201)]}
+        {"calls": [recorded_call("POST", "/x", 200)] * 2}, {"calls": [recorded_call("POST", "/x", 201)]}
     )
     assert [(d.kind, d.before, d.after) for d in unstepped] == [("code", "200", "201"), ("calls", "2", "1")]
 
@@ -220,8 +218,8 @@ def test_a_deprecation_date_is_shown_with_its_day() -> None:
     assert migration.header_value("link", "@1671062400") == "@1671062400", "only Deprecation is a date"
     assert migration.header_value("deprecation", "?1") == "?1", "anything else as it came"
     found = migration.compare(
-        {"calls": [_call("POST", TOKEN.split()[1], 200)]},
-        {"calls": [_call("POST", TOKEN.split()[1], 200, headers={"deprecation": "@1671062400"})]},
+        {"calls": [recorded_call("POST", TOKEN.split()[1], 200)]},
+        {"calls": [recorded_call("POST", TOKEN.split()[1], 200, headers={"deprecation": "@1671062400"})]},
     )
     assert [d.line() for d in found] == [
         f"change 1: {TOKEN}: header deprecation: absent → @1671062400 (2022-12-15) [1.2.0: A03]"
