@@ -182,10 +182,15 @@ def _near(text: str, start: int, end: int, rule: _Near) -> bool:
     return any(_mentions([w for token in side for w in expanded(token)], rule.words) for side in sides)
 
 
+#: What every shape of :data:`_NEAR` holds (a date's year, an id's digits): a text without a
+#: digit (a session type, a status, a name) has none of them, and is not searched for each.
+_ANY_DIGIT = re.compile(r"\d")
+
+
 def is_pii_in_context(name: Any, value: Any) -> bool:
     """Whether the string ``value`` under ``name`` holds a shape that is personal data by the
     name or the words near it: a birth date, a national id, a tax number (the module's rule)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or _ANY_DIGIT.search(value) is None:
         return False
     named = expanded(name) if isinstance(name, str) else []
     first: dict[re.Pattern[str], re.Match[str] | None] = {}  # a shape two rules share is searched once

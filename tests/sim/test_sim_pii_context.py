@@ -345,3 +345,12 @@ def test_what_a_shape_needs_is_in_every_text_it_matches(rule: Any, data: st.Data
     would match: every text the register's pattern matches holds it."""
     text = data.draw(st.from_regex(re.compile(_without_lookarounds(rule.shape.pattern)), fullmatch=True))
     assert rule.needs.search(text) is not None, (rule.needs.pattern, text)
+
+
+@pytest.mark.parametrize("rule", pii._NEAR, ids=lambda r: r.shape.pattern[:24])
+@given(data=st.data())
+def test_every_text_a_shape_matches_holds_a_digit(rule: Any, data: st.DataObject) -> None:
+    """A text without a digit is not searched for any shape (``kit._pii._ANY_DIGIT``): every
+    text a register's pattern matches holds one."""
+    text = data.draw(st.from_regex(re.compile(_without_lookarounds(rule.shape.pattern)), fullmatch=True))
+    assert pii._ANY_DIGIT.search(text) is not None, (rule.shape.pattern, text)
