@@ -74,6 +74,18 @@ class Operation:
     encrypted_answer: tuple[str, ...] = ()
 
     @property
+    def encrypted_member(self) -> str:
+        """The one member of its body sent encrypted (an operation that sends one sends one)."""
+        (member,) = self.encrypted
+        return member
+
+    @property
+    def encrypted_answer_member(self) -> str:
+        """The one member of its answer sent encrypted (an operation that answers one answers one)."""
+        (member,) = self.encrypted_answer
+        return member
+
+    @property
     def called(self) -> bool:
         """Whether a client of 1.2.0 calls it: served, neither a rest nor removed nor deprecated."""
         return not (self.rest or self.removed_in or self.deprecated_in)

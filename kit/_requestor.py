@@ -308,7 +308,7 @@ class Requestor:
             >>> requestor.sealed("create_person", pii)   # doctest: +SKIP
             {'encrypted_pii': 'eyJhbGciOiJSU0EtT0FFUC0yNTYi...'}
         """
-        (member,) = BY_KEY[key].encrypted
+        member = BY_KEY[key].encrypted_member
         return {member: self.encrypt(plaintext, kids=kids)}
 
     def opened(self, key: str, body: Mapping[str, Any], *, label: str, required: bool = True) -> Any:
@@ -319,7 +319,7 @@ class Requestor:
         Raises:
             CryptoError: the member is missing (when ``required``) or does not decrypt.
         """
-        (member,) = BY_KEY[key].encrypted_answer
+        member = BY_KEY[key].encrypted_answer_member
         token = body.get(member)
         if token is None and not required:
             return None

@@ -213,8 +213,7 @@ class Call:
     def encrypted_member(self) -> str:
         """The body member this operation takes encrypted (the operations table's, which its
         body model declares: :func:`kit.sim.openapi.declare`)."""
-        (name,) = self.operation.encrypted
-        return name
+        return self.operation.encrypted_member
 
     def plaintext_problem(self, message: str) -> Problem:
         """422 ``validation-error`` on the encrypted member, ``message`` naming what inside it
@@ -259,8 +258,7 @@ class Call:
     def sealed_answer(self, key: Any, payload: Any) -> dict[str, str]:
         """The answer member this operation sends encrypted (the operations table's), holding
         ``payload`` sealed to the device key ``key``."""
-        (name,) = self.operation.encrypted_answer
-        return {name: self.sim.payloads.seal_to(key, payload)}
+        return {self.operation.encrypted_answer_member: self.sim.payloads.seal_to(key, payload)}
 
     # 13. state and 14. business rules: the handler's own; then it changes state, e.g.:
     def emit(self, event_type: str, data: dict[str, Any]) -> str:
