@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import stat
 import sys
 import threading
@@ -37,11 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from kit import _files as files
+from kit._lazy import LazyPattern
 
 __all__ = ["CacheWarning", "parsed_toml", "private_dir", "read_private", "user_cache_dir", "write_whole"]
 
 #: The names of the files the cache writes (what a folder found open to others loses).
-_OURS = re.compile(r"rsa-[0-9a-f]{32}\.pem|[\w.-]+-[0-9a-f]{32}\.json|\.tmp-.*")
+_OURS = LazyPattern(r"rsa-[0-9a-f]{32}\.pem|[\w.-]+-[0-9a-f]{32}\.json|\.tmp-.*")
 _lock = threading.Lock()
 _APP = "partner-api-kit"
 

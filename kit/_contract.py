@@ -42,9 +42,8 @@ import operator
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache, cached_property, partial, reduce
-from typing import Any
+from typing import Any, NamedTuple
 
 from kit import register
 from kit._drift import Drift, json_type, schema_rows
@@ -140,8 +139,7 @@ def basis_of(kind: str, operation: str, status: int, field: str) -> str:
     return entry
 
 
-@dataclass(frozen=True)
-class _Answer:
+class _Answer(NamedTuple):
     """What the contract documents for one operation and status: media type → body check."""
 
     documented: bool

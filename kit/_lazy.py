@@ -1,5 +1,5 @@
-"""The kit's one idiom for loading later, in two helpers: every lazy module and every
-``sys.modules`` change of the kit goes through them.
+"""The kit's one idiom for loading later, in three helpers: every lazy module, every
+``sys.modules`` change and every regular expression compiled on first use go through them.
 
 - :func:`resolved_from`: names a module resolves on first use (PEP 562), defined in another module
   that is imported only then: ``kit``'s public names, ``kit.models``' results
@@ -9,6 +9,9 @@
   package would import and the kit never uses reads as not installed (the package goes on
   without it), or a stand-in takes a module's place while a block runs. What was there is put
   back after the block.
+- :class:`LazyPattern`: a regular expression compiled when it is first searched, for checks most
+  texts never reach (the PII shapes behind their quick tests, a state file's bounds): a process
+  that never needs it never pays ``re.compile`` for it, at import least of all.
 
     >>> __getattr__, __dir__ = resolved_from("kit._results", {"Card"}, globals())  # doctest: +SKIP
     >>> with imported_past("httpx._main"):                                          # doctest: +SKIP
@@ -19,12 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["attribute", "imported_past", "resolved_from"]
+__all__ = ["LazyPattern", "attribute", "imported_past", "resolved_from"]
 
 
 def attribute(source: str, name: str) -> Any:
@@ -92,3 +96,36 @@ def imported_past(*names: str, stand_in: ModuleType | None = None) -> Iterator[N
                     del sys.modules[name]
                 else:
                     sys.modules[name] = before
+
+
+class LazyPattern:
+    """A regular expression compiled on its first search or match, then kept: ``pattern`` is
+    its source, as for a compiled one.
+
+    >>> LazyPattern(r"[0-9]{4}").search("born 1950").group()
+    '1950'
+    """
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled expression (compiled now, the first time)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    def search(self, string: str, pos: int = 0) -> re.Match[str] | None:
+        """``re.Pattern.search``."""
+        return self.compiled.search(string, pos)
+
+    def fullmatch(self, string: str) -> re.Match[str] | None:
+        """``re.Pattern.fullmatch``."""
+        return self.compiled.fullmatch(string)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r})"

@@ -31,8 +31,7 @@ This module is in the base room: it imports only :mod:`kit.register`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kit import register
 
@@ -42,8 +41,7 @@ __all__ = ["ALL_METHODS", "BY_KEY", "CHOSEN", "MODULES", "OPERATIONS", "Operatio
 ALL_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     """A partner operation: its ``key`` (one for the client and the simulator), the route
     ``module`` serving it, its ``methods`` and its default ``path`` template (``{name}`` for each
     parameter). ``rest``: it takes the methods of its path that no other operation on the same

@@ -70,6 +70,7 @@ from typing import Any, NamedTuple
 
 from kit import register
 from kit._jose import is_jwe
+from kit._lazy import LazyPattern
 
 _RULE = register.value("A11")
 #: The concepts of personal data, in words (A11).
@@ -78,15 +79,16 @@ PII_NAMES: list[str] = list(_RULE["pii_names"])
 ABBREVIATIONS: dict[str, list[str]] = {k: v.split() for k, v in _RULE["abbreviations"].items()}
 #: Words that, after a concept, only name a part of it (``ssn_last4``); digits count too (A11).
 PART_WORDS = frozenset(_RULE["part_words"])
-#: A number shaped like a national identification number (A11), inside any text.
-NATIONAL_ID_SHAPE = re.compile(_RULE["national_id_pattern"])
+#: A number shaped like a national identification number (A11), inside any text. Each shape is
+#: compiled when a text first gets past its quick test (most never do: no digit, no separator).
+NATIONAL_ID_SHAPE = LazyPattern(_RULE["national_id_pattern"])
 #: The shapes that are personal data by what is near them (A11): a date, in digits or with its
 #: month in words; a run of nine digits (dashed or not); a national insurance and a tax number.
-DATE = re.compile(_RULE["date_pattern"])
-DATE_IN_WORDS = re.compile(_RULE["date_in_words_pattern"])
-NINE_DIGITS = re.compile(_RULE["nine_digits_pattern"])
-NATIONAL_INSURANCE = re.compile(_RULE["national_insurance_pattern"])
-TAX_NUMBER = re.compile(_RULE["tax_number_pattern"])
+DATE = LazyPattern(_RULE["date_pattern"])
+DATE_IN_WORDS = LazyPattern(_RULE["date_in_words_pattern"])
+NINE_DIGITS = LazyPattern(_RULE["nine_digits_pattern"])
+NATIONAL_INSURANCE = LazyPattern(_RULE["national_insurance_pattern"])
+TAX_NUMBER = LazyPattern(_RULE["tax_number_pattern"])
 #: How many words away from such a shape a word meaning birth, a national id or tax counts.
 NEARNESS: int = int(_RULE["nearness"])
 #: How many words before nine digits the word id counts (in text only).
@@ -135,7 +137,7 @@ class _Near(NamedTuple):
     ``needs``, when set, is what every text the shape matches holds too, found far faster: a
     string without it (a JWE, a token) is not searched for the shape itself."""
 
-    shape: re.Pattern[str]
+    shape: LazyPattern
     words: frozenset[str]
     before: int
     after: int
@@ -193,7 +195,7 @@ def is_pii_in_context(name: Any, value: Any) -> bool:
     if not isinstance(value, str) or _ANY_DIGIT.search(value) is None:
         return False
     named = expanded(name) if isinstance(name, str) else []
-    first: dict[re.Pattern[str], re.Match[str] | None] = {}  # a shape two rules share is searched once
+    first: dict[LazyPattern, re.Match[str] | None] = {}  # a shape two rules share is searched once
     for rule in _NEAR:
         if rule.needs is not None and rule.needs.search(value) is None:
             continue

@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from joserfc import jwe, jws
 from joserfc.errors import JoseError
@@ -171,8 +170,7 @@ class Device:
         return Sensitive(value, label=label)
 
 
-@dataclass(frozen=True)
-class _ServerKey:
+class _ServerKey(NamedTuple):
     kid: str
     alg: str
     key: Key

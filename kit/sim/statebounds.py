@@ -25,7 +25,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-import re
 import typing
 from collections.abc import Callable
 from decimal import Decimal
@@ -34,6 +33,7 @@ from typing import Any
 from joserfc.jwk import ECKey
 
 from kit import register
+from kit._lazy import LazyPattern
 from kit.sim.atrest import is_digest
 
 __all__ = ["hints", "out_of_bounds", "start_outside"]
@@ -46,16 +46,17 @@ _ZERO = dt.timedelta(0)
 _FUTURE = dt.timedelta(seconds=int(_LIMITS["future_max_seconds"]))
 _MONEY_LIMIT = Decimal(_LIMITS["money_limit"])
 _INT64 = range(-(2**63), 2**63)
-_COUNTER = re.compile(r"[a-z0-9]{1,16}")
+# Compiled when a state is first checked: a server that never loads one never compiles them.
+_COUNTER = LazyPattern(r"[a-z0-9]{1,16}")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
-_HEADER_NAME = re.compile(r"svc-[a-z0-9-]{1,64}|content-type")
-_HEADER_VALUE = re.compile(r"[\x20-\x7e]{0,4096}")
-_URL = re.compile(r"https?://\S+")
+_HEADER_NAME = LazyPattern(r"svc-[a-z0-9-]{1,64}|content-type")
+_HEADER_VALUE = LazyPattern(r"[\x20-\x7e]{0,4096}")
+_URL = LazyPattern(r"https?://\S+")
 _VERSIONS = frozenset(register.value("A27")["versions"])
 _DELIVERY_STATUSES = frozenset({"pending", "delivered", "failed"})
 _ATTEMPTS_MAX = len(register.value("A25")["retry_offsets_seconds"]) + 1
 _IDS = {
-    kind: re.compile(rf"{kind}_[0-9a-f]{{20}}|{_UUID}")
+    kind: LazyPattern(rf"{kind}_[0-9a-f]{{20}}|{_UUID}")
     for kind in ("acc", "per", "card", "p2p", "evt", "sub", "doc", "flt")
 }
 #: A kept record's own id (its field and prefix) and the ids it refers to (field: prefix).

@@ -37,8 +37,7 @@ import inspect
 import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from starlette.convertors import StringConvertor
 from starlette.exceptions import HTTPException
@@ -91,8 +90,7 @@ def _parameters(path: str) -> set[str]:
     return set(convertors)
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """An operation as its module declares it: the endpoint, and FastAPI's options for the
     document (summary, response model, tags…)."""
 
