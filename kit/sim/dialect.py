@@ -230,8 +230,9 @@ class Spoken:
             response = await handler(request, exc)
             response.raw_headers = self._headers_out(response.raw_headers)
             path = request.scope["path"]
-            if self._names and not path.startswith("/_sim") and path != "/openapi.json":
-                response.body = self._body_out(bytes(response.body), True, False, False)
+            names = self._names and not path.startswith("/_sim") and path != "/openapi.json"
+            if names or self._codes:  # a problem: its code as any other problem's (A64)
+                response.body = self._body_out(bytes(response.body), names, False, True)
                 response.raw_headers = _sized(response.raw_headers, response.body)
             return response
 

@@ -183,13 +183,14 @@ def test_request_headers_are_read_under_the_dialects_names_only(http: httpx.Clie
     assert theirs.headers["X-Api-Version"] == "1.1.0"
 
 
-def test_an_unexpected_failure_is_answered_in_the_dialects_spelling() -> None:
+def _unexpected_failure(overlay: _choices.Overlay, version_header: str) -> httpx.Response:
+    """The answer of a route that raises, on a simulator speaking ``overlay``."""
     import asyncio
 
     from kit.sim import Settings, create_app
     from tests.sim.helpers.wire import IN_PROCESS
 
-    app = create_app(Settings(choices=OVERLAY, allowed_hosts=IN_PROCESS))
+    app = create_app(Settings(choices=overlay, allowed_hosts=IN_PROCESS))
 
     @app.fastapi().get("/v2/_explode")
     async def explode() -> None:
@@ -198,9 +199,36 @@ def test_an_unexpected_failure_is_answered_in_the_dialects_spelling() -> None:
     async def get() -> httpx.Response:
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
-            return await client.get("/v2/_explode", headers={"X-Api-Version": "1.1.0"})
+            return await client.get("/v2/_explode", headers={version_header: "1.1.0"})
 
-    resp = asyncio.run(get())
+    return asyncio.run(get())
+
+
+def test_an_unexpected_failure_is_answered_in_the_dialects_spelling() -> None:
+    resp = _unexpected_failure(OVERLAY, "X-Api-Version")
     assert resp.status_code == 500 and resp.json()["code"] == "internal-error"
     assert resp.headers["X-Request-Id"].startswith("req_") and "svc-request-id" not in resp.headers
     assert resp.headers["X-Api-Version"] == "1.1.0" and "A21" in resp.headers["X-Assumptions"]
+
+
+#: A64 renaming the 500's own code: alone, and with the second dialect's other choices.
+SERVER_ERROR = {"A64": {"codes": {"internal-error": "server-error"}}}
+WITH_CAMEL = {
+    **OVERLAY.values,
+    "A64": {"codes": {**OVERLAY.values["A64"]["codes"], **SERVER_ERROR["A64"]["codes"]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("values", "version_header"),
+    [(SERVER_ERROR, "svc-api-version"), (WITH_CAMEL, "X-Api-Version")],
+    ids=["codes-only", "camel"],
+)
+def test_an_unexpected_failures_code_is_renamed_as_any_problems(values: Any, version_header: str) -> None:
+    """A64 renames the 500's code (``internal-error``) as it renames any other problem's, with
+    or without a dialect's other names: its ``code`` and the end of its ``type``."""
+    resp = _unexpected_failure(_choices.parse(values), version_header)
+    problem = resp.json()
+    assert resp.status_code == 500 and problem["code"] == "server-error", problem
+    assert problem["type"].endswith(":server-error") and "internal-error" not in resp.text
+    assert int(resp.headers["content-length"]) == len(resp.content)
