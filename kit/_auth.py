@@ -34,8 +34,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 from urllib.parse import quote_plus
 
 import httpx
@@ -100,18 +100,23 @@ def legacy_token_path() -> str:
 Observer = Callable[[httpx.Response, float], None]
 
 
-@dataclass(frozen=True)
-class TokenGrant:
+class TokenGrant(NamedTuple):
     """A token endpoint's answer: the token (masked), its type, lifetime and scope.
 
-    ``raw`` is the JSON body without the token.
+    ``raw`` is the JSON body without the token (read-only: a grant is a value).
     """
 
     access_token: Sensitive[str]
     token_type: str
     expires_in: int | None
     scope: str | None
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    raw: Mapping[str, Any] = MappingProxyType({})
+
+    def __repr__(self) -> str:  # not ``raw``: a sandbox's body may hold a refresh token
+        return (
+            f"TokenGrant(access_token={self.access_token!r}, token_type={self.token_type!r}, "
+            f"expires_in={self.expires_in!r}, scope={self.scope!r})"
+        )
 
     @classmethod
     def from_body(cls, body: Any) -> TokenGrant | None:

@@ -19,9 +19,8 @@ Example::
 from __future__ import annotations
 
 import threading
-from dataclasses import astuple, dataclass, fields
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,8 +32,7 @@ __all__ = ["COLUMNS", "CONTROL_PREFIX", "Entry", "History", "partner_calls"]
 CONTROL_PREFIX = "/_sim"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One call: what a log line may hold (method, path, status, code, request id…)."""
 
     time: datetime
@@ -50,7 +48,7 @@ class Entry:
     assumptions: str | None
 
 
-COLUMNS = [f.name for f in fields(Entry)]
+COLUMNS = list(Entry._fields)
 
 
 class History:
@@ -87,7 +85,7 @@ class History:
         """Every call so far, oldest first (columns :data:`COLUMNS`)."""
         import pandas as pd
 
-        rows = [astuple(e) for e in self.entries()]
+        rows = self.entries()  # each a tuple, in the order of COLUMNS
         frame = pd.DataFrame(rows, columns=COLUMNS)
         return frame.astype({"retries": "int64", "replayed": "bool"}) if rows else frame
 

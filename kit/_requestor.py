@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import httpx
 
@@ -52,8 +52,7 @@ INIT_DATA_PATH = OPERATIONS["init_data"].template
 CONTROL_TOKEN_HEADER = CONTROL_TOKEN
 
 
-@dataclass(frozen=True)
-class CurrentSession:
+class CurrentSession(NamedTuple):
     """The session the client sends: its token (masked) and what ``api.session`` shows."""
 
     token: Sensitive[str]
@@ -146,7 +145,7 @@ class Requestor:
     def _observe_expiry(self, sent: CurrentSession, expires_at: datetime | None) -> None:
         """Track the new expiry (A28 ``session_expires_at``) of the session that was sent (sliding)."""
         if expires_at is not None and self._current is sent:
-            self._current = replace(sent, info=replace(sent.info, expires_at=expires_at))
+            self._current = sent._replace(info=replace(sent.info, expires_at=expires_at))
 
     # -- calls --------------------------------------------------------------------------------
 

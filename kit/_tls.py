@@ -25,8 +25,7 @@ import os
 import ssl
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -60,8 +59,7 @@ _NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class TlsFiles:
+class TlsFiles(NamedTuple):
     """What a client trusts and presents over TLS: the CA bundle that replaces the default
     trust (certifi's, as ``curl --cacert`` does), the client certificate (PEM; it may hold the
     key too) and its private key (PEM), as absolute paths; the key's passphrase, if it has one."""
@@ -69,7 +67,7 @@ class TlsFiles:
     ca_bundle: str | None = None
     client_cert: str | None = None
     client_key: str | None = None
-    client_key_passphrase: Sensitive[str] | None = field(default=None, repr=False)
+    client_key_passphrase: Sensitive[str] | None = None  # masked in a repr
 
     @classmethod
     def resolve(cls, given: Mapping[str, Any], environ: Mapping[str, str]) -> TlsFiles | None:

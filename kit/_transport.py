@@ -43,7 +43,6 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
@@ -73,8 +72,7 @@ USER_AGENT = f"partner-api-kit/{__version__}"
 INJECTED_FAULT = "injected-fault"
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     """A successful answer: status, parsed JSON body (or ``None``) and response headers."""
 
     status: int
@@ -83,7 +81,7 @@ class Reply:
     replayed: bool
     retries: int
     idempotency_key: str | None
-    content: bytes = field(default=b"", repr=False)  # as it came: a snapshot's only form
+    content: bytes = b""  # as it came: a snapshot's only form
 
 
 class Outcome(NamedTuple):

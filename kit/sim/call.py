@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from starlette.requests import Request
 
@@ -42,14 +42,13 @@ ENCRYPTED_DATA_DETAIL = (
 R = TypeVar("R")
 
 
-@dataclass
-class RouteReply:
+class RouteReply(NamedTuple):
     """What a handler answers: status, JSON body (or its compact encoding, ``bytes``, as
     :func:`~kit.sim.asgi.encode_json` makes it) and extra headers."""
 
     status: int
     body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = MappingProxyType({})
     #: The body carries a clear token: an idempotency record keeps it sealed (``kit.sim.atrest``).
     sealed: bool = False
 

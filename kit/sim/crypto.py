@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -134,16 +133,13 @@ def _secret_rsa(secret: bytes) -> RSAKey:
     return RSAKey.import_key(load_private(RSA.generate(RSA_BITS, randfunc=stream.read).export_key("PEM")))
 
 
-@dataclass(frozen=True)
 class SimKeys:
     """The simulator's own key pairs: its encryption keys (their public halves published in
     init data, which a client reads as :class:`kit.crypto.ServerKeys`) and its webhook signing
     key; ``seeded``: derived from a seed (anyone knowing it can derive them), else from a secret."""
 
-    rsa: RSAKey
-    ec: ECKey
-    signing: ECKey
-    seeded: bool = True
+    def __init__(self, rsa: RSAKey, ec: ECKey, signing: ECKey, seeded: bool = True) -> None:
+        self.rsa, self.ec, self.signing, self.seeded = rsa, ec, signing, seeded
 
     @classmethod
     def from_seed(cls, seed: int) -> SimKeys:

@@ -41,6 +41,7 @@ from starlette.types import Message, Scope
 from kit import register
 from kit._dialect import Dialect
 from kit._headers import HEADERS, HeaderNames
+from kit._operations import BY_KEY
 from kit.sim.asgi import decode_json, encode_json
 
 __all__ = ["Spoken", "speaking"]
@@ -52,7 +53,7 @@ Handler = Callable[[Request, Exception], Awaitable[Response]]
 _LIMIT = int(register.value("A22")["max_body_bytes"])
 _JSON = re.compile(rb"^application/(problem\+)?json\b")
 #: The spec's token endpoints: HTTP Basic may come in Authorization there whatever A02 says.
-_TOKEN_PATHS = frozenset(e["path"] for e in register.spec()["endpoint"] if "access" in e["path"])
+_TOKEN_PATHS = frozenset(BY_KEY[key].path for key in ("access_token", "legacy_access_token"))
 
 
 def speaking(app: ASGI, dialect: Dialect) -> ASGI:

@@ -17,7 +17,7 @@ webhooks, documents, the control plane) are in :mod:`kit.sim.bodies` and the rep
 # No ``from __future__ import annotations``: pydantic would evaluate every field's annotation
 # from its string when each class is created (about 250 ForwardRef compilations on connect).
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
@@ -71,13 +71,14 @@ def _maybe_time(value: datetime | None) -> str | None:
     return None if value is None else format_time(value)
 
 
-@dataclass(frozen=True)
 class From:
     """How a field's wire value comes from the record's attribute of the same name:
     ``convert(value, *(the record's attributes named in also))``. Without it, as it is."""
 
-    convert: Callable[..., Any]
-    also: tuple[str, ...] = ()
+    __slots__ = ("also", "convert")
+
+    def __init__(self, convert: Callable[..., Any], also: tuple[str, ...] = ()) -> None:
+        self.convert, self.also = convert, also
 
 
 #: A time on the wire (RFC 3339, UTC, ``Z``) from the record's ``datetime``.

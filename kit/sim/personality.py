@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kit import register
 from kit._choices import EMPTY, SERVED, ChoicesError, Overlay
@@ -64,8 +64,7 @@ ID_FORMATS = ("prefixed", "uuid")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
-@dataclass(frozen=True)
-class SessionLifetimes:
+class SessionLifetimes(NamedTuple):
     """A06: ``fixed`` from creation; ``sliding`` from the last 2xx call, capped from the chain's start."""
 
     fixed: timedelta

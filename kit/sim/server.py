@@ -23,7 +23,6 @@ import sys
 import threading
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit._choices import Overlay
@@ -86,14 +85,15 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
-@dataclass
 class EmbeddedServer:
     """A simulator served by uvicorn in a daemon thread on 127.0.0.1."""
 
-    base_url: str
-    settings: Settings
-    _server: _Server
-    _thread: threading.Thread
+    def __init__(self, base_url: str, settings: Settings, server: _Server, thread: threading.Thread) -> None:
+        self.base_url, self.settings = base_url, settings
+        self._server, self._thread = server, thread
+
+    def __repr__(self) -> str:
+        return f"EmbeddedServer(base_url={self.base_url!r}, running={self.running})"
 
     def stop(self) -> None:
         """Stop serving and wait for the thread to end (idempotent)."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, ItemsView, Iterator, KeysView, ValuesView
-from dataclasses import dataclass, fields
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from kit import register
 
@@ -32,8 +32,7 @@ V = TypeVar("V")
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(NamedTuple):
     """How much each store keeps (per partner client unless said), from the register.
 
     >>> Bounds.from_register().nonces
@@ -74,11 +73,10 @@ class Bounds:
 
     def replace(self, **changes: int) -> Bounds:
         """A copy with some bounds changed (tests use small ones)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        unknown = set(changes) - set(values)
+        unknown = set(changes) - set(self._fields)
         if unknown:
             raise TypeError(f"no such bound: {', '.join(sorted(unknown))}")
-        return Bounds(**{**values, **changes})
+        return self._replace(**changes)
 
 
 @dataclass

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import httpx
 import pytest
 
@@ -69,7 +67,7 @@ def test_a_persistent_401_is_not_retried_in_a_loop(make_client) -> None:  # type
     original_accept = auth.accept
 
     def accept_then_spoil(grant: TokenGrant) -> None:
-        original_accept(dataclasses.replace(grant, access_token=Sensitive("not-a-real-token")))
+        original_accept(grant._replace(access_token=Sensitive("not-a-real-token")))
 
     auth.accept = accept_then_spoil  # type: ignore[method-assign]
     auth.invalidate()
