@@ -283,9 +283,32 @@ def endpoints(handlers: Mapping[Any, ExceptionHandler]) -> ASGIApp:
     """The ASGI app answering a request :meth:`RouteTable.enter` took with its route's endpoint,
     an exception by its handler in ``handlers`` (Starlette's ``ExceptionMiddleware``); any other
     exception goes on."""
-    return ExceptionMiddleware(_endpoint, handlers=handlers)
+    return _Endpoints(handlers)
 
 
-async def _endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    response = await scope["endpoint"](Request(scope, receive, send), **scope["path_params"])
-    await response(scope, receive, send)
+class _Endpoints:
+    """A route's endpoint, called; an exception from it answered by Starlette's
+    ``ExceptionMiddleware``, which is built for that exception only. Wrapping every request in
+    it cost a second ``Request`` and two more layers for the few that raise (refusals are the
+    pipeline's own answers, not exceptions)."""
+
+    def __init__(self, handlers: Mapping[Any, ExceptionHandler]) -> None:
+        self.handlers = dict(handlers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            response = await scope["endpoint"](Request(scope, receive, send), **scope["path_params"])
+        except Exception as exc:
+            await ExceptionMiddleware(_Raise(exc), handlers=self.handlers)(scope, receive, send)
+            return
+        await response(scope, receive, send)
+
+
+class _Raise:
+    """An ASGI app raising ``exc``: how an endpoint's exception is handed to the middleware."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise self.exc
