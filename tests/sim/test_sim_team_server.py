@@ -509,6 +509,38 @@ def test_kit_serve_closes_a_connection_that_drips_its_headers() -> None:
         assert httpx.get(served_.base_url + "/_sim/health", timeout=10).status_code == 200
 
 
+def test_the_header_deadline_of_a_later_request_counts_from_its_first_byte() -> None:
+    # The connection's timer, set when it opened, fires while a later request's headers are
+    # pending: it must wait for that request's own deadline, then close the connection.
+    with (
+        serve_process("--header-timeout", "1") as served_,
+        socket.create_connection(("127.0.0.1", served_.port), timeout=10) as raw,
+    ):
+        opened = time.monotonic()
+        raw.sendall(b"GET /_sim/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += raw.recv(65536)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = int(
+            next(line for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))[15:]
+        )
+        while len(body) < length:
+            body += raw.recv(65536)
+        assert head.startswith(b"HTTP/1.1 200")
+        time.sleep(max(0.0, opened + 0.6 - time.monotonic()))
+        started = time.monotonic()
+        raw.sendall(b"GET /_sim/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        raw.settimeout(10)
+        try:
+            closed = raw.recv(1) == b""
+        except OSError:
+            closed = True
+        waited = time.monotonic() - started
+    assert closed
+    assert 0.9 <= waited < 5, f"closed {waited:.2f} s after the second request began"
+
+
 def test_only_the_declared_encrypted_member_is_decrypted() -> None:
     from tests.sim.helpers.encryption import Device, encrypt_for_server
 
