@@ -189,14 +189,21 @@ def _near(text: str, start: int, end: int, rule: _Near) -> bool:
 _ANY_DIGIT = re.compile(r"\d")
 
 
+#: The shapes that need nothing first (a national insurance number): the only ones searched in a
+#: text without four digits in a row, which every ``needs`` of :data:`_NEAR` holds (tested), so
+#: a key, a nonce or a version number is searched once for them, not once for each shape.
+_NEEDS_NOTHING = tuple(rule for rule in _NEAR if rule.needs is None)
+
+
 def is_pii_in_context(name: Any, value: Any) -> bool:
     """Whether the string ``value`` under ``name`` holds a shape that is personal data by the
     name or the words near it: a birth date, a national id, a tax number (the module's rule)."""
     if not isinstance(value, str) or _ANY_DIGIT.search(value) is None:
         return False
-    named = expanded(name) if isinstance(name, str) else []
+    rules = _NEAR if _FOUR_DIGITS.search(value) is not None else _NEEDS_NOTHING
+    named: list[str] | None = None  # the name's words, cut when a shape is first found
     first: dict[LazyPattern, re.Match[str] | None] = {}  # a shape two rules share is searched once
-    for rule in _NEAR:
+    for rule in rules:
         if rule.needs is not None and rule.needs.search(value) is None:
             continue
         if rule.shape not in first:
@@ -204,8 +211,11 @@ def is_pii_in_context(name: Any, value: Any) -> bool:
         found = first[rule.shape]
         if found is None:
             continue
-        if named and rule.by_name and _mentions(named, rule.words):
-            return True
+        if rule.by_name and isinstance(name, str):
+            if named is None:
+                named = expanded(name)
+            if named and _mentions(named, rule.words):
+                return True
         while found is not None:
             if _near(value, found.start(), found.end(), rule):
                 return True

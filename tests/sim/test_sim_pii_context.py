@@ -347,6 +347,18 @@ def test_what_a_shape_needs_is_in_every_text_it_matches(rule: Any, data: st.Data
     assert rule.needs.search(text) is not None, (rule.needs.pattern, text)
 
 
+@pytest.mark.parametrize(
+    "rule", [r for r in pii._NEAR if r.needs is not None], ids=lambda r: r.shape.pattern[:24]
+)
+@given(data=st.data())
+def test_every_text_a_quick_test_finds_holds_four_digits_in_a_row(rule: Any, data: st.DataObject) -> None:
+    """A text without four digits in a row is searched only for the shapes that need nothing
+    (``kit._pii._NEEDS_NOTHING``): every text each ``needs`` finds holds them."""
+    assert rule not in pii._NEEDS_NOTHING
+    text = data.draw(st.from_regex(rule.needs, fullmatch=True))
+    assert pii._FOUR_DIGITS.search(text) is not None, (rule.needs.pattern, text)
+
+
 @pytest.mark.parametrize("rule", pii._NEAR, ids=lambda r: r.shape.pattern[:24])
 @given(data=st.data())
 def test_every_text_a_shape_matches_holds_a_digit(rule: Any, data: st.DataObject) -> None:
