@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import copy
 import re
+import string
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ B64URL = "A-Za-z0-9_-"
 #: A compact JWS or JWE where it stands in text: a protected header (the base64url of a JSON
 #: object, so ``eyJ``), then two to four more segments.
 COMPACT = re.compile(rf"(?<![{B64URL}])eyJ[{B64URL}]{{4,}}(?:\.[{B64URL}]*){{2,4}}")
+#: The characters of a compact serialization: base64url's and the dot between segments.
+_COMPACT_CHARACTERS = (string.ascii_letters + string.digits + "-_.").encode("ascii")
 
 
 def is_jwe(value: str) -> bool:
@@ -40,7 +43,16 @@ def is_jwe(value: str) -> bool:
     >>> is_jwe("eyJhbGci.a.b.c.d"), is_jwe("eyJhbGci.a.b"), is_jwe("born 1990-01-01")
     (True, False, False)
     """
-    return value.count(".") == 4 and COMPACT.fullmatch(value) is not None
+    # What ``COMPACT.fullmatch`` with four dots says (tested), read without the pattern: a
+    # session's body holds a JWE of about a thousand characters, which a byte table crosses
+    # about twice as fast.
+    return (
+        value.count(".") == 4
+        and value.startswith("eyJ")
+        and value.find(".") >= 7
+        and value.isascii()
+        and not value.encode("ascii").translate(None, _COMPACT_CHARACTERS)
+    )
 
 
 def b64decode(segment: str) -> bytes:

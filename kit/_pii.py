@@ -251,21 +251,28 @@ def is_pii_name(name: str) -> bool:
     return verdict
 
 
-#: What every number of that shape holds: a separator, two digits, a separator. Searched first:
-#: a JWE (hundreds of characters) is ruled out about 7 times faster than by the pattern itself,
-#: whose look-behind is tried at every position. The verdicts are the pattern's.
-#: (Only for the register's pattern as it is: another pattern is searched on its own.)
+#: What every number of that shape holds: a separator, two digits, the same separator again.
+#: Searched first, as two patterns that each begin with their separator (found by a quick scan,
+#: and only when the text holds that separator at all): a JWE (hundreds of characters) is ruled
+#: out about six times faster than by one pattern beginning with a class, and about twenty
+#: times faster than by the pattern itself, whose look-behind is tried at every position. The
+#: verdicts are the pattern's. (Only for the register's pattern as it is: another pattern is
+#: searched on its own.)
 _HINTED = r"(?<![0-9])[0-9]{3}([- ])[0-9]{2}\1[0-9]{4}(?![0-9])"
-_SHAPE_HINT = re.compile(r"[- ][0-9]{2}[- ]" if NATIONAL_ID_SHAPE.pattern == _HINTED else "")
+_HINTS_APPLY = NATIONAL_ID_SHAPE.pattern == _HINTED
+_DASHED, _SPACED = re.compile(r"-[0-9]{2}-"), re.compile(r" [0-9]{2} ")
 
 
 def is_pii_value(value: Any) -> bool:
     """Whether ``value`` is a string holding a number shaped like a national identification number."""
-    return (
-        isinstance(value, str)
-        and _SHAPE_HINT.search(value) is not None
-        and NATIONAL_ID_SHAPE.search(value) is not None
-    )
+    if not isinstance(value, str):
+        return False
+    if _HINTS_APPLY and not (
+        ("-" in value and _DASHED.search(value) is not None)
+        or (" " in value and _SPACED.search(value) is not None)
+    ):
+        return False
+    return NATIONAL_ID_SHAPE.search(value) is not None
 
 
 def _is_pii_field(name: Any, value: Any) -> bool:
