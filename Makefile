@@ -1,7 +1,8 @@
 # Two commands on a fresh machine with Python 3.11 and pip:
 #   make run   — set up .venv and run the main job (every notebook, on the embedded simulator)
 #   make test  — set up .venv and run lint, the test suite and nbval over the notebooks
-# and, before a merge or nightly, make slow (the slow suites: a fresh light install…) and
+# and, before a merge or nightly, make slow (the slow suites: a fresh light install, whole kit
+# regress runs, populations on a Dask cluster, mypy over planted mistakes, the short soak…) and
 # make e2e (the browser suite). .venv gets every extra: partner-api-kit[all,test], at the versions
 # CI tested (constraints.txt; `make constraints` writes it again from .venv after a change).
 PYTHON ?= python3
@@ -55,7 +56,10 @@ site: install
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The slow suites (pytest marker `slow`, which pyproject's addopts leave out of every other run):
-# a fresh virtual environment with the light install, … "No tests collected" (exit 5) is no failure.
+# a fresh virtual environment with the light install, whole kit regress runs, every notebook on a
+# sandbox, populations on a Dask cluster, mypy over planted mistakes, the short soak: each test
+# that takes about five seconds or more, so that make test stays under ten minutes on two cores.
+# "No tests collected" (exit 5) is no failure.
 slow: install
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope -m slow tests; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make slow: no slow tests collected"; exit 0; fi; exit $$status

@@ -48,6 +48,7 @@ def _inferred(text: str, tmp: Path) -> tuple[Path, dict[str, str], str]:
     return out, paths, case
 
 
+@pytest.mark.slow  # kit serve and kit choices infer in subprocesses: ≈8 s
 def test_a_stranger_json_document_gives_the_same_paths_and_case(dialect_file: Path, tmp_path: Path) -> None:
     doc = stranger(served_document(dialect_file))
     assert not any("operationId" in op for item in doc["paths"].values() for op in item.values())
@@ -74,6 +75,7 @@ def test_a_stranger_json_document_gives_the_same_paths_and_case(dialect_file: Pa
         assert _choices.load(inferred).value(entry)[key] == overlay.value(entry)[key], (entry, key)
 
 
+@pytest.mark.slow  # kit serve and kit choices infer in subprocesses: ≈6 s
 def test_a_30_yaml_document_gives_the_same_paths_and_case(dialect_file: Path, tmp_path: Path) -> None:
     doc = as_30(stranger(served_document(dialect_file), seed=5))
     source = tmp_path / "openapi.yaml"
@@ -84,6 +86,7 @@ def test_a_30_yaml_document_gives_the_same_paths_and_case(dialect_file: Path, tm
     assert check(str(inferred)) == []
 
 
+@pytest.mark.slow  # kit serve and kit choices infer in subprocesses: ≈6 s
 def test_kit_serve_starts_with_the_inferred_file_and_its_url_infers_the_same(tmp_path: Path) -> None:
     own = tmp_path / "own.toml"
     own.write_text(OWN, encoding="utf-8")

@@ -152,6 +152,7 @@ def _health_check(base_url: str, env: dict[str, str]) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.slow  # the image's command line started: ≈9 s
 @pytest.mark.parametrize("control", [True, False], ids=["control-plane", "no-control"])
 def test_the_same_command_line_starts_and_answers_healthy(tmp_path: Path, control: bool) -> None:
     argv = [*_container_argv(tmp_path), *([] if control else ["--no-control"])]

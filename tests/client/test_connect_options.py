@@ -32,6 +32,7 @@ def test_a_wrong_option_is_a_type_error_at_once() -> None:
         kit.notebook.connect("sim", retries=3)  # type: ignore[call-arg]
 
 
+@pytest.mark.slow  # a mypy run: ≈17 s
 def test_a_type_checker_sees_a_wrong_option_of_either_connect(tmp_path: Path) -> None:
     snippet = tmp_path / "uses_connect.py"
     snippet.write_text(

@@ -142,6 +142,7 @@ def test_the_simulators_problems_take_only_the_catalogues_codes() -> None:
     assert set(problems.NOT_FOUND.values()) <= _codes.SIMULATED
 
 
+@pytest.mark.slow  # a mypy run: ≈15 s
 def test_a_new_simulator_code_outside_the_catalogue_is_refused_by_mypy(tmp_path: Path) -> None:
     planted = tmp_path / "planted.py"
     planted.write_text(

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 import kit
 import kit.crypto
@@ -52,6 +53,7 @@ def test_the_receiver_keeps_at_most_its_maximum_of_rows_the_oldest_dropped() -> 
         receiver.close()
 
 
+@pytest.mark.slow  # it waits out the idle timeout: ≈10 s
 def test_a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() -> None:
     receiver = Receiver(keys=lambda: kit.crypto.WebhookKeys(JWKS), clock=lambda: datetime.now(UTC))
     where = urlsplit(receiver.url)

@@ -95,6 +95,7 @@ def test_citations_are_read_from_markdown_only() -> None:
     assert cited(nb) == {"A24"}
 
 
+@pytest.mark.slow  # every notebook in a fresh interpreter: ≈63 s
 @pytest.mark.papermill
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_entry_a_notebook_relies_on_is_in_its_closing_table(path: Path) -> None:

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OTHER = ROOT / "data" / "choices" / "other.toml"
 
 
+@pytest.mark.slow  # a notebook on a kit serve with other codes: ≈13 s
 @pytest.mark.papermill
 def test_14_errors_holds_on_a_server_with_other_codes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -62,6 +62,7 @@ def test_stored_notebook_holds_no_wall_clock_time(path: Path) -> None:
     assert not stamped, f"cells {stamped} keep execution timestamps: strip cell.metadata.execution"
 
 
+@pytest.mark.slow  # a kit regress run: ≈7 s
 @pytest.mark.papermill
 def test_a_run_with_other_flow_values_passes(tmp_path: Path) -> None:
     report = regress.run(

@@ -172,6 +172,7 @@ def test_every_deliberate_kind_is_still_found_inside_the_kit_s_words(sim_fixture
     assert _kinds(json.dumps({"note": A11})[1:-1].replace("/", "\\/"), sim_fixtures) == []
 
 
+@pytest.mark.slow  # kit regress runs: ≈7 s
 def test_kit_regress_passes_the_closing_table_and_fails_the_persona_printed(
     sim_fixtures: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ def test_without_shipped_notebooks_the_run_asks_for_a_folder(monkeypatch: pytest
         discovery.packaged()
 
 
+@pytest.mark.slow  # a kit regress run: ≈12 s
 @pytest.mark.papermill
 def test_log_level_shows_the_kit_log_on_stderr_for_the_run_only(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_x.ipynb", "pass")

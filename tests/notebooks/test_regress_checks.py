@@ -79,6 +79,7 @@ def _cases(junit: Path) -> dict[str, ET.Element]:
     return {f"{c.get('classname')}::{c.get('name')}": c for c in root.findall(".//testcase")}
 
 
+@pytest.mark.slow  # a kit regress run: ≈7 s
 def test_checks_on_the_simulator_are_counted_and_reported_one_by_one(tmp_path: Path) -> None:
     folder = tmp_path / "nb"
     notebook(folder, "01_checks.ipynb", CHECKS)
@@ -109,6 +110,7 @@ def _with_spec(source: str) -> str:
     return f"SPEC = {SPEC_ID!r}\n" + source
 
 
+@pytest.mark.slow  # a kit regress run: ≈11 s
 def test_a_difference_is_reported_apart_and_fails_only_when_strict(
     sandbox: tuple[Served, Path], tmp_path: Path
 ) -> None:
@@ -143,6 +145,7 @@ def test_a_difference_is_reported_apart_and_fails_only_when_strict(
     assert failure is not None and failure.get("type") == "ChoiceDiffers"
 
 
+@pytest.mark.slow  # a kit regress run: ≈6 s
 def test_a_failing_check_says_what_was_expected_in_summary_and_junit(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_failing.ipynb", _with_spec(FAILING_SPEC))
     code, stdout, stderr = run_cli("--notebooks", str(tmp_path / "nb"), "--out", str(tmp_path / "out"))
@@ -181,6 +184,7 @@ def test_a_check_that_expects_nothing_fails_the_run_saying_so(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.slow  # a kit regress run: ≈5 s
 def test_on_a_sandbox_control_plane_checks_are_skipped_with_their_reason(
     sandbox: tuple[Served, Path], tmp_path: Path
 ) -> None:

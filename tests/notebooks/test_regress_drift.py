@@ -68,6 +68,7 @@ def _one(sandbox: tuple[Served, Path], tmp_path: Path, source: str) -> tuple[int
     return run_sandbox(served.base_url, fixtures, tmp_path / "nb", tmp_path / "out")
 
 
+@pytest.mark.slow  # kit regress against a stand-in sandbox: ≈19 s
 def test_a_drifting_sandbox_fails_the_run_with_its_own_exit_status(
     sandbox: tuple[Served, Path], tmp_path: Path
 ) -> None:
@@ -106,6 +107,7 @@ def test_a_drifting_sandbox_fails_the_run_with_its_own_exit_status(
     assert len(allowed_root.findall(".//testcase/skipped")) == 1
 
 
+@pytest.mark.slow  # kit regress against a stand-in sandbox: ≈18 s
 def test_a_sandbox_that_only_differs_from_choices_passes_unless_strict(
     sandbox: tuple[Served, Path], tmp_path: Path
 ) -> None:
@@ -126,6 +128,7 @@ def test_a_sandbox_that_only_differs_from_choices_passes_unless_strict(
     assert len(root.findall(".//testcase/failure[@type='ChoiceDiffers']")) == 2
 
 
+@pytest.mark.slow  # kit regress against a stand-in sandbox: ≈6 s
 def test_a_sandbox_that_keeps_the_contract_passes_and_nothing_leaks(
     sandbox: tuple[Served, Path], tmp_path: Path
 ) -> None:
@@ -139,6 +142,7 @@ def test_a_sandbox_that_keeps_the_contract_passes_and_nothing_leaks(
     assert not [p for p in standalone if re.search(p, executed)]
 
 
+@pytest.mark.slow  # kit regress against a stand-in sandbox: ≈6 s
 def test_a_fixture_value_planted_in_an_output_is_a_leak(sandbox: tuple[Served, Path], tmp_path: Path) -> None:
     plant = (
         "from kit import _fixtures as fixtures\n"

@@ -119,6 +119,7 @@ def _baseline(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # a kit regress run: ≈6 s
 @pytest.mark.papermill
 def test_a_runs_page_holds_what_results_json_holds(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_checked.ipynb", CHECKED)

@@ -51,6 +51,7 @@ def _notebook(path: Path, source: str) -> None:
     nbformat.write(nb, path)
 
 
+@pytest.mark.slow  # kernels forked and run: ≈6 s
 def test_each_notebook_gets_a_fresh_forked_kernel(tmp_path: Path) -> None:
     folder = tmp_path / "nbs"
     folder.mkdir()
@@ -154,6 +155,7 @@ print("forked workers ok")
 """
 
 
+@pytest.mark.slow  # kernels forked and run: ≈5 s
 def test_a_kernels_population_workers_are_forked_by_the_server(tmp_path: Path) -> None:
     folder = tmp_path / "nbs"
     folder.mkdir()
@@ -215,6 +217,7 @@ def _children(parent: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # kernels forked and run: ≈6 s
 @pytest.mark.parametrize(("sig", "said"), [(signal.SIGSEGV, 'File "'), (signal.SIGKILL, "")])
 def test_a_forked_worker_that_dies_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, said: str

@@ -177,6 +177,7 @@ def _check_matrix_run(code: int, stdout: str, out: Path) -> None:
         assert DOB not in path.read_text(encoding="utf-8"), path
 
 
+@pytest.mark.slow  # kit regress runs, on a Dask cluster too: ≈6 s
 @pytest.mark.papermill
 def test_a_matrix_runs_every_pair_locally(matrix_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "local"
@@ -195,6 +196,7 @@ def test_a_matrix_runs_every_pair_locally(matrix_file: Path, tmp_path: Path) -> 
     _check_matrix_run(code, stdout, out)
 
 
+@pytest.mark.slow  # kit regress runs, on a Dask cluster too: ≈11 s
 @pytest.mark.papermill
 def test_a_matrix_runs_every_pair_on_a_local_cluster(cluster: str, matrix_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "cluster"

@@ -26,6 +26,7 @@ def passing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"code": code, "stdout": stdout, "stderr": stderr, "out": out}
 
 
+@pytest.mark.slow  # kit regress runs: ≈5 s
 def test_all_passing_exits_zero_and_prints_the_summary(passing: dict[str, Any]) -> None:
     assert passing["code"] == 0, passing["stdout"] + passing["stderr"]
     summary = (passing["out"] / "summary.md").read_text(encoding="utf-8")
@@ -86,6 +87,7 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"code": code, "stdout": stdout, "stderr": stderr, "out": out}
 
 
+@pytest.mark.slow  # kit regress runs: ≈9 s
 def test_a_failure_exits_non_zero_with_one_junit_failure_each(failing: dict[str, Any]) -> None:
     assert failing["code"] == 1
     root = ET.parse(failing["out"] / "junit.xml").getroot()

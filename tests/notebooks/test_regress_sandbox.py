@@ -77,6 +77,7 @@ def sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[_TokenServer]:
     server.server_close()
 
 
+@pytest.mark.slow  # a kit regress run against a sandbox: ≈6 s
 @pytest.mark.papermill
 def test_the_token_is_fetched_once_and_reaches_kernels_by_environment(
     sandbox: _TokenServer, tmp_path: Path

@@ -41,6 +41,7 @@ def _cases(junit: Path) -> dict[str, ET.Element]:
     return {f"{c.get('classname')}::{c.get('name')}": c for c in root.iter("testcase")}
 
 
+@pytest.mark.slow  # kit regress runs: ≈5 s
 def test_a_report_from_hostile_bytes_is_valid_junit(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_hostile.ipynb", HOSTILE)
     notebook(tmp_path / "nb", "02_hostile_failure.ipynb", HOSTILE, FAILS_HOSTILE)
@@ -84,6 +85,7 @@ def _suite(folder: Path, *, changed: bool) -> None:
     notebook(folder, "04_gone.ipynb", "pass") if not changed else notebook(folder, "05_new.ipynb", "pass")
 
 
+@pytest.mark.slow  # kit regress runs: ≈14 s
 def test_since_the_last_run_from_two_runs_with_a_change_between(tmp_path: Path) -> None:
     folder, kept = tmp_path / "nb", tmp_path / "history"
     _suite(folder, changed=False)
@@ -209,6 +211,7 @@ def _run(folder: Path, out: Path, *extra: str) -> tuple[int, str, str]:
     return run_cli("--notebooks", str(folder), "--out", str(out), *counters, *extra)
 
 
+@pytest.mark.slow  # kit regress runs: ≈8 s
 def test_a_flaky_notebook_off_the_simulator_is_reported_flaky_and_passes(
     staging: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -236,6 +239,7 @@ def test_a_flaky_notebook_off_the_simulator_is_reported_flaky_and_passes(
     assert_flaky_page(tmp_path / "out", server="https://sandbox.example:8443/api")
 
 
+@pytest.mark.slow  # kit regress runs: ≈15 s
 def test_reruns_end_in_a_failure_and_never_rerun_a_leak(staging: str, tmp_path: Path) -> None:
     _rerun_suite(tmp_path / "nb")
     code, stdout, stderr = _run(
@@ -258,6 +262,7 @@ def test_reruns_end_in_a_failure_and_never_rerun_a_leak(staging: str, tmp_path: 
     assert "and leaks: persona-dob" in (cases["notebooks::03_leaky"].find("failure").get("message") or "")  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # kit regress runs: ≈9 s
 def test_on_the_simulator_a_pass_on_a_rerun_is_not_deterministic(tmp_path: Path) -> None:
     _rerun_suite(tmp_path / "nb")
     code, stdout, stderr = _run(tmp_path / "nb", tmp_path / "out", "01", "--reruns", "1")

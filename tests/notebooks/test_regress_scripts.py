@@ -26,6 +26,7 @@ print("ok" if report.ok else "failed", len(report.results), flush=True)
 """
 
 
+@pytest.mark.slow  # kit.regress.run from a script: ≈11 s
 @pytest.mark.papermill
 @pytest.mark.parametrize("how", ["file", "stdin"])
 def test_a_script_without_a_main_guard_runs_once(how: str, tmp_path: Path) -> None:

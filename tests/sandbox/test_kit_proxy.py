@@ -122,6 +122,7 @@ def test_a_request_naming_another_host_is_refused(camel_sandbox: tuple[Served, P
     assert allowed.lower().count(b"\r\ndate:") == 1 and allowed.lower().count(b"\r\nserver:") == 1
 
 
+@pytest.mark.slow  # notebooks through kit proxy: ≈8 s
 @pytest.mark.papermill
 def test_notebooks_hold_through_the_proxy_and_it_reports_as_kit_regress_does(
     camel_sandbox: tuple[Served, Path], tmp_path: Path

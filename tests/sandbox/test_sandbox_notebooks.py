@@ -22,6 +22,7 @@ from tests.notebooks.junit_check import valid_junit, valid_results
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # every notebook against a sandbox: ≈27 s
 @pytest.mark.papermill
 def test_every_notebook_passes_on_the_sandbox_with_honest_skips(
     sandbox_env: dict[str, str], fixtures_path: Path, tmp_path: Path

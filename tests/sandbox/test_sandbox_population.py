@@ -100,6 +100,7 @@ def test_faults_and_a_cluster_are_refused_before_anything_reaches_the_sandbox(
     assert len(recorder.answers) == before
 
 
+@pytest.mark.slow  # a population against a sandbox: ≈9 s
 @pytest.mark.papermill
 def test_notebook_12_on_the_sandbox_runs_its_population_there(
     recorder: DriftingProxy, tmp_path: Path

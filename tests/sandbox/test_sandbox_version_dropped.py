@@ -55,6 +55,7 @@ def test_an_answer_naming_no_version_serves_none(sandbox: Served) -> None:
     assert probed[0].why() == WHY.replace(f"under {NEW}", "naming no version")
 
 
+@pytest.mark.slow  # a notebook against a sandbox: ≈8 s
 @pytest.mark.papermill
 def test_notebook_13_skips_its_1_1_0_side_behind_a_server_ignoring_the_version(
     deaf: DriftingProxy, fixtures_path: Path, tmp_path: Path

@@ -245,6 +245,7 @@ def _moduli(folder: Path) -> set[int]:
     return {key.private_numbers().public_numbers.n for key in keys}  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # kit serve started and restarted: ≈8 s
 def test_a_team_servers_keys_are_not_its_seeds_nor_in_the_key_cache(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**TEAM_ENV, CACHE_VARIABLE: str(cache)}
@@ -263,6 +264,7 @@ def test_a_team_servers_keys_are_not_its_seeds_nor_in_the_key_cache(tmp_path: Pa
     assert second[0] != first[0] and second[1] != first[1]
 
 
+@pytest.mark.slow  # kit serve started and restarted: ≈11 s
 def test_a_team_servers_keys_survive_a_restart_with_its_state(tmp_path: Path) -> None:
     state = str(tmp_path / "team.kitstate")
     with serve_process("--state", state, seed=42, env=TEAM_ENV) as team:

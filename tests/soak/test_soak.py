@@ -13,6 +13,7 @@ from tests.soak.memory import PROC, growth
 pytestmark = pytest.mark.skipif(not PROC.is_dir() or sys.platform != "linux", reason="reads /proc")
 
 
+@pytest.mark.slow  # 15,000 requests through kit serve: ≈40 s
 def test_a_short_soak_keeps_memory_flat_with_every_answer_right() -> None:
     result = run_soak(SoakConfig(requests=15_000, samples=60, time_limit_s=240))
     assert result.ok, result.failures()

@@ -65,6 +65,7 @@ def test_a_script_on_standard_input(tmp_path: Path) -> None:
     _check(_run([sys.executable, "-"], tmp_path, stdin=_job()))
 
 
+@pytest.mark.slow  # a population in a fresh interpreter: ≈6 s
 def test_python_dash_c(tmp_path: Path) -> None:
     _check(_run([sys.executable, "-c", _job()], tmp_path))
 

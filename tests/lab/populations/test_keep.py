@@ -31,6 +31,7 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
 
 
+@pytest.mark.slow  # a population run, saved and loaded: ≈6 s
 def test_a_saved_result_loads_with_its_summary_tables_and_plots(
     result: kit.simulate.SimulationResult, tmp_path: Path
 ) -> None:

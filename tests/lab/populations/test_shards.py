@@ -67,6 +67,7 @@ def test_the_caller_session_survives_a_population(sim_url: str) -> None:
         assert after["account_id"].tolist() == before["account_id"].tolist() == [done.account_id]
 
 
+@pytest.mark.slow  # worker processes and a Dask cluster: ≈14 s
 def test_shards_are_seeded_slices(local: sim.SimulationResult) -> None:
     assert local.shards["customers"].tolist() == [75, 75, 75, 75]
     assert local.shards["first"].tolist() == [0, 75, 150, 225]
@@ -82,6 +83,7 @@ def test_shards_are_seeded_slices(local: sim.SimulationResult) -> None:
     assert sim.run(customers=3, seed=SEED, shards=10, progress=False).settings["shards"] == 3
 
 
+@pytest.mark.slow  # worker processes and a Dask cluster: ≈18 s
 def test_a_local_cluster_gives_the_same_steps(local: sim.SimulationResult, client: object) -> None:
     on_dask = sim.run(customers=N, seed=SEED, shards=SHARDS, cluster=client, progress=False)
     pd.testing.assert_frame_equal(_rows(on_dask), _rows(local))
@@ -92,6 +94,7 @@ def test_a_local_cluster_gives_the_same_steps(local: sim.SimulationResult, clien
     )
 
 
+@pytest.mark.slow  # worker processes and a Dask cluster: ≈15 s
 def test_a_run_streamed_to_parquet_summarises_without_its_rows(
     local: sim.SimulationResult, client: object, tmp_path: Path
 ) -> None:

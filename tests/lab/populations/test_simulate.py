@@ -92,6 +92,7 @@ def test_bad_run_arguments_are_refused_before_anything_runs() -> None:
 # --- one population -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # population runs: ≈9 s
 def test_steps_are_tidy_and_sorted(population: sim.SimulationResult) -> None:
     steps = population.steps
     assert list(steps.columns) == sim.STEP_COLUMNS
@@ -234,6 +235,7 @@ def test_summary_and_plots(population: sim.SimulationResult) -> None:
 # --- repeatability and faults -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # population runs: ≈9 s
 def test_same_seed_same_steps_apart_from_latency() -> None:
     runs = [sim.run(customers=30, seed=3, shards=3, workers=w, progress=False) for w in (1, 2)]
     a, b = (r.steps.drop(columns="latency_ms") for r in runs)
@@ -243,6 +245,7 @@ def test_same_seed_same_steps_apart_from_latency() -> None:
     assert not other.steps.drop(columns="latency_ms").equals(a)
 
 
+@pytest.mark.slow  # population runs: ≈6 s
 def test_faults_are_retried_money_moves_once_and_the_run_repeats(reset_sim: str) -> None:
     sim_url = reset_sim  # the caller's simulator, reset: no fault another test left behind
     assert httpx.get(f"{sim_url}/_sim/faults").json() == {"faults": []}
