@@ -48,7 +48,7 @@ def _inferred(text: str, tmp: Path) -> tuple[Path, dict[str, str], str]:
     return out, paths, case
 
 
-@pytest.mark.slow  # kit serve and kit choices infer in subprocesses: ≈8 s
+@pytest.mark.slow  # the served OpenAPI document built, then kit choices infer run: ≈8 s
 def test_a_stranger_json_document_gives_the_same_paths_and_case(dialect_file: Path, tmp_path: Path) -> None:
     doc = stranger(served_document(dialect_file))
     assert not any("operationId" in op for item in doc["paths"].values() for op in item.values())
@@ -75,7 +75,7 @@ def test_a_stranger_json_document_gives_the_same_paths_and_case(dialect_file: Pa
         assert _choices.load(inferred).value(entry)[key] == overlay.value(entry)[key], (entry, key)
 
 
-@pytest.mark.slow  # kit serve and kit choices infer in subprocesses: ≈6 s
+@pytest.mark.slow  # the served OpenAPI document built and inferred from: ≈6 s
 def test_a_30_yaml_document_gives_the_same_paths_and_case(dialect_file: Path, tmp_path: Path) -> None:
     doc = as_30(stranger(served_document(dialect_file), seed=5))
     source = tmp_path / "openapi.yaml"

@@ -109,7 +109,7 @@ def test_a_key_that_does_not_add_up_is_generated_again(
         keycache.checked(_inconsistent(generated), 2048)
 
 
-@pytest.mark.slow  # RSA keys generated in fresh interpreters: ≈10 s
+@pytest.mark.slow  # seeded 2048-bit RSA keys generated: ≈10 s
 @pytest.mark.parametrize("where", ["named", "default"])
 def test_a_key_in_a_folder_others_can_write_is_not_trusted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: bytes, where: str
