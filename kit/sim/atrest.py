@@ -35,6 +35,8 @@ import os
 import stat
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.hmac import HMAC
 
 __all__ = ["KEY_SUFFIX", "Sealer", "is_digest"]
 
@@ -60,9 +62,10 @@ class Sealer:
         self._key = key
         self._aead = AESGCM(key)
         self.key_id = hashlib.sha256(b"kit-sim-seal:" + key).hexdigest()[:16]
-        # HMAC's keyed state, made once and copied per token: hmac.digest would look the hash up
-        # in OpenSSL's provider tables again for each one (three times a session).
-        self._token_mac = hmac.new(self.derive("token-digest"), digestmod="sha256")
+        # HMAC's keyed state, made once and copied per token (three times a session): hmac.digest
+        # would look the hash up in OpenSSL's provider tables again for each one, and the standard
+        # library's HMAC object wraps each copy in Python calls where cryptography's has none.
+        self._token_mac = HMAC(self.derive("token-digest"), SHA256())
 
     @classmethod
     def in_memory(cls) -> Sealer:
@@ -101,7 +104,7 @@ class Sealer:
         the secret, in hex (64 digits)."""
         mac = self._token_mac.copy()
         mac.update(token.encode("utf-8", "surrogatepass"))
-        return mac.hexdigest()
+        return mac.finalize().hex()
 
     def derive(self, purpose: str) -> bytes:
         """A 32-byte secret for ``purpose``, derived from this one (HMAC-SHA256): the same

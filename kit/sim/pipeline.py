@@ -378,10 +378,11 @@ def reject_clear_pii_parameters(items: Iterable[tuple[str, str]], where: str) ->
 
 
 def _json_response(reply: RouteReply) -> Response:
+    headers = reply.headers or None  # none: Starlette writes its own two without reading a mapping
     if reply.body is None:
-        return Response(status_code=reply.status, headers=reply.headers)
+        return Response(status_code=reply.status, headers=headers)
     content = reply.body if isinstance(reply.body, bytes) else encode_json(reply.body)
-    return Response(content, reply.status, reply.headers, media_type="application/json")
+    return Response(content, reply.status, headers, media_type="application/json")
 
 
 def _session_header(call: Call, response: Response) -> None:

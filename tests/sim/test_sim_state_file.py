@@ -364,3 +364,22 @@ def test_a_snapshot_an_earlier_kit_wrote_is_restored(http: httpx.Client) -> None
     restored = http.post("/_sim/restore", content=EARLIER.read_bytes(), headers=SNAPSHOT)
     assert restored.status_code == 200, restored.text
     assert http.get("/_sim/ledger").json() == EARLIER_LEDGER
+
+
+# --- token digests: what earlier files hold ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [  # made by the kit before its digests moved to cryptography's HMAC (the standard library's)
+        ("ses_abc", "26c1763c2d3b38ccb9c4c48acf4fe792b7c42dfc810e6ab7dcd9e3beb0b14e47"),
+        ("tok_\udc80x", "908a80f5c49332d347e896e455ccf9fa1e2882422e8045969468f24ccd92390f"),
+        ("", "c999c4abe9cdaa48101faca6929e0fbe54fa6f13ff196e5b1d68123642310700"),
+    ],
+)
+def test_a_token_digest_is_the_one_earlier_state_files_hold(token: str, expected: str) -> None:
+    from kit.sim.atrest import Sealer, is_digest
+
+    sealer = Sealer(bytes(range(32)))
+    assert sealer.digest(token) == expected and is_digest(expected)
+    assert sealer.digest(token) == sealer.digest(token)  # a copy of the keyed state each time
