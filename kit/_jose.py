@@ -26,15 +26,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from joserfc.jws import JWSRegistry
 
-__all__ = ["B64URL", "COMPACT", "b64decode", "is_jwe", "signing_registry"]
+__all__ = ["COMPACT", "b64decode", "is_jwe", "signing_registry"]
 
-#: base64url's alphabet, as the body of a regular expression's character class.
-B64URL = "A-Za-z0-9_-"
+#: base64url's alphabet (RFC 4648, section 5): the one spelling both readers below are made from.
+_ALPHABET = string.ascii_letters + string.digits + "-_"
+_CLASS = re.escape(_ALPHABET)  # the alphabet as the body of a regular expression's class
 #: A compact JWS or JWE where it stands in text: a protected header (the base64url of a JSON
 #: object, so ``eyJ``), then two to four more segments.
-COMPACT = re.compile(rf"(?<![{B64URL}])eyJ[{B64URL}]{{4,}}(?:\.[{B64URL}]*){{2,4}}")
+COMPACT = re.compile(rf"(?<![{_CLASS}])eyJ[{_CLASS}]{{4,}}(?:\.[{_CLASS}]*){{2,4}}")
 #: The characters of a compact serialization: base64url's and the dot between segments.
-_COMPACT_CHARACTERS = (string.ascii_letters + string.digits + "-_.").encode("ascii")
+_COMPACT_CHARACTERS = (_ALPHABET + ".").encode("ascii")
 
 
 def is_jwe(value: str) -> bool:
