@@ -99,6 +99,7 @@ def _windows_like(tmp_path: Path) -> dict[str, object]:
     return seen
 
 
+@pytest.mark.slow  # every module imported in a fresh interpreter: ≈4 s
 def test_without_posix_modules_every_module_imports_and_the_state_file_says_why(tmp_path: Path) -> None:
     seen = _windows_like(tmp_path)
     assert seen["failed"] == {}

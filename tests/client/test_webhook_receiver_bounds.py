@@ -39,6 +39,7 @@ def test_unknown_kids_within_the_interval_fetch_the_keys_at_most_once(api: kit.C
     assert not events["verified"].any()
 
 
+@pytest.mark.slow  # a thousand and more deliveries posted: ≈4 s
 def test_the_receiver_keeps_at_most_its_maximum_of_rows_the_oldest_dropped() -> None:
     receiver = Receiver(keys=lambda: kit.crypto.WebhookKeys(JWKS), clock=lambda: datetime.now(UTC))
     extra = 25

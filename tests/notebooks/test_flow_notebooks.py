@@ -79,6 +79,7 @@ def test_a_run_with_other_flow_values_passes(tmp_path: Path) -> None:
     assert (tmp_path / "junit.xml").is_file() and "passed" in report.summary
 
 
+@pytest.mark.slow  # a kit regress run: ≈5 s
 @pytest.mark.papermill
 def test_a_run_with_a_wrong_parameter_fails_with_a_clear_report(tmp_path: Path) -> None:
     report = regress.run(

@@ -101,6 +101,7 @@ def test_a_new_file_refuses_a_name_taken_by_a_link_to_nowhere(tmp_path: Path) ->
     assert _untouched(outside, dangling=True) and taken.is_symlink()
 
 
+@pytest.mark.slow  # a kit regress run: ≈5 s
 @pytest.mark.papermill
 def test_kit_regress_replaces_links_in_out_and_never_writes_through_them(
     tmp_path: Path, open_umask: None

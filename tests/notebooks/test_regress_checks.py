@@ -162,6 +162,7 @@ def test_a_failing_check_says_what_was_expected_in_summary_and_junit(tmp_path: P
     assert failure is not None and failure.get("message") == "status: expected 404, got 409"
 
 
+@pytest.mark.slow  # a kit regress run: ≈5 s
 def test_a_check_that_expects_nothing_fails_the_run_saying_so(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_empty.ipynb", _with_spec(EMPTY))
     code, stdout, stderr = run_cli("--notebooks", str(tmp_path / "nb"), "--out", str(tmp_path / "out"))

@@ -253,6 +253,7 @@ def test_a_forked_worker_that_dies_says_why(
     assert "died running shard 0" in message and said in message, message
 
 
+@pytest.mark.slow  # kernels forked and run: ≈5 s
 def test_papermill_is_imported_without_the_iri_checks_it_never_needs() -> None:
     """``kit regress``'s own processes import papermill without jsonschema's eager ``iri`` checker
     (seconds of Lark parsers); notebooks still validate, and the module stays importable."""

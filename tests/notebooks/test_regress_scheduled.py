@@ -274,6 +274,7 @@ def test_on_the_simulator_a_pass_on_a_rerun_is_not_deterministic(tmp_path: Path)
     assert failure is not None and failure.get("type") == "NotDeterministic"
 
 
+@pytest.mark.slow  # kit regress runs: ≈4 s
 def test_results_json_holds_the_run_and_loads_as_dataframes(tmp_path: Path) -> None:
     notebook(tmp_path / "nb", "01_checked.ipynb", CHECKED)
     code, stdout, stderr = run_cli(

@@ -85,6 +85,7 @@ def test_template_is_stored_without_outputs_or_leaks(cells: list[dict[str, Any]]
     assert load(TEMPLATE)["metadata"]["kernelspec"]["name"] == "python3"
 
 
+@pytest.mark.slow  # the template notebook run by kit regress: ≈5 s
 @pytest.mark.papermill
 def test_template_runs_cleanly_with_execution_counts(tmp_path: Path) -> None:
     report = regress.run(["_template"], notebooks_dir=ROOT / "notebooks", out_dir=tmp_path, jobs=1)

@@ -114,6 +114,7 @@ def test_a_leak_in_a_har_makes_the_notebook_leaked(tmp_path: Path) -> None:
 # -- kit regress --har ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a kit regress run: ≈4 s
 @pytest.mark.papermill
 def test_regress_har_writes_a_valid_har_beside_the_notebook(tmp_path: Path) -> None:
     out = tmp_path / "out"

@@ -144,6 +144,7 @@ def test_a_relative_path_set_here_is_found_from_another_folder(
         assert api.token().token_type == "Bearer"
 
 
+@pytest.mark.slow  # a population over mutual TLS: ≈3 s
 def test_a_population_plays_its_customers_over_mutual_tls(partner: MtlsSandbox) -> None:
     """Its token is fetched here, its worker processes are given the files: every customer onboards."""
     result = kit.simulate.run(8, seed=7, shards=2, profile="sandbox", server_cap=4, progress=False)

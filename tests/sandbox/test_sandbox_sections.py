@@ -53,6 +53,7 @@ def _notebook(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # a notebook against a sandbox: ≈5 s
 @pytest.mark.papermill
 def test_a_needs_control_section_is_not_run_and_its_checks_are_reported_skipped(
     sandbox_env: dict[str, str], tmp_path: Path

@@ -162,6 +162,7 @@ def test_the_budget_ends_a_query_past_it_with_a_400() -> None:
         assert ledger(http) == before
 
 
+@pytest.mark.slow  # a large state written and restored: ≈5 s
 def test_a_large_state_the_server_wrote_is_restored_within_the_default_limits(http: httpx.Client) -> None:
     restored = http.post("/_sim/restore", content=_many_accounts(40_000), headers=SNAPSHOT)
     assert restored.status_code == 200, restored.text

@@ -56,6 +56,7 @@ def _run(args: list[str], cwd: Path, stdin: str | None = None) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # a population in a fresh interpreter: ≈5 s
 def test_a_script_file_without_a_main_guard(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(_job(), encoding="utf-8")
     _check(_run([sys.executable, "job.py"], tmp_path))

@@ -44,6 +44,7 @@ def client() -> Iterator[object]:
         yield dask_client
 
 
+@pytest.mark.slow  # worker processes and a Dask cluster: ≈4 s
 def test_the_caller_session_survives_a_population(sim_url: str) -> None:
     device = {"device_id": "dev-caller", "platform": "ios", "model": "x", "os_version": "1"}
     with kit.connect("sim", device=device) as api:
