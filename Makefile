@@ -58,7 +58,8 @@ site: install
 # The slow suites (pytest marker `slow`, which pyproject's addopts leave out of every other run):
 # a fresh virtual environment with the light install, whole kit regress runs, every notebook on a
 # sandbox, populations on a Dask cluster, mypy over planted mistakes, the short soak: each test
-# that takes about five seconds or more, so that make test stays under ten minutes on two cores.
+# that takes about five seconds or more (three or four, for one that runs such a tool whole), so
+# that make test stays under ten minutes on two cores.
 # "No tests collected" (exit 5) is no failure.
 slow: install
 	$(PY) -m pytest -q -n $(JOBS) --dist loadscope -m slow tests; status=$$?; \
