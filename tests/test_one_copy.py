@@ -7,6 +7,7 @@ found whatever it is called from."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,16 +17,23 @@ import pytest
 KIT = Path(__file__).resolve().parents[1] / "kit"
 
 
-def _modules() -> Iterator[tuple[str, ast.Module]]:
-    for path in sorted(KIT.rglob("*.py")):
-        yield str(path.relative_to(KIT.parent)), ast.parse(path.read_text(encoding="utf-8"))
+@functools.cache
+def _modules() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of ``kit``, parsed once for the whole module of tests (none changes a tree)."""
+    return tuple(
+        (str(path.relative_to(KIT.parent)), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted(KIT.rglob("*.py"))
+    )
+
+
+@functools.cache
+def _all_nodes() -> tuple[tuple[str, ast.AST], ...]:
+    return tuple((where, node) for where, tree in _modules() for node in ast.walk(tree))
 
 
 def _nodes() -> Iterator[tuple[str, ast.AST]]:
     """Every node of every module of ``kit``, with its module's path."""
-    for where, tree in _modules():
-        for node in ast.walk(tree):
-            yield where, node
+    yield from _all_nodes()
 
 
 def _method_calls(method: str) -> Iterator[tuple[str, ast.Call]]:
@@ -38,20 +46,18 @@ def _method_calls(method: str) -> Iterator[tuple[str, ast.Call]]:
 def _definitions() -> Counter[str]:
     """How many times each function or class name is defined at any depth in kit/."""
     found: Counter[str] = Counter()
-    for _, tree in _modules():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                found[node.name] += 1
+    for _, node in _nodes():
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] += 1
     return found
 
 
 def _constants() -> Counter[str]:
     """How many times each string constant stands in kit/'s code (docstrings included)."""
     found: Counter[str] = Counter()
-    for _, tree in _modules():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                found[node.value] += 1
+    for _, node in _nodes():
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found[node.value] += 1
     return found
 
 
