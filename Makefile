@@ -38,7 +38,7 @@ walk: install
 	$(PY) -m kit walk
 
 lint: install
-	$(PY) -m ruff check kit tests benchmarks
+	$(PY) -m ruff check kit tests benchmarks notebooks
 	$(PY) -m ruff format --check kit tests benchmarks
 	$(PY) -m mypy kit
 
