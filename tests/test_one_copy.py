@@ -27,13 +27,9 @@ def _modules() -> tuple[tuple[str, ast.Module], ...]:
 
 
 @functools.cache
-def _all_nodes() -> tuple[tuple[str, ast.AST], ...]:
-    return tuple((where, node) for where, tree in _modules() for node in ast.walk(tree))
-
-
-def _nodes() -> Iterator[tuple[str, ast.AST]]:
+def _nodes() -> tuple[tuple[str, ast.AST], ...]:
     """Every node of every module of ``kit``, with its module's path."""
-    yield from _all_nodes()
+    return tuple((where, node) for where, tree in _modules() for node in ast.walk(tree))
 
 
 def _method_calls(method: str) -> Iterator[tuple[str, ast.Call]]:
@@ -222,7 +218,7 @@ def test_toml_text_is_escaped_in_one_place() -> None:
 def test_the_wire_json_of_the_simulator_is_read_and_written_by_asgi(module: str) -> None:
     """``kit.sim.asgi``'s codec reads every JSON body of the wire and writes every answer; the
     dialect's translation and the webhook deliveries go through it too."""
-    tree = ast.parse((KIT.parent / module).read_text(encoding="utf-8"))
+    tree = dict(_modules())[module]
     own = [
         f"{module}:{node.lineno}"
         for node in ast.walk(tree)
