@@ -4,7 +4,8 @@ what uvicorn is given.
 ``--ssl-certfile``/``--ssl-keyfile`` are uvicorn's own: the server answers HTTPS only (the first
 line printed says ``Serving on https://…``). ``--log-level`` is uvicorn's level for its loggers
 (``uvicorn.error``, ``uvicorn.access``) and the kit's own (``kit``, the simulator's warnings
-among them), all on stderr through uvicorn's handler; no other logger is touched.
+among them), through uvicorn's handlers: its log and the kit's on stderr, the access log
+(``--access-log``) on stdout; no other logger is touched.
 
 Example::
 
@@ -81,10 +82,16 @@ def scheme(args: argparse.Namespace) -> str:
 
 
 def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``uvicorn.Config``'s keywords for the access log, the log level and TLS."""
+    """``uvicorn.Config``'s keywords for the access log, the log level and TLS.
+
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` from a proxy uvicorn trusts (loopback, or
+    ``FORWARDED_ALLOW_IPS``) are read only for the access log, the one place that shows the
+    client's address or scheme: the simulator answers the same without them, and reading them
+    was about 1 % of ``kit serve``'s loop a session (``docs/performance.md``)."""
     level = args.log_level or ("info" if args.access_log else "warning")
     return {
         "access_log": args.access_log,
+        "proxy_headers": args.access_log,
         "log_level": level,
         "log_config": _log_config(level),
         "ssl_certfile": args.ssl_certfile,

@@ -285,7 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"the largest snapshot restored (default {register.value('A71')['snapshot_max_bytes']:,}, A71)",
     )
-    serve.add_argument("--access-log", action="store_true", help="log method, path and status")
+    serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log each request's client, method, path and status on stdout",
+    )
     _serveopts.add_arguments(serve)
     serve.add_argument(
         "--sandbox-fixtures",

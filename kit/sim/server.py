@@ -134,6 +134,7 @@ def start_embedded(
         port=0,
         log_config=None,  # the process's logging as it is: no handler, format or level of uvicorn's
         access_log=False,
+        proxy_headers=False,  # no access log: nothing would show a forwarded client (kit._serveopts)
         lifespan="on",
         loop=loop,
         ws="none",  # no websocket routes: the websockets package stays unimported (~15 ms)

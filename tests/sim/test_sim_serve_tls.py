@@ -107,6 +107,28 @@ def test_kit_serve_log_level_shows_uvicorns_log() -> None:
     assert _serveopts.uvicorn_options(_args("--access-log"))["log_level"] == "info"  # to show it
 
 
+def test_kit_serve_reads_a_proxys_forwarded_address_for_its_access_log_only() -> None:
+    import uvicorn
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    from kit import _serveopts
+
+    # Behind a reverse proxy on loopback, the access log names the client, not the proxy.
+    with serve_process("--access-log") as server:
+        answer = httpx.get(f"{server.base_url}/_sim/health", headers={"X-Forwarded-For": "203.0.113.7"})
+    assert answer.status_code == 200
+    assert '203.0.113.7:0 - "GET /_sim/health HTTP/1.1" 200' in server.stdout(), server.stdout()
+
+    # Without the access log nothing shows the address, so uvicorn's layer that reads it is left out.
+    def layers(args: argparse.Namespace) -> object:
+        config = uvicorn.Config(lambda *a: None, **_serveopts.uvicorn_options(args))
+        config.load()
+        return config.loaded_app
+
+    assert not isinstance(layers(_args()), ProxyHeadersMiddleware)
+    assert isinstance(layers(_args("--access-log")), ProxyHeadersMiddleware)
+
+
 def test_kit_serve_log_level_reaches_the_kits_loggers_and_no_others() -> None:
     # What uvicorn is given configures its loggers and the kit's; another library's stay as
     # they were (no handler of its own, nothing printed at INFO).

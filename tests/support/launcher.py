@@ -34,11 +34,13 @@ _KILL_TIMEOUT_S = 5.0
 @dataclass(frozen=True)
 class Served:
     """A running ``kit serve``: where it listens, its process (ours to stop) and the last lines
-    of its stderr so far (its log)."""
+    of its stderr so far (its log) and of its stdout (the line it started with, then uvicorn's
+    access log)."""
 
     base_url: str
     process: subprocess.Popen[str]
     stderr: Callable[[], str] = str
+    stdout: Callable[[], str] = str
 
     @property
     def port(self) -> int:
@@ -167,7 +169,7 @@ def _launched(
             process.wait(timeout=_KILL_TIMEOUT_S)
             err.finish()
             raise RuntimeError(f"kit {arguments[0]} printed {line!r} first; stderr: {err.text()[-800:]}")
-        yield Served(match.group(1), process, err.text)
+        yield Served(match.group(1), process, err.text, out.text)
     finally:
         stop(process)
         out.finish()
