@@ -86,8 +86,9 @@ def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
 
     ``X-Forwarded-For`` and ``X-Forwarded-Proto`` from a proxy uvicorn trusts (loopback, or
     ``FORWARDED_ALLOW_IPS``) are read only for the access log, the one place that shows the
-    client's address or scheme: the simulator answers the same without them, and reading them
-    was about 1 % of ``kit serve``'s loop a session (``docs/performance.md``)."""
+    client's address or scheme: the simulator answers the same without them, and uvicorn's layer
+    that reads them scans every request's headers. FIXES: "uvicorn's proxy-headers layer only
+    with the access log"."""
     level = args.log_level or ("info" if args.access_log else "warning")
     return {
         "access_log": args.access_log,

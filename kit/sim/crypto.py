@@ -64,6 +64,9 @@ _OAEP_256 = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=
 #: The header of the JWEs the short path takes (what the kit and the SDKs send); any other goes
 #: to joserfc whole.
 _SHORT_PATH_HEADER = frozenset({"alg", "enc", "kid"})
+#: How many such headers a key pair remembers, and the longest remembered (``SimKeys._read_header``).
+_HEADERS_REMEMBERED = 64
+_HEADER_REMEMBERED_CHARS = 512
 
 
 def _short_path(private_key: RSAPrivateKey, parts: list[str], registry: jwe.JWERegistry) -> bytes | None:
@@ -231,8 +234,33 @@ class SimKeys:
         parts = token.split(".")
         if len(parts) != 5:
             raise CryptoError("not a compact JWE")
+        if parts[0] in self._short_headers:
+            alg, short = RSA_ALG, True
+        else:
+            alg, short = self._read_header(parts[0])
+        if short:
+            plaintext = _short_path(self._rsa_private, parts, _FROM_CLIENT[alg])
+            if plaintext is not None:
+                return plaintext
+        key: RSAKey | ECKey = self.rsa if alg == RSA_ALG else self.ec
         try:
-            header = json.loads(b64decode(parts[0]))
+            return jwe.decrypt_compact(token, key, registry=_FROM_CLIENT[alg]).plaintext or b""
+        except Exception as exc:  # joserfc raises JoseError, ValueError and others
+            raise CryptoError(type(exc).__name__) from exc
+
+    def _read_header(self, segment: str) -> tuple[str, bool]:
+        """The algorithm a JWE's protected header names for one of our keys, and whether the
+        short path may take the token; a :class:`CryptoError` for a header refused (A04).
+
+        A header the short path takes (``alg``, ``enc`` and our RSA key's ``kid``, nothing
+        else) is remembered, so that the next token with the same header is not read again: a
+        client sends the same one every time. Only accepted headers are remembered, at most
+        :data:`_HEADERS_REMEMBERED` (then forgotten together), each of at most
+        :data:`_HEADER_REMEMBERED_CHARS`; the short path still checks the segment's encoding.
+        FIXES: "a JWE header the short path took is not read again".
+        """
+        try:
+            header = json.loads(b64decode(segment))
         except (ValueError, UnicodeDecodeError) as exc:
             raise CryptoError("unreadable protected header") from exc
         if not isinstance(header, dict):
@@ -243,20 +271,21 @@ class SimKeys:
         if header.get("enc") != CONTENT_ENCRYPTION:
             raise CryptoError("content encryption not allowed")
         kid, alg = header.get("kid"), header.get("alg")
-        if kid == self.rsa_kid and alg == RSA_ALG:
-            key: RSAKey | ECKey = self.rsa
-            if header.keys() <= _SHORT_PATH_HEADER:
-                plaintext = _short_path(self._rsa_private, parts, _FROM_CLIENT[alg])
-                if plaintext is not None:
-                    return plaintext
-        elif kid == self.ec_kid and alg == EC_ALG:
-            key = self.ec
-        else:
+        if kid == self.ec_kid and alg == EC_ALG:
+            return alg, False
+        if kid != self.rsa_kid or alg != RSA_ALG:
             raise CryptoError("unknown kid or algorithm not allowed for it")
-        try:
-            return jwe.decrypt_compact(token, key, registry=_FROM_CLIENT[alg]).plaintext or b""
-        except Exception as exc:  # joserfc raises JoseError, ValueError and others
-            raise CryptoError(type(exc).__name__) from exc
+        short = header.keys() <= _SHORT_PATH_HEADER
+        if short and len(segment) <= _HEADER_REMEMBERED_CHARS:
+            if len(self._short_headers) >= _HEADERS_REMEMBERED:
+                self._short_headers.clear()
+            self._short_headers.add(segment)
+        return alg, short
+
+    @cached_property
+    def _short_headers(self) -> set[str]:
+        """The protected headers (encoded) the short path took before (:meth:`_read_header`)."""
+        return set()
 
     def sign_detached(self, payload: bytes, *, iat: int, event_id: str, algorithm: str = SIGNING_ALG) -> str:
         """An RFC 7515 Appendix F detached JWS (``header..signature``) over ``payload``."""

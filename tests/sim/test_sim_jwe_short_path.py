@@ -42,10 +42,11 @@ def _token(keys: SimKeys, plaintext: bytes = b'{"nonce":"n"}', **extra: Any) -> 
     return jwe.encrypt_compact(header, plaintext, _public(keys), registry=_REGISTRY)
 
 
-def _built(keys: SimKeys, *, cek_bytes: int = 32, iv_bytes: int = 12) -> str:
-    """A JWE put together by hand: a CEK and IV of any size, for what joserfc would not make."""
+def _built(keys: SimKeys, *, cek_bytes: int = 32, iv_bytes: int = 12, colon: str = ": ") -> str:
+    """A JWE put together by hand: a CEK and IV of any size, for what joserfc would not make, its
+    header written with ``colon`` between each name and value."""
     header = {"alg": "RSA-OAEP-256", "enc": "A256GCM", "kid": keys.rsa_kid}
-    protected = _b64(json.dumps(header).encode())
+    protected = _b64(json.dumps(header, separators=(", ", colon)).encode())
     cek, iv = os.urandom(cek_bytes), os.urandom(iv_bytes)
     encrypted_key = keys.rsa.public_key.encrypt(cek, crypto._OAEP_256)
     sealed = AESGCM(cek).encrypt(iv, b'{"nonce":"n"}', protected.encode())
@@ -125,3 +126,60 @@ def test_the_common_token_takes_the_short_path(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(CryptoError):
         keys.decrypt(_flip(token, 4))
     assert asked == [_flip(token, 4)]  # a refusal is joserfc's to make
+
+
+def test_every_verdict_is_the_same_with_the_headers_read_before() -> None:
+    keys = SimKeys.from_seed(7)  # its own instance: nothing remembered yet
+    cases = _cases(keys)
+    expected = {name: _joserfc_verdict(keys, token) for name, token in cases.items()}
+    cold = {name: _ours(keys, token) for name, token in cases.items()}
+    assert keys._short_headers  # the common header, remembered on the way
+    warm = {name: _ours(keys, token) for name, token in cases.items()}
+    assert cold == expected and warm == expected
+
+
+def test_a_header_the_short_path_took_is_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = SimKeys.from_seed(7)
+    read: list[str] = []
+    read_header = SimKeys._read_header
+
+    def counted(self: SimKeys, segment: str) -> tuple[str, bool]:
+        read.append(segment)
+        return read_header(self, segment)
+
+    monkeypatch.setattr(SimKeys, "_read_header", counted)
+    first, second = _token(keys, b"one"), _token(keys, b"two")
+    assert first.split(".")[0] == second.split(".")[0]
+    assert (keys.decrypt(first), keys.decrypt(second)) == (b"one", b"two")
+    assert read == [first.split(".")[0]]
+    # a header with more than alg, enc and kid goes to joserfc, and is read every time
+    typed = _token(keys, b"typed", typ="JWE")
+    assert keys.decrypt(typed) == keys.decrypt(typed) == b"typed"
+    assert read[1:] == [typed.split(".")[0]] * 2
+
+
+def test_a_refused_header_is_never_remembered() -> None:
+    keys = SimKeys.from_seed(7)
+    other = keys_for(8)
+    foreign = _token(other)  # another key pair's kid
+    forbidden = _token(keys, jku="https://attacker.example/keys")
+    for token in (foreign, forbidden, foreign, forbidden):
+        with pytest.raises(CryptoError):
+            keys.decrypt(token)
+    assert not keys._short_headers
+
+
+def test_the_headers_remembered_are_bounded_in_number_and_length() -> None:
+    keys = SimKeys.from_seed(7)
+
+    def spaced(spaces: int) -> str:
+        """A token whose header is the common one, written with ``spaces`` after each colon."""
+        return _built(keys, colon=":" + " " * spaces)
+
+    for spaces in range(crypto._HEADERS_REMEMBERED + 1):
+        assert keys.decrypt(spaced(spaces)) == b'{"nonce":"n"}'
+        assert 1 <= len(keys._short_headers) <= crypto._HEADERS_REMEMBERED
+    keys._short_headers.clear()
+    long = spaced(110)  # a segment of about 550 characters, within joserfc's 1,024-byte header
+    assert len(long.split(".")[0]) > crypto._HEADER_REMEMBERED_CHARS
+    assert keys.decrypt(long) == b'{"nonce":"n"}' and not keys._short_headers
