@@ -120,8 +120,13 @@ def test_kit_serve_reads_a_proxys_forwarded_address_for_its_access_log_only() ->
     assert '203.0.113.7:0 - "GET /_sim/health HTTP/1.1" 200' in server.stdout(), server.stdout()
 
     # Without the access log nothing shows the address, so uvicorn's layer that reads it is left out.
+    async def app(scope: object, receive: object, send: object) -> None:
+        return None
+
     def layers(args: argparse.Namespace) -> object:
-        config = uvicorn.Config(lambda *a: None, **_serveopts.uvicorn_options(args))
+        # only the option under test: the others would configure this process's logging
+        proxy_headers = _serveopts.uvicorn_options(args)["proxy_headers"]
+        config = uvicorn.Config(app, proxy_headers=proxy_headers, log_config=None)
         config.load()
         return config.loaded_app
 
