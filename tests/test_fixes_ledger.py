@@ -17,7 +17,7 @@ QUOTE = re.compile(r'FIXES:\s*"([^"]+)"')
 
 
 def _spaced(text: str) -> str:
-    return " ".join(text.replace("#:", " ").replace("#", " ").split())
+    return " ".join(text.replace("#", " ").split())
 
 
 def _quotes() -> list[tuple[str, str]]:
